@@ -1,0 +1,48 @@
+// swift-tools-version: 6.0
+// The package layout is the architecture: each target owns one concern, and the
+// dependency arrows below are the only ones the compiler allows.
+//
+//   syncr (CLI) -> SyncrCore -> SyncrManifest (libyaml)
+//                            -> SyncrHTTP     (libcurl)
+//                            -> SyncrArchive  (zlib)
+//                            -> SyncrDigest   (libcrypto)
+import PackageDescription
+
+let package = Package(
+    name: "syncr",
+    products: [
+        .executable(name: "syncr", targets: ["syncr"]),
+        .library(name: "SyncrCore", targets: ["SyncrCore"]),
+    ],
+    targets: [
+        // C libraries, each behind a module map and a shim header of typed wrappers.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1",
+                       providers: [.apt(["libyaml-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+
+        // Leaves: they never import each other.
+        .target(name: "SyncrManifest", dependencies: ["CYAML"]),
+        .target(name: "SyncrHTTP", dependencies: ["CCurl"]),
+        .target(name: "SyncrArchive", dependencies: ["CZlib"]),
+        .target(name: "SyncrDigest", dependencies: ["CCrypto"]),
+
+        // Cache, planner and executor: joins the leaves.
+        .target(name: "SyncrCore",
+                dependencies: ["SyncrManifest", "SyncrHTTP", "SyncrArchive", "SyncrDigest"]),
+
+        // Argument parsing and rendering only.
+        .executableTarget(name: "syncr", dependencies: ["SyncrCore"]),
+
+        .testTarget(name: "SyncrManifestTests", dependencies: ["SyncrManifest"]),
+        .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
+        .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore"]),
+        // Runs the built `syncr` binary against real servers on 127.0.0.1.
+        .testTarget(name: "SyncrIntegrationTests", dependencies: ["SyncrCore", "syncr"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

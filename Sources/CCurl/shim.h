@@ -1,0 +1,63 @@
+#ifndef SYNCR_CCURL_SHIM_H
+#define SYNCR_CCURL_SHIM_H
+#include <curl/curl.h>
+
+/* curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are variadic, which
+   Swift cannot call: one typed wrapper per argument type. */
+
+typedef size_t (*syncr_data_callback)(char *ptr, size_t size, size_t nmemb, void *userdata);
+typedef int (*syncr_xferinfo_callback)(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
+                                       curl_off_t ultotal, curl_off_t ulnow);
+typedef int (*syncr_seek_callback)(void *userp, curl_off_t offset, int origin);
+
+static inline CURLcode syncr_easy_setopt_long(CURL *h, CURLoption o, long v) {
+    return curl_easy_setopt(h, o, v);
+}
+static inline CURLcode syncr_easy_setopt_off(CURL *h, CURLoption o, curl_off_t v) {
+    return curl_easy_setopt(h, o, v);
+}
+static inline CURLcode syncr_easy_setopt_string(CURL *h, CURLoption o, const char *v) {
+    return curl_easy_setopt(h, o, v);
+}
+static inline CURLcode syncr_easy_setopt_pointer(CURL *h, CURLoption o, void *v) {
+    return curl_easy_setopt(h, o, v);
+}
+static inline CURLcode syncr_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) {
+    return curl_easy_setopt(h, o, v);
+}
+static inline CURLcode syncr_easy_setopt_mime(CURL *h, CURLoption o, curl_mime *v) {
+    return curl_easy_setopt(h, o, v);
+}
+static inline CURLcode syncr_easy_setopt_data_callback(CURL *h, CURLoption o, syncr_data_callback v) {
+    return curl_easy_setopt(h, o, v);
+}
+static inline CURLcode syncr_easy_setopt_xferinfo_callback(CURL *h, syncr_xferinfo_callback v) {
+    return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, v);
+}
+static inline CURLcode syncr_easy_setopt_seek_callback(CURL *h, syncr_seek_callback v) {
+    return curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, v);
+}
+
+static inline CURLcode syncr_easy_getinfo_long(CURL *h, CURLINFO i, long *v) {
+    return curl_easy_getinfo(h, i, v);
+}
+static inline CURLcode syncr_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) {
+    return curl_easy_getinfo(h, i, v);
+}
+static inline CURLcode syncr_easy_getinfo_string(CURL *h, CURLINFO i, char **v) {
+    return curl_easy_getinfo(h, i, v);
+}
+static inline CURLcode syncr_easy_getinfo_pointer(CURL *h, CURLINFO i, void **v) {
+    return curl_easy_getinfo(h, i, v);
+}
+
+static inline CURLMcode syncr_multi_setopt_long(CURLM *m, CURLMoption o, long v) {
+    return curl_multi_setopt(m, o, v);
+}
+
+/* CURL_ZERO_TERMINATED is ((size_t) -1), which Swift does not import. */
+static inline size_t syncr_zero_terminated(void) { return CURL_ZERO_TERMINATED; }
+
+/* Return value of a write callback that pauses or aborts. */
+static inline size_t syncr_writefunc_error(void) { return CURL_WRITEFUNC_ERROR; }
+#endif

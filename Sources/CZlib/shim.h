@@ -1,0 +1,14 @@
+#ifndef SYNCR_CZLIB_SHIM_H
+#define SYNCR_CZLIB_SHIM_H
+#include <zlib.h>
+
+/* deflateInit2 and inflateInit2 are macros that pass the library version and
+   the struct size; Swift cannot expand them, so wrap them. */
+static inline int syncr_deflateInit2(z_streamp strm, int level, int method, int windowBits,
+                                     int memLevel, int strategy) {
+    return deflateInit2(strm, level, method, windowBits, memLevel, strategy);
+}
+static inline int syncr_inflateInit2(z_streamp strm, int windowBits) {
+    return inflateInit2(strm, windowBits);
+}
+#endif

@@ -1,0 +1,4 @@
+import SyncrManifest
+import SyncrHTTP
+import SyncrArchive
+import SyncrDigest

@@ -1,0 +1,171 @@
+/// A parsed, validated syncr manifest (version 1).
+///
+/// Every value keeps the position it was written at, so that later stages (the planner, the
+/// executor) can still point at the manifest line an entry came from.
+public struct Manifest: Sendable {
+    /// The manifest file as given on the command line (used in messages).
+    public var path: String
+    /// Absolute path of the folder that holds the manifest; relative paths resolve against it.
+    public var directory: String
+    /// The manifest's `version` (always 1 for now).
+    public var version: Int
+    /// The cache folder as written (`cache:`), or the default `.syncr/cache`.
+    public var cache: String
+    /// `cache` resolved against `directory` (or absolute as written).
+    public var cacheDirectory: String
+    /// The `defaults:` block with built-in defaults filled in.
+    public var defaults: Settings
+    /// The `downloads:` entries, in manifest order, with defaults merged in.
+    public var downloads: [Download]
+
+    public init(path: String, directory: String, version: Int, cache: String, cacheDirectory: String,
+                defaults: Settings, downloads: [Download]) {
+        self.path = path
+        self.directory = directory
+        self.version = version
+        self.cache = cache
+        self.cacheDirectory = cacheDirectory
+        self.defaults = defaults
+        self.downloads = downloads
+    }
+
+    /// Every secret value the manifest expanded from the environment, for output scrubbing.
+    public var secrets: [String] {
+        var all: [String] = defaults.headers.flatMap { $0.value.secrets }
+        for d in downloads {
+            all += d.url.secrets
+            all += d.settings.headers.flatMap { $0.value.secrets }
+        }
+        return Array(Set(all.filter { !$0.isEmpty })).sorted { $0.count > $1.count }
+    }
+}
+
+/// A position in a source file, 1-based.
+public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var column: Int
+    public init(file: String, line: Int, column: Int) {
+        self.file = file
+        self.line = line
+        self.column = column
+    }
+    public var description: String { "\(file):\(line):\(column)" }
+}
+
+/// Settings that `defaults:` sets for every entry and each entry may override.
+public struct Settings: Sendable, Equatable {
+    /// Files in flight at once (`jobs`, run-wide; only meaningful in `defaults`).
+    public var jobs: Int
+    /// Retries after the first attempt (`retries`).
+    public var retries: Int
+    /// Connect timeout, and how long a transfer may make no progress, in milliseconds (`timeout`).
+    public var timeoutMilliseconds: Int
+    /// Request headers, in order; entry headers replace default headers of the same name
+    /// (case-insensitive).
+    public var headers: [Header]
+
+    public static let builtIn = Settings(jobs: 4, retries: 5, timeoutMilliseconds: 30_000,
+                                         headers: [])
+
+    public init(jobs: Int, retries: Int, timeoutMilliseconds: Int, headers: [Header]) {
+        self.jobs = jobs
+        self.retries = retries
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.headers = headers
+    }
+}
+
+/// One HTTP request header from the manifest.
+public struct Header: Sendable, Equatable {
+    public var name: String
+    public var value: Template
+    public init(name: String, value: Template) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A string from the manifest that may contain `${VAR}` / `${VAR:-default}` references.
+///
+/// `written` is what the manifest says and is the only form ever printed; `expanded` is what is
+/// sent over the wire. When a reference was expanded, the substituted values are listed in
+/// `secrets` so that output can be scrubbed of them.
+public struct Template: Sendable, Equatable, CustomStringConvertible {
+    /// The text as written in the manifest; safe to print.
+    public var written: String
+    /// The text with every reference expanded; never print it.
+    public var expanded: String
+    /// The values substituted from the environment (or defaults), non-empty ones only.
+    public var secrets: [String]
+
+    public init(written: String, expanded: String, secrets: [String]) {
+        self.written = written
+        self.expanded = expanded
+        self.secrets = secrets
+    }
+
+    /// A template with no references.
+    public init(literal: String) {
+        self.init(written: literal, expanded: literal, secrets: [])
+    }
+
+    /// Whether any `${...}` reference was expanded.
+    public var hasReferences: Bool { written != expanded || written.contains("${") }
+
+    /// Prints as written, so that interpolating a template never leaks a secret.
+    public var description: String { written }
+}
+
+/// An expected checksum of a download, lowercase hex.
+public enum Checksum: Sendable, Equatable, CustomStringConvertible {
+    case sha256(String)
+    case md5(String)
+
+    public var algorithm: String {
+        switch self {
+        case .sha256: return "sha256"
+        case .md5: return "md5"
+        }
+    }
+
+    public var hex: String {
+        switch self {
+        case .sha256(let h), .md5(let h): return h
+        }
+    }
+
+    public var description: String { "\(algorithm):\(hex)" }
+}
+
+/// One entry of `downloads:`.
+public struct Download: Sendable {
+    /// Zero-based index in `downloads:`; messages print it as `downloads[N]`.
+    public var index: Int
+    /// Where the entry starts (the `-` of the sequence item).
+    public var location: SourceLocation
+    /// The URL; `expanded` is an http(s) URL.
+    public var url: Template
+    /// The destination as written.
+    public var to: String
+    /// The destination resolved to an absolute, normalized path.
+    public var destination: String
+    /// `allow_outside: true` lets `to` point outside the manifest's folder.
+    public var allowOutside: Bool
+    /// `sha256:` or `md5:` (if both are given, both are checked; `checksums` lists them all).
+    public var checksums: [Checksum]
+    /// Settings with the defaults merged in (headers merged by name).
+    public var settings: Settings
+
+    public init(index: Int, location: SourceLocation, url: Template, to: String, destination: String,
+                allowOutside: Bool, checksums: [Checksum], settings: Settings) {
+        self.index = index
+        self.location = location
+        self.url = url
+        self.to = to
+        self.destination = destination
+        self.allowOutside = allowOutside
+        self.checksums = checksums
+        self.settings = settings
+    }
+}

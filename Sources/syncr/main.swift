@@ -1,0 +1,2 @@
+import SyncrCore
+print("syncr")
