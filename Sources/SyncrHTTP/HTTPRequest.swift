@@ -1,0 +1,63 @@
+/// One HTTP request for the transfer engine.
+///
+/// `url` is the expanded URL that goes on the wire; `displayURL` is the URL as the manifest wrote
+/// it and is the only one that ever appears in an error.
+public struct HTTPRequest: Sendable {
+    public enum Method: String, Sendable {
+        case get = "GET", head = "HEAD", put = "PUT", post = "POST"
+    }
+
+    public var method: Method
+    /// The URL sent over the wire (may contain expanded secrets; never print it).
+    public var url: String
+    /// The URL as written in the manifest; used in every message.
+    public var displayURL: String
+    /// Request headers in order (values may be secrets; never print them).
+    public var headers: [(name: String, value: String)]
+    /// Ask for `bytes=start-` or `bytes=start-end` (inclusive).
+    public var range: ByteRange?
+    /// A validator for `If-Range` (a strong ETag or an HTTP date).
+    public var ifRange: String?
+    /// Connect timeout in milliseconds.
+    public var connectTimeoutMilliseconds: Int
+    /// Abort when fewer than `lowSpeedLimit` bytes per second arrive for `lowSpeedTimeSeconds`.
+    public var lowSpeedLimit: Int
+    public var lowSpeedTimeSeconds: Int
+    /// Redirects followed at most (http and https only).
+    public var maxRedirects: Int
+
+    public init(method: Method = .get, url: String, displayURL: String,
+                headers: [(name: String, value: String)] = [], range: ByteRange? = nil,
+                ifRange: String? = nil, connectTimeoutMilliseconds: Int = 30_000,
+                lowSpeedLimit: Int = 1, lowSpeedTimeSeconds: Int = 30, maxRedirects: Int = 10) {
+        self.method = method
+        self.url = url
+        self.displayURL = displayURL
+        self.headers = headers
+        self.range = range
+        self.ifRange = ifRange
+        self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
+        self.lowSpeedLimit = lowSpeedLimit
+        self.lowSpeedTimeSeconds = lowSpeedTimeSeconds
+        self.maxRedirects = maxRedirects
+    }
+}
+
+/// An inclusive byte range as used by `Range: bytes=start-end`; `end == nil` means to the end.
+public struct ByteRange: Sendable, Equatable, CustomStringConvertible {
+    public var start: Int64
+    public var end: Int64?
+
+    public init(start: Int64, end: Int64? = nil) {
+        self.start = start
+        self.end = end
+    }
+
+    /// The value of a `Range` header (RFC 9110 §14.2).
+    public var headerValue: String {
+        if let end { return "bytes=\(start)-\(end)" }
+        return "bytes=\(start)-"
+    }
+
+    public var description: String { headerValue }
+}

@@ -1,0 +1,47 @@
+/// The outcome of a transfer that reached the server and got an answer.
+public struct HTTPResponse: Sendable {
+    /// The final response's head.
+    public var head: HTTPResponseHead
+    /// Body bytes handed to the sink.
+    public var bodyBytes: Int64
+    /// The sink stopped the transfer on purpose (`SinkDecision.stop`).
+    public var stoppedEarly: Bool
+    /// For a non-2xx answer: the start of its body, control characters removed. The sink sees
+    /// none of such a body.
+    public var errorBody: String
+
+    public init(head: HTTPResponseHead, bodyBytes: Int64, stoppedEarly: Bool, errorBody: String) {
+        self.head = head
+        self.bodyBytes = bodyBytes
+        self.stoppedEarly = stoppedEarly
+        self.errorBody = errorBody
+    }
+
+    /// The answer as an error when it is not a 2xx.
+    public func statusError(url: String) -> TransferError? {
+        guard !head.isSuccess else { return nil }
+        return .status(url: url, code: head.status,
+                       retryAfter: head.value("Retry-After").flatMap(RetryAfter.init(parsing:)),
+                       body: errorBody)
+    }
+
+    /// Makes a response body printable: control characters become spaces, runs of white space
+    /// fold to one, and the text is cut to `limit` characters.
+    public static func printable(_ bytes: [UInt8], limit: Int = 300) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        var out = ""
+        var lastWasSpace = false
+        for scalar in text.unicodeScalars {
+            let isControl = scalar.value < 0x20 || scalar.value == 0x7f || (0x80..<0xa0).contains(scalar.value)
+            if isControl || scalar == " " {
+                if !lastWasSpace && !out.isEmpty { out.append(" ") }
+                lastWasSpace = true
+            } else {
+                out.unicodeScalars.append(scalar)
+                lastWasSpace = false
+            }
+            if out.count >= limit { return out + "…" }
+        }
+        return out.trimmed
+    }
+}

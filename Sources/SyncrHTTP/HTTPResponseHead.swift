@@ -1,0 +1,83 @@
+/// The status line and headers of the final response of a transfer (after redirects).
+public struct HTTPResponseHead: Sendable, Equatable {
+    public var status: Int
+    /// Header fields in arrival order, names as sent.
+    public var fields: [HeaderField]
+    /// The URL of the final response after redirects (may hold secrets; never print it).
+    public var effectiveURL: String
+
+    public struct HeaderField: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public init(status: Int, fields: [HeaderField], effectiveURL: String) {
+        self.status = status
+        self.fields = fields
+        self.effectiveURL = effectiveURL
+    }
+
+    /// The first value of a header, matched case-insensitively.
+    public func value(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return fields.first { $0.name.lowercased() == lower }?.value
+    }
+
+    public var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// `Content-Length`, when present and a valid non-negative integer.
+    public var contentLength: Int64? {
+        guard let v = value("Content-Length"), let n = Int64(v.trimmed), n >= 0 else { return nil }
+        return n
+    }
+
+    /// `Content-Range` of a 206 or 416 answer, parsed.
+    public var contentRange: ContentRange? {
+        value("Content-Range").flatMap(ContentRange.init(parsing:))
+    }
+
+    public var etag: EntityTag? { value("ETag").flatMap(EntityTag.init(parsing:)) }
+
+    public var lastModified: String? { value("Last-Modified")?.trimmed.nonEmpty }
+
+    /// Whether the server says it serves byte ranges (`Accept-Ranges: bytes`).
+    public var acceptsByteRanges: Bool {
+        guard let v = value("Accept-Ranges") else { return false }
+        return v.split(separator: ",").contains { $0.trimmingCharacters(in: " \t").lowercased() == "bytes" }
+    }
+
+    /// `Content-Encoding` other than identity means the bytes are not the resource's bytes.
+    public var contentEncoding: String? {
+        guard let v = value("Content-Encoding")?.trimmed.lowercased(), !v.isEmpty, v != "identity" else { return nil }
+        return v
+    }
+
+    /// The size of the whole resource this answer speaks of: the total of a `Content-Range`, or
+    /// the `Content-Length` of a 200.
+    public var resourceSize: Int64? {
+        if status == 206 || status == 416, let total = contentRange?.total { return total }
+        if status == 200 { return contentLength }
+        return nil
+    }
+}
+
+extension String {
+    var trimmed: String { trimmingCharacters(in: " \t\r\n") }
+    var nonEmpty: String? { isEmpty ? nil : self }
+
+    func trimmingCharacters(in set: String) -> String {
+        let chars = Set(set)
+        var s = Substring(self)
+        while let f = s.first, chars.contains(f) { s.removeFirst() }
+        while let l = s.last, chars.contains(l) { s.removeLast() }
+        return String(s)
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: String) -> String { String(self).trimmingCharacters(in: set) }
+}

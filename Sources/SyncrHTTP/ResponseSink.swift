@@ -1,0 +1,154 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// What a sink says about the response it is about to receive, or about a piece of body.
+public enum SinkDecision: Sendable {
+    /// Go on.
+    case proceed
+    /// Stop the transfer without an error (e.g. a probe has seen enough).
+    case stop
+    /// Stop the transfer with this error.
+    case fail(TransferError)
+}
+
+/// Receives the body of a successful (2xx) response, on the transfer engine's thread.
+///
+/// A sink is used for one transfer at a time; the engine calls `responseStarted` once per
+/// transfer, before any `write`, and calls nothing after it returned `.stop` or `.fail`.
+public protocol ResponseSink: AnyObject, Sendable {
+    /// The final response's head is known; decide whether to accept its body.
+    func responseStarted(_ head: HTTPResponseHead) -> SinkDecision
+    /// A piece of body. Return `.proceed` once all of it is consumed.
+    func write(_ bytes: UnsafeRawBufferPointer) -> SinkDecision
+}
+
+/// Reads a response head and throws any body away: for probes.
+public final class DiscardSink: ResponseSink {
+    public init() {}
+    public func responseStarted(_ head: HTTPResponseHead) -> SinkDecision { .proceed }
+    public func write(_ bytes: UnsafeRawBufferPointer) -> SinkDecision { .stop }
+}
+
+/// Writes a body into a file at a byte offset with positional writes, checking first that the
+/// response is exactly the bytes that were asked for.
+///
+/// `written` is read by other tasks to checkpoint progress: it only counts bytes whose `pwrite`
+/// has returned, so after `fdatasync` everything it counts is on disk.
+public final class FileSink: ResponseSink {
+    /// The file descriptor; owned by the caller, who keeps it open until the transfer ends.
+    public let fd: Int32
+    /// Where the first body byte goes in the file.
+    public let offset: Int64
+    /// The range that was requested, if any; a 206 must answer exactly this.
+    public let requestedRange: ByteRange?
+    /// The total size the caller expects (from a probe or the state file), if known.
+    public let expectedTotal: Int64?
+    public let displayURL: String
+    public let displayPath: String
+
+    private let writtenCounter = Atomic<Int64>(0)
+    private let headBox = Mutex<HTTPResponseHead?>(nil)
+
+    /// Bytes written to the file so far by this transfer.
+    public var written: Int64 { writtenCounter.load(ordering: .acquiring) }
+    /// The response head, once the response started.
+    public var head: HTTPResponseHead? { headBox.withLock { $0 } }
+
+    public init(fd: Int32, offset: Int64, requestedRange: ByteRange?, expectedTotal: Int64?,
+                displayURL: String, displayPath: String) {
+        self.fd = fd
+        self.offset = offset
+        self.requestedRange = requestedRange
+        self.expectedTotal = expectedTotal
+        self.displayURL = displayURL
+        self.displayPath = displayPath
+    }
+
+    public func responseStarted(_ head: HTTPResponseHead) -> SinkDecision {
+        headBox.withLock { $0 = head }
+        if let encoding = head.contentEncoding {
+            return .fail(.invalidResponse(url: displayURL,
+                message: "the server sent the body with Content-Encoding: \(encoding), so its bytes are not the file's bytes"))
+        }
+        switch ResponseCheck.check(head, requested: requestedRange, expectedTotal: expectedTotal) {
+        case .ok: return .proceed
+        case .rangeIgnored: return .fail(.rangeNotHonoured(url: displayURL))
+        case .invalid(let message): return .fail(.invalidResponse(url: displayURL, message: message))
+        }
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) -> SinkDecision {
+        guard var base = bytes.baseAddress else { return .proceed }
+        var remaining = bytes.count
+        var position = offset + writtenCounter.load(ordering: .relaxed)
+        if let end = requestedRange?.end, position + Int64(remaining) > end + 1 {
+            return .fail(.invalidResponse(url: displayURL, message: "the server sent more bytes than the range asked for"))
+        }
+        while remaining > 0 {
+            let n = pwrite(fd, base, remaining, off_t(position))
+            if n < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                return .fail(.local(path: displayPath, errno: code, message: "cannot write: " + String(cString: strerror(code))))
+            }
+            base += n
+            remaining -= n
+            position += Int64(n)
+            writtenCounter.add(Int64(n), ordering: .releasing)
+        }
+        return .proceed
+    }
+}
+
+/// Checks that a response to a (possibly ranged) GET is the bytes that were asked for.
+public enum ResponseCheck: Equatable, Sendable {
+    case ok
+    /// 200 to a ranged request: the server will not resume.
+    case rangeIgnored
+    case invalid(String)
+
+    /// - Parameters:
+    ///   - requested: the `Range` that was sent, if any.
+    ///   - expectedTotal: the resource size the caller knows of, if any.
+    public static func check(_ head: HTTPResponseHead, requested: ByteRange?, expectedTotal: Int64?) -> ResponseCheck {
+        guard let requested else {
+            if head.status == 206 {
+                return .invalid("206 Partial Content to a request without Range")
+            }
+            return .ok
+        }
+        if head.status == 200 {
+            // A 200 to `bytes=0-` is the whole file, which is what was asked.
+            return requested.start == 0 && requested.end == nil ? .ok : .rangeIgnored
+        }
+        guard head.status == 206 else { return .invalid("status \(head.status) to a Range request") }
+        guard let raw = head.value("Content-Range") else {
+            return .invalid("206 Partial Content without Content-Range")
+        }
+        guard let cr = ContentRange(parsing: raw), let first = cr.first, let last = cr.last else {
+            return .invalid("malformed Content-Range \"\(raw.prefix(80))\"")
+        }
+        if first != requested.start {
+            return .invalid("asked for bytes from \(requested.start), got Content-Range \"\(raw.prefix(80))\"")
+        }
+        if let end = requested.end, last != end {
+            // A shorter answer than asked is allowed by RFC 9110, but only at the end of the
+            // resource; anything else would leave a hole.
+            if !(cr.total.map { last == $0 - 1 } ?? false) || last > end {
+                return .invalid("asked for bytes \(requested.start)-\(end), got Content-Range \"\(raw.prefix(80))\"")
+            }
+        }
+        if requested.end == nil, let total = cr.total, last != total - 1 {
+            return .invalid("asked for bytes \(requested.start)- to the end, got Content-Range \"\(raw.prefix(80))\"")
+        }
+        if let expectedTotal, let total = cr.total, total != expectedTotal {
+            return .invalid("the file is \(total) bytes now, \(expectedTotal) expected")
+        }
+        if let length = head.contentLength, let partLength = cr.length, length != partLength {
+            return .invalid("Content-Length \(length) does not match Content-Range \"\(raw.prefix(80))\"")
+        }
+        return .ok
+    }
+}

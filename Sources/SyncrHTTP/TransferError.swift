@@ -1,0 +1,78 @@
+/// Why a transfer failed. Every case names the URL as written in the manifest (`url`), never
+/// the expanded one.
+public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The connection failed or broke (DNS, refused, reset, cut short). Worth retrying.
+    case connection(url: String, code: Int, message: String)
+    /// No progress for the configured time, or the connect timeout passed. Worth retrying.
+    case timedOut(url: String, message: String)
+    /// A TLS handshake or certificate problem.
+    case tls(url: String, message: String)
+    /// The server answered with a status that is not what was asked for.
+    case status(url: String, code: Int, retryAfter: RetryAfter?, body: String)
+    /// A ranged request was answered with the whole body (200): the server will not resume.
+    case rangeNotHonoured(url: String)
+    /// The answer breaks the protocol (e.g. a `Content-Range` that is not what was asked).
+    case invalidResponse(url: String, message: String)
+    /// Writing or reading local data failed (e.g. the disk is full).
+    case local(path: String, errno: Int32, message: String)
+    /// Too many redirects, or a redirect to a scheme other than http(s).
+    case redirect(url: String, message: String)
+    /// The task was cancelled.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .connection(let url, _, let message):
+            return "\(url): connection failed: \(message)"
+        case .timedOut(let url, let message):
+            return "\(url): timed out: \(message)"
+        case .tls(let url, let message):
+            return "\(url): TLS error: \(message)"
+        case .status(let url, let code, _, let body):
+            let reason = HTTPStatus.reason(code)
+            let suffix = body.isEmpty ? "" : " (server said: \(body))"
+            return "\(url): HTTP \(code)\(reason.isEmpty ? "" : " " + reason)\(suffix)"
+        case .rangeNotHonoured(let url):
+            return "\(url): the server ignored the Range request and sent the whole file"
+        case .invalidResponse(let url, let message):
+            return "\(url): invalid response: \(message)"
+        case .local(let path, _, let message):
+            return "\(path): \(message)"
+        case .redirect(let url, let message):
+            return "\(url): \(message)"
+        case .cancelled:
+            return "cancelled"
+        }
+    }
+}
+
+/// Reason phrases for the statuses syncr reports most.
+public enum HTTPStatus {
+    public static func reason(_ code: Int) -> String {
+        switch code {
+        case 200: return "OK"
+        case 206: return "Partial Content"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
+        case 409: return "Conflict"
+        case 410: return "Gone"
+        case 411: return "Length Required"
+        case 412: return "Precondition Failed"
+        case 413: return "Content Too Large"
+        case 416: return "Range Not Satisfiable"
+        case 429: return "Too Many Requests"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default: return ""
+        }
+    }
+}
