@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrDigest
+
+/// The cache folder: one entry per URL, named by the lowercase hex MD5 of the URL, holding the
+/// partial (or complete, not yet promoted) data in `<md5>.data` and its record in `<md5>.state`.
+public struct Cache: Sendable {
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// The entry key for a URL (the expanded one: it names the resource actually fetched).
+    public static func key(for url: String) -> String {
+        Digest.hex(.md5, of: Array(url.utf8))
+    }
+
+    public func dataPath(_ key: String) -> String { directory + "/" + key + ".data" }
+    public func statePath(_ key: String) -> String { directory + "/" + key + ".state" }
+
+    /// Creates the cache folder if needed.
+    public func prepare() throws(FileError) {
+        try FS.makeDirectories(directory)
+    }
+
+    /// The entry's record, or nil when there is none or it cannot be read (a torn or foreign
+    /// file is treated as no record: the data is then simply fetched again).
+    public func loadState(_ key: String) -> EntryState? {
+        guard let bytes = FS.readAll(statePath(key)), !bytes.isEmpty else { return nil }
+        return try? JSONDecoder().decode(EntryState.self, from: Data(bytes))
+    }
+
+    /// Replaces the entry's record atomically.
+    public func saveState(_ state: EntryState, key: String) throws(FileError) {
+        var s = state
+        s.updated = Int64(time(nil))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(s) else {
+            throw FileError(path: statePath(key), operation: "encode the cache record", errno: EINVAL)
+        }
+        try FS.writeAtomically(Array(data), to: statePath(key))
+    }
+
+    /// Removes the record first (so no record ever vouches for missing data), then the data.
+    public func discard(_ key: String) {
+        FS.remove(statePath(key))
+        FS.remove(dataPath(key))
+    }
+}

@@ -1,0 +1,303 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrHTTP
+import SyncrManifest
+
+/// Carries out one planned download: fetch into the cache entry (resuming and retrying),
+/// verify, and move the finished file into place.
+struct Downloader: Sendable {
+    let download: Download
+    let item: PlanItem
+    let cache: Cache
+    let engine: TransferEngine
+    let redactor: Redactor
+    let reporter: (any ProgressReporter)?
+    /// How often progress is made durable while bytes flow.
+    var checkpointInterval: Duration = .seconds(1)
+
+    private var key: String { Cache.key(for: download.url.expanded) }
+    private var url: String { download.url.written }
+
+    /// Why an entry failed, as shown to the operator.
+    struct Failure: Error {
+        var message: String
+    }
+
+    func run() async -> ItemResult {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var notes: [String] = []
+        var transferred: Int64 = 0
+        func result(_ status: ItemResult.Status, _ error: String? = nil) -> ItemResult {
+            let elapsed = clock.now - start
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return ItemResult(item: item, status: status, transferred: transferred, seconds: seconds,
+                              error: error.map(redactor.scrub), notes: notes.map(redactor.scrub))
+        }
+        switch item.action {
+        case .error:
+            return result(.failed, item.probeError.map { "\($0)" } ?? item.reason)
+        case .skip:
+            recordVerifiedDestination()
+            return result(.skipped)
+        case .download, .restart, .resume:
+            break
+        }
+        reporter?.report(.started(item: item))
+        do {
+            try await fetchVerifyPromote(notes: &notes, transferred: &transferred)
+            return result(.ok)
+        } catch let failure as Failure {
+            return result(.failed, failure.message)
+        } catch let error as FileError {
+            return result(.failed, error.description)
+        } catch {
+            return result(.failed, "\(error)")
+        }
+    }
+
+    /// A skip decided by hashing the destination: remember it, so the next plan need not hash.
+    private func recordVerifiedDestination() {
+        guard let digests = item.destinationDigests, let remote = item.remote,
+              let fingerprint = FS.fingerprint(download.destination) else { return }
+        var state = EntryState(url: url)
+        state.size = remote.size ?? fingerprint.size
+        state.etag = remote.etag
+        state.lastModified = remote.lastModified
+        state.good = fingerprint.size
+        state.complete = true
+        state.verified = digests
+        state.destination = download.destination
+        state.destinationFingerprint = fingerprint
+        try? cache.prepare()
+        FS.remove(cache.dataPath(key))
+        try? cache.saveState(state, key: key)
+    }
+
+    private func fetchVerifyPromote(notes: inout [String], transferred: inout Int64) async throws {
+        try cache.prepare()
+        let dataPath = cache.dataPath(key)
+        var offset: Int64 = 0
+        var state = EntryState(url: url)
+        if item.action == .resume, let saved = cache.loadState(key), saved.good == item.offset {
+            state = saved
+            offset = saved.good
+        } else {
+            cache.discard(key)
+        }
+        // A fresh file is created after the old one was unlinked, so that no other name for the
+        // old inode (a destination it was once moved to) can ever be written through.
+        let flags = offset > 0 ? (O_RDWR | O_CLOEXEC) : (O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC)
+        let fd = open(dataPath, flags, 0o666)
+        guard fd >= 0 else { throw FileError(path: dataPath, operation: "open", errno: errno) }
+        var fdOpen = true
+        defer { if fdOpen { close(fd) } }
+        let recorder = EntryRecorder(state: state, cache: cache, key: key, fd: fd, redactor: redactor)
+        let policy = RetryPolicy(maxRetries: download.settings.retries)
+        var failuresWithoutProgress = 0
+        var highWater = offset
+        // Cleared when the server showed it cannot continue a partial file; from then on every
+        // attempt starts at byte 0.
+        var canResume = true
+        func note(_ message: String) {
+            notes.append(message)
+            reporter?.report(.note(index: item.index, message: message))
+        }
+
+        while true {
+            state = await recorder.state
+            if let total = state.size, offset >= total, offset > 0 { break }
+            if Task.isCancelled {
+                throw Failure(message: "interrupted after \(ByteSize.format(offset)); run the same command again to resume")
+            }
+            if offset > 0 && (!canResume || state.ifRangeValidator == nil) {
+                if canResume {
+                    note("the server gave no strong ETag or Last-Modified to resume against; restarted from byte 0")
+                    canResume = false
+                }
+                try await recorder.reset()
+                offset = 0
+                state = await recorder.state
+            }
+            let range = offset > 0 ? ByteRange(start: offset) : nil
+            let request = HTTPRequest(url: download.url.expanded, displayURL: url,
+                                      headers: download.settings.headers.map { ($0.name, $0.value.expanded) },
+                                      range: range, ifRange: offset > 0 ? state.ifRangeValidator : nil,
+                                      connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
+                                      lowSpeedLimit: 1,
+                                      lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
+            let sink = FileSink(fd: fd, offset: offset, requestedRange: range,
+                                expectedTotal: offset > 0 ? state.size : nil,
+                                displayURL: url, displayPath: dataPath)
+            let base = offset
+            let ticker = Task { [checkpointInterval, reporter, index = item.index] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: checkpointInterval)
+                    if Task.isCancelled { break }
+                    let written = sink.written
+                    if written > 0 {
+                        try? await recorder.checkpoint(good: base + written, head: sink.head)
+                        reporter?.report(.progress(index: index, transferred: written, total: sink.head?.resourceSize))
+                    }
+                }
+            }
+            let outcome = await engine.perform(request, sink: sink)
+            ticker.cancel()
+            _ = await ticker.value
+            let written = sink.written
+            transferred += written
+            if written > 0 {
+                try await recorder.checkpoint(good: base + written, head: sink.head)
+                offset = base + written
+            }
+
+            var failure: TransferError?
+            switch outcome {
+            case .success(let response):
+                if let statusError = response.statusError(url: url) {
+                    failure = statusError
+                } else {
+                    await recorder.adopt(response.head)
+                    state = await recorder.state
+                    if let total = state.size, offset < total {
+                        failure = .connection(url: url, code: 18,
+                            message: "the connection closed after \(offset) of \(total) bytes")
+                    } else if state.size == nil {
+                        try await recorder.update { $0.size = offset }
+                    }
+                }
+            case .failure(let error):
+                failure = error
+            }
+            guard let failure else { break }
+
+            switch failure {
+            case .rangeNotHonoured:
+                // RFC 9110 lets a server ignore Range; its 200 body starts at byte 0 and must
+                // never be appended to the bytes we have.
+                canResume = false
+                note("the server ignored the Range request; restarted from byte 0")
+                continue
+            case .invalidResponse(_, let message) where base > 0 && canResume:
+                canResume = false
+                note("the answer to the resume request did not fit the cached bytes (\(message)); restarted from byte 0")
+                continue
+            case .cancelled:
+                throw Failure(message: "interrupted after \(ByteSize.format(offset)); run the same command again to resume")
+            default:
+                break
+            }
+            guard policy.isRetryable(failure) else {
+                throw Failure(message: describe(failure, offset: offset))
+            }
+            // An attempt that moved the file forward does not use up the budget: a server that
+            // keeps dropping the connection still gets the file finished.
+            let progressed = offset > highWater
+            highWater = max(highWater, offset)
+            failuresWithoutProgress = progressed ? 0 : failuresWithoutProgress + 1
+            if failuresWithoutProgress > policy.maxRetries {
+                throw Failure(message: describe(failure, offset: offset) + " (gave up after \(policy.maxRetries) retries)")
+            }
+            var retryAfter: RetryAfter?
+            if case .status(_, _, let ra, _) = failure { retryAfter = ra }
+            guard let delay = policy.delay(attempt: max(0, failuresWithoutProgress - 1), retryAfter: retryAfter,
+                                           now: Int64(time(nil))) else {
+                throw Failure(message: describe(failure, offset: offset) + " (the server asks to wait longer than \(Int(policy.maxRetryAfter)) s)")
+            }
+            reporter?.report(.retrying(index: item.index, attempt: failuresWithoutProgress, delay: delay,
+                                       error: redactor.scrub(failure.description)))
+            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+        }
+
+        // Complete: trim anything beyond the end (left by an older, longer attempt), flush.
+        state = await recorder.state
+        let finalSize = state.size ?? offset
+        if ftruncate(fd, off_t(finalSize)) != 0 || fdatasync(fd) != 0 {
+            throw FileError(path: dataPath, operation: "finish", errno: errno)
+        }
+        close(fd)
+        fdOpen = false
+        try verify(dataPath: dataPath)
+        let digests = Dictionary(uniqueKeysWithValues: download.checksums.map { ($0.algorithm, $0.hex) })
+        try await recorder.update {
+            $0.good = finalSize
+            $0.size = finalSize
+            $0.complete = true
+            $0.verified = digests
+        }
+        try await promote(dataPath: dataPath, recorder: recorder)
+    }
+
+    private func verify(dataPath: String) throws {
+        guard !download.checksums.isEmpty else { return }
+        let actual = try FS.digests(of: dataPath, algorithms: download.checksums.map(\.algorithm))
+        for expected in download.checksums where actual[expected.algorithm] != expected.hex {
+            cache.discard(key)
+            throw Failure(message: "\(url): \(expected.algorithm) mismatch: expected \(expected.hex), got \(actual[expected.algorithm] ?? "?"); "
+                + "the download was discarded and \(download.to) left as it was (if the file changed on purpose, update \(expected.algorithm) in the manifest)")
+        }
+    }
+
+    /// Moves the finished data onto the destination in one step.
+    private func promote(dataPath: String, recorder: EntryRecorder) async throws {
+        let destination = download.destination
+        let folder = (destination as NSString).deletingLastPathComponent
+        try FS.makeDirectories(folder)
+        switch FS.kind(destination) {
+        case .directory, .other:
+            throw Failure(message: "\(download.to): exists and is not a regular file; move it away and run again")
+        case .file:
+            // Replacing a file keeps its permissions.
+            var st = stat()
+            if stat(destination, &st) == 0 { chmod(dataPath, st.st_mode & 0o777) }
+        case .missing:
+            break
+        }
+        // rename keeps the inode, size and mtime, so the fingerprint can be recorded first: a
+        // crash right after the rename still finds a record that matches the destination.
+        let fingerprint = FS.fingerprint(dataPath)
+        try await recorder.update {
+            $0.destination = destination
+            $0.destinationFingerprint = fingerprint
+        }
+        if rename(dataPath, destination) == 0 {
+            FS.syncDirectory(folder)
+            return
+        }
+        let code = errno
+        guard code == EXDEV else {
+            try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
+            throw FileError(path: download.to, operation: "move the finished file into place", errno: code)
+        }
+        // The cache is on another file system: copy beside the destination, then rename.
+        let temp = folder + "/.syncr-" + key + ".tmp"
+        do {
+            try FS.copy(dataPath, to: temp)
+        } catch {
+            FS.remove(temp)
+            try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
+            throw error
+        }
+        if rename(temp, destination) != 0 {
+            let e = errno
+            FS.remove(temp)
+            throw FileError(path: download.to, operation: "move the finished file into place", errno: e)
+        }
+        FS.syncDirectory(folder)
+        let copied = FS.fingerprint(destination)
+        try await recorder.update { $0.destinationFingerprint = copied }
+        FS.remove(dataPath)
+    }
+
+    private func describe(_ error: TransferError, offset: Int64) -> String {
+        let kept = offset > 0 ? "; \(ByteSize.format(offset)) kept in the cache, run again to resume" : ""
+        switch error {
+        case .status(_, let code, _, _) where (400..<500).contains(code) && code != 408 && code != 429:
+            return error.description + (code == 401 || code == 403 ? " (check the credentials in headers:)" : "")
+        default:
+            return error.description + kept
+        }
+    }
+}

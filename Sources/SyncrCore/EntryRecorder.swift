@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncrHTTP
+
+/// Owns one cache entry's record while it is being downloaded, so that the periodic checkpoint
+/// and the download loop never interleave their writes.
+///
+/// The rule it enforces: bytes are flushed (`fdatasync`) before the record that counts them is
+/// written, and the record is replaced atomically. A crash at any moment therefore leaves a
+/// record that vouches only for bytes that are on disk.
+actor EntryRecorder {
+    private(set) var state: EntryState
+    private let cache: Cache
+    private let key: String
+    private let fd: Int32
+    private let redactor: Redactor
+    private var adoptedHead = false
+
+    init(state: EntryState, cache: Cache, key: String, fd: Int32, redactor: Redactor) {
+        self.state = state
+        self.cache = cache
+        self.key = key
+        self.fd = fd
+        self.redactor = redactor
+    }
+
+    /// Starts over from byte 0: the record goes first, so it never vouches for bytes that are
+    /// about to be overwritten.
+    func reset() throws(FileError) {
+        FS.remove(cache.statePath(key))
+        state = EntryState(url: state.url)
+        adoptedHead = false
+        if ftruncate(fd, 0) != 0 {
+            throw FileError(path: cache.dataPath(key), operation: "truncate", errno: errno)
+        }
+    }
+
+    /// Takes size and validators from the response that the bytes come from.
+    func adopt(_ head: HTTPResponseHead) {
+        guard !adoptedHead else { return }
+        adoptedHead = true
+        if head.status == 200 {
+            state.etag = head.etag
+            state.lastModified = head.lastModified
+            state.size = head.contentLength
+        } else if state.size == nil {
+            state.size = head.contentRange?.total
+        }
+        state.finalURL = redactor.scrub(head.effectiveURL)
+    }
+
+    /// Records `good` bytes from offset 0 as durable, after flushing them.
+    func checkpoint(good: Int64, head: HTTPResponseHead?) throws(FileError) {
+        guard good > state.good else { return }
+        if let head { adopt(head) }
+        if fdatasync(fd) != 0 {
+            throw FileError(path: cache.dataPath(key), operation: "flush", errno: errno)
+        }
+        state.good = good
+        try cache.saveState(state, key: key)
+    }
+
+    func update(_ change: (inout EntryState) -> Void) throws(FileError) {
+        change(&state)
+        try cache.saveState(state, key: key)
+    }
+}

@@ -1,4 +1,0 @@
-import SyncrManifest
-import SyncrHTTP
-import SyncrArchive
-import SyncrDigest

@@ -1,0 +1,203 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// An error from a local file operation, naming the path and what to do.
+public struct FileError: Error, Sendable, CustomStringConvertible {
+    public var path: String
+    public var operation: String
+    public var errno: Int32
+
+    public init(path: String, operation: String, errno: Int32) {
+        self.path = path
+        self.operation = operation
+        self.errno = errno
+    }
+
+    public var description: String {
+        var text = "\(path): cannot \(operation): \(String(cString: strerror(errno)))"
+        switch errno {
+        case ENOSPC: text += " (free some space and run again: what was downloaded so far is kept)"
+        case EACCES, EPERM: text += " (check the permissions of the folder)"
+        case EROFS: text += " (the file system is read-only)"
+        default: break
+        }
+        return text
+    }
+}
+
+/// Identifies one version of a file cheaply: if any of these changed, the content may have.
+public struct FileFingerprint: Codable, Sendable, Equatable {
+    public var device: UInt64
+    public var inode: UInt64
+    public var size: Int64
+    /// Modification time in nanoseconds since the epoch.
+    public var mtimeNanoseconds: Int64
+
+    public init(device: UInt64, inode: UInt64, size: Int64, mtimeNanoseconds: Int64) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.mtimeNanoseconds = mtimeNanoseconds
+    }
+}
+
+/// Small, explicit POSIX file operations: each says what it does to durability.
+enum FS {
+    enum Kind { case missing, file, directory, other }
+
+    static func kind(_ path: String) -> Kind {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return .missing }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
+
+    static func fingerprint(_ path: String) -> FileFingerprint? {
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return FileFingerprint(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
+                               mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+    }
+
+    static func fileSize(_ path: String) -> Int64? { fingerprint(path)?.size }
+
+    /// Creates a folder and its parents (like `mkdir -p`).
+    static func makeDirectories(_ path: String) throws(FileError) {
+        if kind(path) == .directory { return }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path && parent != "/" { try makeDirectories(parent) }
+        if mkdir(path, 0o777) != 0 && errno != EEXIST {
+            throw FileError(path: path, operation: "create the folder", errno: errno)
+        }
+        if kind(path) != .directory {
+            throw FileError(path: path, operation: "create the folder (a file is in the way)", errno: ENOTDIR)
+        }
+    }
+
+    /// Flushes a folder's entries (renames, creations) to disk.
+    static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// Writes bytes to `path` so that a reader sees either the old file or the whole new one:
+    /// write a temporary file beside it, flush it, rename it over.
+    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
+        let temp = path + ".tmp"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw FileError(path: temp, operation: "create", errno: errno) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                unlink(temp)
+                throw FileError(path: temp, operation: "write", errno: code)
+            }
+            offset += n
+        }
+        if fdatasync(fd) != 0 {
+            let code = errno
+            close(fd)
+            unlink(temp)
+            throw FileError(path: temp, operation: "flush", errno: code)
+        }
+        close(fd)
+        if rename(temp, path) != 0 {
+            let code = errno
+            unlink(temp)
+            throw FileError(path: path, operation: "replace", errno: code)
+        }
+    }
+
+    static func readAll(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while out.count < limit {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; return nil }
+            if n == 0 { break }
+            out += buffer[0..<n]
+        }
+        return out
+    }
+
+    static func remove(_ path: String) {
+        unlink(path)
+    }
+
+    /// The lowercase hex digests of a file, read once in 1 MiB blocks.
+    static func digests(of path: String, algorithms: [String]) throws(FileError) -> [String: String] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+        let hashers = algorithms.map { DigestBox(algorithm: $0) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(fd, buffer.baseAddress, buffer.count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw FileError(path: path, operation: "read", errno: errno)
+            }
+            if n == 0 { break }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            for h in hashers { h.digest.update(chunk) }
+        }
+        var result: [String: String] = [:]
+        for h in hashers { result[h.name] = h.digest.finalizeHex() }
+        return result
+    }
+}
+
+import SyncrDigest
+
+private final class DigestBox {
+    let name: String
+    let digest: Digest
+    init(algorithm: String) {
+        name = algorithm
+        digest = Digest(algorithm == "md5" ? .md5 : .sha256)
+    }
+}
+
+extension FS {
+    /// Copies a file in 1 MiB blocks and flushes the copy; keeps the source's permission bits.
+    static func copy(_ source: String, to target: String) throws(FileError) {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw FileError(path: source, operation: "open", errno: errno) }
+        defer { close(input) }
+        var st = stat()
+        fstat(input, &st)
+        let output = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0o777)
+        guard output >= 0 else { throw FileError(path: target, operation: "create", errno: errno) }
+        defer { close(output) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(input, buffer.baseAddress, buffer.count)
+            if n < 0 { if errno == EINTR { continue }; throw FileError(path: source, operation: "read", errno: errno) }
+            if n == 0 { break }
+            var done = 0
+            while done < n {
+                let w = write(output, buffer.baseAddress! + done, n - done)
+                if w < 0 { if errno == EINTR { continue }; throw FileError(path: target, operation: "write", errno: errno) }
+                done += w
+            }
+        }
+        if fdatasync(output) != 0 { throw FileError(path: target, operation: "flush", errno: errno) }
+    }
+}

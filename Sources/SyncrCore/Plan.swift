@@ -1,0 +1,75 @@
+import SyncrHTTP
+
+/// What apply will do with one entry.
+public enum Action: String, Sendable, Codable, CaseIterable {
+    /// The destination is complete and up to date.
+    case skip
+    /// Nothing usable is cached: fetch the whole file.
+    case download
+    /// A partial download is cached and still valid: fetch the rest from `offset`.
+    case resume
+    /// A partial download is cached but cannot be continued: discard it and fetch from 0.
+    case restart
+    /// The entry could not be planned (the server could not be asked, or refused).
+    case error
+}
+
+/// One line of a plan.
+public struct PlanItem: Sendable {
+    /// "download" (uploads come later).
+    public var kind: String
+    /// Index of the entry in `downloads:`.
+    public var index: Int
+    /// The URL as written in the manifest.
+    public var url: String
+    /// The destination as written in the manifest.
+    public var to: String
+    public var action: Action
+    /// The remote size in bytes, nil when unknown.
+    public var size: Int64?
+    /// Where the transfer starts (the cached bytes kept).
+    public var offset: Int64
+    /// Bytes the transfer would fetch, nil when the size is unknown.
+    public var bytes: Int64?
+    /// One line saying why.
+    public var reason: String
+
+    /// What the server said (nil when the probe failed).
+    public var remote: RemoteResource?
+    /// The probe's error, for `.error` items.
+    public var probeError: TransferError?
+    /// Destination digests computed while planning, to record on skip.
+    var destinationDigests: [String: String]?
+
+    public init(kind: String = "download", index: Int, url: String, to: String, action: Action,
+                size: Int64?, offset: Int64, bytes: Int64?, reason: String) {
+        self.kind = kind
+        self.index = index
+        self.url = url
+        self.to = to
+        self.action = action
+        self.size = size
+        self.offset = offset
+        self.bytes = bytes
+        self.reason = reason
+    }
+}
+
+/// A whole plan, in manifest order.
+public struct Plan: Sendable {
+    public var items: [PlanItem]
+
+    public init(items: [PlanItem]) {
+        self.items = items
+    }
+
+    /// Bytes all downloads would fetch (unknown sizes count as 0; see `unknownSizes`).
+    public var downloadBytes: Int64 { items.reduce(0) { $0 + ($1.bytes ?? 0) } }
+    /// Entries that will transfer but whose size the server did not give.
+    public var unknownSizes: Int { items.filter { $0.bytes == nil && $0.action != .skip && $0.action != .error }.count }
+
+    public func count(_ action: Action) -> Int { items.filter { $0.action == action }.count }
+
+    /// Whether apply would change anything.
+    public var hasWork: Bool { items.contains { $0.action != .skip } }
+}

@@ -1,0 +1,169 @@
+import SyncrHTTP
+import SyncrManifest
+
+/// What is on the local disk for one entry.
+public struct LocalFacts: Sendable, Equatable {
+    /// The cache record, if any.
+    public var state: EntryState?
+    /// Size of the cached data file, nil when there is none.
+    public var dataSize: Int64?
+    /// The destination file's fingerprint, nil when it does not exist (or is not a file).
+    public var destination: FileFingerprint?
+    /// The destination exists but is a folder or something else that is not a regular file.
+    public var destinationBlocked: Bool
+    /// Digests of the destination, computed only when the cheap checks could not decide.
+    public var destinationDigests: [String: String]?
+
+    public init(state: EntryState? = nil, dataSize: Int64? = nil, destination: FileFingerprint? = nil,
+                destinationBlocked: Bool = false, destinationDigests: [String: String]? = nil) {
+        self.state = state
+        self.dataSize = dataSize
+        self.destination = destination
+        self.destinationBlocked = destinationBlocked
+        self.destinationDigests = destinationDigests
+    }
+}
+
+/// A decision for one download, with its one-line reason.
+public struct Decision: Sendable, Equatable {
+    public var action: Action
+    public var offset: Int64
+    /// Bytes to fetch; nil when the size is unknown.
+    public var bytes: Int64?
+    public var reason: String
+}
+
+/// Decides what to do with each download: pure, given what the server said and what is on disk.
+public enum Planner {
+    /// Whether the destination must be hashed before `decide` can answer: only when checksums
+    /// are pinned and the record cannot vouch for the destination as it is now.
+    public static func needsDestinationDigest(checksums: [Checksum], remote: RemoteResource, local: LocalFacts) -> Bool {
+        guard !checksums.isEmpty, local.destination != nil, local.destinationDigests == nil else { return false }
+        if let state = local.state, state.complete, state.destinationFingerprint == local.destination,
+           covers(state.verified, checksums), case .same = compare(state, remote) {
+            return false
+        }
+        return true
+    }
+
+    public static func decide(checksums: [Checksum], remote: RemoteResource, local: LocalFacts) -> Decision {
+        let size = remote.size
+        func fetchAll(_ action: Action, _ reason: String) -> Decision {
+            Decision(action: action, offset: 0, bytes: size, reason: reason)
+        }
+        if local.destinationBlocked {
+            return fetchAll(.download, "the destination exists but is not a regular file (apply will fail)")
+        }
+        // A destination that matches the pinned checksums is the wanted file, whatever the cache says.
+        if let digests = local.destinationDigests, !checksums.isEmpty {
+            if checksums.allSatisfy({ digests[$0.algorithm] == $0.hex }) {
+                return Decision(action: .skip, offset: 0, bytes: 0,
+                                reason: "destination matches the \(checksums.map(\.algorithm).joined(separator: " and ")) in the manifest")
+            }
+        }
+        let state = local.state
+        if let state, state.complete {
+            let comparison = compare(state, remote)
+            guard case .same(let how) = comparison else {
+                return fetchAll(.download, "the remote file changed since the last download (\(comparison.text))")
+            }
+            let inCache = local.dataSize != nil && local.dataSize == state.size
+            guard let destination = local.destination else {
+                if inCache, let total = state.size {
+                    // The finished file never reached its destination (e.g. the move failed).
+                    return Decision(action: .resume, offset: total, bytes: 0,
+                                    reason: "complete in the cache; it will be moved into place")
+                }
+                return fetchAll(.download, "the destination is missing")
+            }
+            if state.destinationFingerprint != destination {
+                if inCache, let total = state.size, local.destinationDigests == nil {
+                    return Decision(action: .resume, offset: total, bytes: 0,
+                                    reason: "complete in the cache; it will replace the changed destination")
+                }
+                if local.destinationDigests != nil {
+                    return fetchAll(.download, "the destination does not match the \(checksums.first!.algorithm) in the manifest")
+                }
+                return fetchAll(.download, "the destination was changed since syncr wrote it")
+            }
+            if !covers(state.verified, checksums) {
+                return fetchAll(.download, "the destination does not match the \(checksums.first!.algorithm) in the manifest")
+            }
+            return Decision(action: .skip, offset: 0, bytes: 0, reason: "up to date (\(how))")
+        }
+        if let state, state.good > 0 {
+            let cached = state.good
+            if let dataSize = local.dataSize, dataSize < cached {
+                return fetchAll(.restart, "the cached data is shorter than its record")
+            }
+            if local.dataSize == nil {
+                return fetchAll(.download, "the cached data is gone")
+            }
+            let comparison = compare(state, remote)
+            guard case .same = comparison else {
+                return fetchAll(.restart, "the remote file changed since the partial download (\(comparison.text))")
+            }
+            guard let total = size else {
+                return fetchAll(.restart, "the server does not give the file's size, so \(ByteSize.format(cached)) cached cannot be continued")
+            }
+            if cached > total {
+                return fetchAll(.restart, "the partial download (\(ByteSize.format(cached))) is longer than the remote file (\(ByteSize.format(total)))")
+            }
+            guard state.ifRangeValidator != nil else {
+                return fetchAll(.restart, "the server gives no strong ETag or Last-Modified to resume against safely")
+            }
+            guard remote.acceptsRanges else {
+                return fetchAll(.restart, "the server does not accept range requests")
+            }
+            let what = state.etag.map { $0.isWeak ? "Last-Modified unchanged" : "ETag unchanged" } ?? "Last-Modified unchanged"
+            return Decision(action: .resume, offset: cached, bytes: total - cached,
+                            reason: "\(ByteSize.format(cached)) of \(ByteSize.format(total)) cached, \(what)")
+        }
+        if local.destinationDigests != nil {
+            return fetchAll(.download, "the destination does not match the \(checksums.first!.algorithm) in the manifest")
+        }
+        if local.destination != nil {
+            return fetchAll(.download, "the destination exists but syncr has no record of it")
+        }
+        return fetchAll(.download, "nothing cached")
+    }
+
+    static func covers(_ verified: [String: String], _ checksums: [Checksum]) -> Bool {
+        checksums.allSatisfy { verified[$0.algorithm] == $0.hex }
+    }
+
+    /// How a cached version compares with what the server says now.
+    enum Comparison: Equatable {
+        case same(String)
+        case different(String)
+
+        var text: String {
+            switch self {
+            case .same(let t), .different(let t): return t
+            }
+        }
+    }
+
+    static func compare(_ state: EntryState, _ remote: RemoteResource) -> Comparison {
+        if let a = state.size, let b = remote.size, a != b {
+            return .different("size \(a) → \(b) bytes")
+        }
+        if let a = state.etag, let b = remote.etag {
+            // Weak comparison is enough to say "unchanged" here; resuming additionally needs a
+            // strong validator, which `ifRangeValidator` checks.
+            return a.weakMatch(b) ? .same("same size, ETag unchanged")
+                                  : .different("ETag \(a.headerValue) → \(b.headerValue)")
+        }
+        if let a = state.lastModified, let b = remote.lastModified {
+            return a == b ? .same("same size, Last-Modified unchanged")
+                          : .different("Last-Modified \(a) → \(b)")
+        }
+        if (state.etag == nil) != (remote.etag == nil) {
+            return .different(remote.etag == nil ? "the server no longer sends an ETag" : "the server now sends an ETag")
+        }
+        if state.size != nil && remote.size != nil {
+            return .same("same size; the server gives no validators")
+        }
+        return .different("the server gives neither size nor validators")
+    }
+}

@@ -1,0 +1,168 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrHTTP
+import SyncrManifest
+
+/// Command-line choices that override the manifest.
+public struct RunOptions: Sendable {
+    /// `--cache DIR`: the cache folder instead of the manifest's.
+    public var cacheDirectory: String?
+    /// `--jobs N`: files in flight instead of `defaults.jobs`.
+    public var jobs: Int?
+
+    public init(cacheDirectory: String? = nil, jobs: Int? = nil) {
+        self.cacheDirectory = cacheDirectory
+        self.jobs = jobs
+    }
+}
+
+/// One run of syncr over a manifest: plans and applies with one transfer engine, so every
+/// request of the run shares connections.
+public final class Session: Sendable {
+    public let manifest: Manifest
+    public let cache: Cache
+    public let jobs: Int
+    public let redactor: Redactor
+    private let engine: TransferEngine
+    private let reporter: (any ProgressReporter)?
+
+    public init(manifest: Manifest, options: RunOptions = RunOptions(), reporter: (any ProgressReporter)? = nil) {
+        self.manifest = manifest
+        cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory)
+        jobs = max(1, options.jobs ?? manifest.defaults.jobs)
+        redactor = Redactor(secrets: manifest.secrets)
+        engine = TransferEngine()
+        self.reporter = reporter
+    }
+
+    /// Releases the transfer engine; call once at the end.
+    public func close() {
+        engine.shutdown()
+    }
+
+    // MARK: plan
+
+    /// Asks every server about its file (concurrently) and decides what apply would do.
+    public func plan() async -> Plan {
+        let downloads = manifest.downloads
+        // Probes are small: run more of them at once than transfers, but keep a bound.
+        let width = max(jobs, min(16, downloads.count))
+        let items = await Self.mapBounded(downloads, width: width) { download in
+            await self.planItem(download)
+        }
+        return Plan(items: items)
+    }
+
+    func planItem(_ download: Download) async -> PlanItem {
+        var item = PlanItem(index: download.index, url: download.url.written, to: download.to, action: .download,
+                            size: nil, offset: 0, bytes: nil, reason: "")
+        let remote: RemoteResource
+        switch await probe(download) {
+        case .success(let r):
+            remote = r
+        case .failure(let error):
+            item.action = .error
+            item.probeError = error
+            item.reason = redactor.scrub(error.description)
+            return item
+        }
+        item.remote = remote
+        item.size = remote.size
+        var local = localFacts(download)
+        if Planner.needsDestinationDigest(checksums: download.checksums, remote: remote, local: local) {
+            local.destinationDigests = try? FS.digests(of: download.destination,
+                                                       algorithms: download.checksums.map(\.algorithm))
+        }
+        let decision = Planner.decide(checksums: download.checksums, remote: remote, local: local)
+        item.action = decision.action
+        item.offset = decision.offset
+        item.bytes = decision.bytes
+        item.reason = redactor.scrub(decision.reason)
+        if decision.action == .skip, local.state?.complete != true || local.state?.destinationFingerprint != local.destination {
+            item.destinationDigests = local.destinationDigests
+        }
+        return item
+    }
+
+    /// HEAD (or ranged GET) with the entry's retry policy.
+    func probe(_ download: Download) async -> Result<RemoteResource, TransferError> {
+        let request = HTTPRequest(method: .head, url: download.url.expanded, displayURL: download.url.written,
+                                  headers: download.settings.headers.map { ($0.name, $0.value.expanded) },
+                                  connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
+                                  lowSpeedLimit: 1,
+                                  lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
+        let policy = RetryPolicy(maxRetries: download.settings.retries)
+        var attempt = 0
+        while true {
+            let result = await engine.probe(request)
+            guard case .failure(let error) = result, policy.isRetryable(error), attempt < policy.maxRetries,
+                  !Task.isCancelled else { return result }
+            var retryAfter: RetryAfter?
+            if case .status(_, _, let ra, _) = error { retryAfter = ra }
+            guard let delay = policy.delay(attempt: attempt, retryAfter: retryAfter, now: Int64(time(nil))) else {
+                return result
+            }
+            attempt += 1
+            reporter?.report(.retrying(index: download.index, attempt: attempt, delay: delay,
+                                       error: redactor.scrub(error.description)))
+            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+        }
+    }
+
+    func localFacts(_ download: Download) -> LocalFacts {
+        let key = Cache.key(for: download.url.expanded)
+        var facts = LocalFacts()
+        facts.state = cache.loadState(key)
+        facts.dataSize = FS.fileSize(cache.dataPath(key))
+        switch FS.kind(download.destination) {
+        case .file: facts.destination = FS.fingerprint(download.destination)
+        case .directory, .other: facts.destinationBlocked = true
+        case .missing: break
+        }
+        return facts
+    }
+
+    // MARK: apply
+
+    /// Carries out a plan: up to `jobs` entries at once; every entry runs to its end whatever
+    /// happens to the others.
+    public func apply(_ plan: Plan) async -> ApplyReport {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let byIndex = Dictionary(uniqueKeysWithValues: manifest.downloads.map { ($0.index, $0) })
+        let results = await Self.mapBounded(plan.items, width: jobs) { item -> ItemResult in
+            let downloader = Downloader(download: byIndex[item.index]!, item: item, cache: self.cache,
+                                        engine: self.engine, redactor: self.redactor, reporter: self.reporter)
+            let result = await downloader.run()
+            self.reporter?.report(.finished(result: result))
+            return result
+        }
+        let elapsed = clock.now - start
+        return ApplyReport(results: results,
+                           seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Maps with at most `width` operations in flight, keeping the input order.
+    static func mapBounded<T: Sendable, R: Sendable>(_ input: [T], width: Int,
+                                                      _ transform: @escaping @Sendable (T) async -> R) async -> [R] {
+        await withTaskGroup(of: (Int, R).self) { group in
+            var results = [R?](repeating: nil, count: input.count)
+            var next = 0
+            func launch() {
+                guard next < input.count else { return }
+                let index = next
+                let value = input[index]
+                group.addTask { (index, await transform(value)) }
+                next += 1
+            }
+            for _ in 0..<min(max(1, width), input.count) { launch() }
+            while let (index, result) = await group.next() {
+                results[index] = result
+                launch()
+            }
+            return results.map { $0! }
+        }
+    }
+}

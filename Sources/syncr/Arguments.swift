@@ -1,0 +1,161 @@
+/// A command line that could not be understood: exits 64 (EX_USAGE).
+struct UsageError: Error {
+    var message: String
+    /// The command whose usage to point at, if known.
+    var command: String?
+}
+
+/// The commands syncr knows.
+enum CommandName: String, CaseIterable {
+    case validate, plan, apply, version, help
+}
+
+/// What the command line asked for.
+struct Invocation {
+    var command: CommandName
+    var manifest = "syncr.yml"
+    var json = false
+    var detailedExitcode = false
+    var cacheDirectory: String?
+    var jobs: Int?
+    var quiet = false
+    /// `help COMMAND` or `COMMAND --help`.
+    var helpTopic: CommandName?
+    var showHelp = false
+}
+
+/// One option: its spelling, whether it takes a value, and the commands that accept it.
+struct OptionSpec {
+    var name: String
+    var takesValue: Bool
+    var commands: Set<CommandName>
+}
+
+/// A small parser in the spirit of swift-argument-parser: `--opt value` and `--opt=value`,
+/// `--` ends options, unknown names get a did-you-mean.
+enum ArgumentParser {
+    static let options: [OptionSpec] = [
+        OptionSpec(name: "--json", takesValue: false, commands: [.plan, .apply]),
+        OptionSpec(name: "--detailed-exitcode", takesValue: false, commands: [.plan]),
+        OptionSpec(name: "--cache", takesValue: true, commands: [.plan, .apply]),
+        OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply]),
+        OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply]),
+        OptionSpec(name: "--help", takesValue: false, commands: Set(CommandName.allCases)),
+    ]
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
+        var args = arguments[...]
+        guard let first = args.first else {
+            return Invocation(command: .help)
+        }
+        if first == "--version" || first == "-V" { return Invocation(command: .version) }
+        if first == "--help" || first == "-h" { return Invocation(command: .help) }
+        if first.hasPrefix("-") {
+            throw UsageError(message: "expected a command before '\(first)' (validate, plan, apply, version or help)")
+        }
+        guard let command = CommandName(rawValue: first) else {
+            let suggestion = Suggest.closest(to: first, among: CommandName.allCases.map(\.rawValue))
+            throw UsageError(message: "Unknown command '\(first)'." + (suggestion.map { " Did you mean '\($0)'?" } ?? ""))
+        }
+        args.removeFirst()
+        var invocation = Invocation(command: command)
+        var positionals: [String] = []
+        var optionsEnded = false
+        while let arg = args.popFirst() {
+            if optionsEnded || !arg.hasPrefix("-") || arg == "-" {
+                positionals.append(arg)
+                continue
+            }
+            if arg == "--" { optionsEnded = true; continue }
+            if arg == "-h" { invocation.showHelp = true; continue }
+            var name = arg
+            var inlineValue: String?
+            if let eq = arg.firstIndex(of: "=") {
+                name = String(arg[..<eq])
+                inlineValue = String(arg[arg.index(after: eq)...])
+            }
+            guard let spec = options.first(where: { $0.name == name }) else {
+                let valid = options.filter { $0.commands.contains(command) }.map(\.name)
+                let suggestion = Suggest.closest(to: name, among: valid)
+                throw UsageError(message: "Unknown option '\(name)'." + (suggestion.map { " Did you mean '\($0)'?" } ?? ""),
+                                 command: command.rawValue)
+            }
+            guard spec.commands.contains(command) else {
+                throw UsageError(message: "'\(name)' does not apply to '\(command.rawValue)'.", command: command.rawValue)
+            }
+            var value: String?
+            if spec.takesValue {
+                if let inlineValue {
+                    value = inlineValue
+                } else if let next = args.popFirst() {
+                    value = next
+                } else {
+                    throw UsageError(message: "Missing value for '\(name)'.", command: command.rawValue)
+                }
+            } else if inlineValue != nil {
+                throw UsageError(message: "'\(name)' takes no value.", command: command.rawValue)
+            }
+            switch name {
+            case "--json": invocation.json = true
+            case "--detailed-exitcode": invocation.detailedExitcode = true
+            case "--quiet": invocation.quiet = true
+            case "--help": invocation.showHelp = true
+            case "--cache":
+                guard let value, !value.isEmpty else {
+                    throw UsageError(message: "'--cache' needs a folder.", command: command.rawValue)
+                }
+                invocation.cacheDirectory = value
+            case "--jobs":
+                guard let value, let n = Int(value), (1...256).contains(n) else {
+                    throw UsageError(message: "'--jobs' takes a whole number from 1 to 256, not '\(value ?? "")'.",
+                                     command: command.rawValue)
+                }
+                invocation.jobs = n
+            default: break
+            }
+        }
+        switch command {
+        case .help:
+            if positionals.count > 1 { throw UsageError(message: "'help' takes at most one command name.", command: "help") }
+            if let topic = positionals.first {
+                guard let name = CommandName(rawValue: topic) else {
+                    let suggestion = Suggest.closest(to: topic, among: CommandName.allCases.map(\.rawValue))
+                    throw UsageError(message: "Unknown command '\(topic)'." + (suggestion.map { " Did you mean '\($0)'?" } ?? ""))
+                }
+                invocation.helpTopic = name
+            }
+        case .version:
+            if let extra = positionals.first { throw UsageError(message: "Unexpected argument '\(extra)'.", command: "version") }
+        case .validate, .plan, .apply:
+            if positionals.count > 1 {
+                throw UsageError(message: "Unexpected argument '\(positionals[1])': give one manifest.", command: command.rawValue)
+            }
+            if let path = positionals.first { invocation.manifest = path }
+        }
+        return invocation
+    }
+}
+
+/// "Did you mean" by edit distance.
+enum Suggest {
+    static func closest(to word: String, among candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, distance(word.lowercased(), $0.lowercased())) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
+        return best.1 <= max(2, word.count / 3) ? best.0 : nil
+    }
+
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,83 @@
+/// The help texts; `man/syncr.1` says the same at more length.
+enum Help {
+    static let overview = """
+    Usage: syncr <command> [options] [MANIFEST]
+
+    Keeps files in sync with a YAML manifest: downloads what is missing or changed, resumes what
+    was cut off, skips what is up to date, and never leaves a half-written file in place.
+
+    Commands:
+      validate [MANIFEST]   Check a manifest and report every error with its position.
+      plan [MANIFEST]       Ask every server and show what apply would do, byte-exact.
+      apply [MANIFEST]      Carry out the plan.
+      version               Print syncr's version (also --version).
+      help [COMMAND]        Show help for a command (also COMMAND --help).
+
+    MANIFEST defaults to syncr.yml in the current folder.
+
+    Exit codes:
+      0   success (for plan: nothing to do, or --detailed-exitcode not given)
+      1   at least one entry failed (the others still ran to completion)
+      2   plan --detailed-exitcode: there is work to do
+      64  bad command line
+      65  invalid manifest (or it cannot be read)
+
+    See 'syncr help <command>' and man syncr(1), syncr-manifest(5).
+    """
+
+    static func text(for command: CommandName) -> String {
+        switch command {
+        case .validate:
+            return """
+            Usage: syncr validate [--quiet] [MANIFEST]
+
+            Parses the manifest and reports every error found as FILE:LINE:COL with the source
+            line and a caret. Asks no server. Exits 0 when valid, 65 when not.
+
+            Options:
+              --quiet               Print nothing when the manifest is valid.
+              -h, --help            Show this help.
+            """
+        case .plan:
+            return """
+            Usage: syncr plan [--json] [--detailed-exitcode] [--cache DIR] [--jobs N] [--quiet] [MANIFEST]
+
+            Sends HEAD to every server (a ranged GET where HEAD is refused), compares the answers
+            with the cache and the destinations, and prints each entry's action: skip, download,
+            resume (with the offset) or restart, with sizes and a reason. Changes nothing.
+
+            Options:
+              --json                Print one JSON object: {"version": 1, "items": [...], "totals": {...}}.
+              --detailed-exitcode   Exit 2 when there is work to do, 0 when everything is up to date.
+              --cache DIR           Use DIR as the cache folder instead of the manifest's 'cache:'.
+              --jobs N              Ask up to N servers at once (default: defaults.jobs, 4).
+              --quiet               Print only the totals line.
+              -h, --help            Show this help.
+            """
+        case .apply:
+            return """
+            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--quiet] [MANIFEST]
+
+            Plans, then downloads what the plan says: up to N files at once, resuming partial
+            files, retrying with backoff, verifying checksums, and moving each file into place
+            only when it is complete. Progress and the summary go to stderr; stdout carries
+            only the --json output.
+
+            Options:
+              --json                Print the results as one JSON object on stdout.
+              --cache DIR           Use DIR as the cache folder instead of the manifest's 'cache:'.
+              --jobs N              Transfer up to N files at once (default: defaults.jobs, 4).
+              --quiet               Print only failures and the summary.
+              -h, --help            Show this help.
+            """
+        case .version:
+            return """
+            Usage: syncr version
+
+            Prints syncr's version and the libcurl it uses. Same as 'syncr --version'.
+            """
+        case .help:
+            return overview
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import SyncrCore
+import SyncrManifest
+
+/// Turns plans and reports into text and JSON. Only prints what the library already masked.
+enum Rendering {
+    // MARK: JSON
+
+    static func json(_ item: PlanItem) -> [(String, JSON)] {
+        [
+            ("kind", .string(item.kind)),
+            ("url", .string(item.url)),
+            ("to", .string(item.to)),
+            ("action", .string(item.action.rawValue)),
+            ("size", .optional(item.size)),
+            ("offset", .int(item.offset)),
+            ("bytes", .optional(item.bytes)),
+            ("reason", .string(item.reason)),
+        ]
+    }
+
+    static func totals(_ plan: Plan) -> [(String, JSON)] {
+        var pairs: [(String, JSON)] = [("download_bytes", .int(plan.downloadBytes))]
+        for action in Action.allCases { pairs.append((action.rawValue, .int(Int64(plan.count(action))))) }
+        pairs.append(("unknown_sizes", .int(Int64(plan.unknownSizes))))
+        return pairs
+    }
+
+    static func planJSON(_ plan: Plan) -> String {
+        JSON.object([
+            ("version", .int(1)),
+            ("items", .array(plan.items.map { .object(json($0)) })),
+            ("totals", .object(totals(plan))),
+        ]).rendered
+    }
+
+    static func applyJSON(_ report: ApplyReport, plan: Plan) -> String {
+        let items: [JSON] = report.results.map { r in
+            var pairs = json(r.item)
+            pairs.append(("status", .string(r.status.rawValue)))
+            pairs.append(("transferred", .int(r.transferred)))
+            pairs.append(("seconds", .double(r.seconds)))
+            pairs.append(("error", .optional(r.error)))
+            if !r.notes.isEmpty { pairs.append(("notes", .array(r.notes.map { .string($0) }))) }
+            return .object(pairs)
+        }
+        var totals = totals(plan)
+        totals.append(("transferred_bytes", .int(report.transferred)))
+        for status in [ItemResult.Status.ok, .skipped, .failed] {
+            totals.append((status.rawValue, .int(Int64(report.results.filter { $0.status == status }.count))))
+        }
+        totals.append(("seconds", .double(report.seconds)))
+        return JSON.object([
+            ("version", .int(1)),
+            ("items", .array(items)),
+            ("totals", .object(totals)),
+        ]).rendered
+    }
+
+    // MARK: text
+
+    static func planText(_ plan: Plan, manifest: String, quiet: Bool) -> String {
+        var lines: [String] = []
+        if !quiet {
+            let toWidth = min(48, plan.items.map { $0.to.count }.max() ?? 2)
+            lines.append(pad("ACTION", 9) + pad("TO", toWidth + 2) + pad("SIZE", 11) + pad("FETCH", 11) + "REASON")
+            for item in plan.items {
+                let size = item.size.map(ByteSize.format) ?? "?"
+                let fetch: String
+                switch item.action {
+                case .skip: fetch = "-"
+                case .error: fetch = "-"
+                default: fetch = item.bytes.map(ByteSize.format) ?? "?"
+                }
+                var reason = item.reason
+                if item.action == .resume {
+                    reason = "from byte \(item.offset): " + reason
+                }
+                if item.action == .error {
+                    reason = "cannot plan: " + reason
+                }
+                lines.append(pad(item.action.rawValue, 9) + pad(item.to, toWidth + 2) + pad(size, 11) + pad(fetch, 11) + reason)
+            }
+        }
+        lines.append(planSummary(plan, manifest: manifest))
+        return lines.joined(separator: "\n")
+    }
+
+    static func planSummary(_ plan: Plan, manifest: String) -> String {
+        let fetching = plan.count(.download) + plan.count(.resume) + plan.count(.restart)
+        var text = "Plan for \(manifest): \(plan.count(.download)) to download, \(plan.count(.resume)) to resume, "
+            + "\(plan.count(.restart)) to restart, \(plan.count(.skip)) up to date"
+        if plan.count(.error) > 0 { text += ", \(plan.count(.error)) failed to plan" }
+        text += "; \(ByteSize.format(plan.downloadBytes)) (\(plan.downloadBytes) bytes) to fetch"
+        if plan.unknownSizes > 0 { text += " plus \(plan.unknownSizes) of unknown size" }
+        if fetching == 0 && plan.count(.error) == 0 { text += ". Nothing to do." } else { text += "." }
+        return text
+    }
+
+    static func pad(_ s: String, _ width: Int) -> String {
+        s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count)
+    }
+
+    static func seconds(_ s: Double) -> String {
+        if s < 10 { return String(Double(Int(s * 100)) / 100) + " s" }
+        return String(Int(s.rounded())) + " s"
+    }
+
+    static func speed(bytes: Int64, seconds: Double) -> String {
+        guard seconds > 0.001 else { return "-" }
+        return ByteSize.format(Int64(Double(bytes) / seconds)) + "/s"
+    }
+}
