@@ -197,7 +197,7 @@ import Testing
         #expect(errors(yaml) == """
             syncr.yml:3:10: error: downloads[0].url: expected an http(s) URL, found "ftp://example.com/a"
               - url: ftp://example.com/a
-                   ^
+                     ^
             """)
     }
 
