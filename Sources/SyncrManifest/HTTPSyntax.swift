@@ -1,0 +1,103 @@
+/// The small parts of HTTP syntax the manifest checks before anything is sent.
+enum HTTPSyntax {
+    /// RFC 9110 §5.6.2: `token = 1*tchar`, tchar = ALPHA / DIGIT / one of ``!#$%&'*+-.^_`|~``.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.unicodeScalars.allSatisfy { s in
+            guard s.isASCII else { return false }
+            let v = s.value
+            if (v >= 48 && v <= 57) || (v >= 65 && v <= 90) || (v >= 97 && v <= 122) { return true }
+            return "!#$%&'*+-.^_`|~".unicodeScalars.contains(s)
+        }
+    }
+
+    /// A header value must not contain CR, LF or NUL: any of them would let a value inject
+    /// another header (RFC 9110 §5.5).
+    static func hasLineBreak(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0 == "\r" || $0 == "\n" || $0 == "\0" }
+    }
+
+    /// Whether `text` is an absolute `http://` or `https://` URL with a non-empty host, a valid
+    /// port if any, and no whitespace or control characters (curl would reject or re-encode them).
+    static func isHTTPURL(_ text: String) -> Bool {
+        guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }),
+              let colon = text.firstIndex(of: ":") else { return false }
+        let scheme = text[..<colon].lowercased()
+        let afterColon = text[text.index(after: colon)...]
+        guard scheme == "http" || scheme == "https", afterColon.hasPrefix("//") else { return false }
+        let rest = afterColon.dropFirst(2)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        // userinfo ends at the last '@' of the authority
+        let hostPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] }
+            ?? authority
+        let host: Substring
+        let port: Substring?
+        if hostPort.hasPrefix("[") {
+            guard let close = hostPort.firstIndex(of: "]") else { return false }
+            host = hostPort[hostPort.index(after: hostPort.startIndex)..<close]
+            let after = hostPort[hostPort.index(after: close)...]
+            if after.isEmpty {
+                port = nil
+            } else {
+                guard after.hasPrefix(":") else { return false }
+                port = after.dropFirst()
+            }
+        } else if let colon = hostPort.lastIndex(of: ":") {
+            host = hostPort[..<colon]
+            port = hostPort[hostPort.index(after: colon)...]
+        } else {
+            host = hostPort
+            port = nil
+        }
+        guard !host.isEmpty else { return false }
+        if let port, !port.isEmpty {
+            guard port.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(port), n <= 65535
+            else { return false }
+        }
+        return true
+    }
+}
+
+/// Finds the key a user probably meant, for `did you mean '...'?`.
+enum KeySuggestion {
+    /// Words people reach for that are not edit-distance close to the real key.
+    private static let synonyms: [String: String] = [
+        "retry": "retries", "dest": "to", "destination": "to", "path": "to", "output": "to",
+        "file": "to", "sha": "sha256", "sha-256": "sha256", "checksum": "sha256",
+        "header": "headers", "download": "downloads", "concurrency": "jobs", "parallel": "jobs",
+        "uri": "url", "link": "url", "src": "url", "source": "url",
+    ]
+
+    /// The closest valid key, or nil when nothing is close enough to be a plausible typo.
+    static func suggestion(for key: String, among valid: [String]) -> String? {
+        let lower = key.lowercased()
+        if let s = synonyms[lower], valid.contains(s) { return s }
+        let limit = lower.count <= 4 ? 1 : 2
+        var best: (key: String, distance: Int)?
+        for candidate in valid {
+            let d = distance(lower, candidate.lowercased())
+            if d <= limit, d < best?.distance ?? Int.max { best = (candidate, d) }
+        }
+        return best?.key
+    }
+
+    /// Optimal string alignment distance: Levenshtein plus adjacent transpositions, so that
+    /// `sah256` is one edit from `sha256`.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return d[a.count][b.count]
+    }
+}

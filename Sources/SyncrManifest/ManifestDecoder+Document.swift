@@ -1,0 +1,80 @@
+extension ManifestDecoder {
+    /// Decodes the whole document. Returns nil when anything was reported.
+    mutating func decodeManifest(_ root: YAMLNode?) -> Manifest? {
+        guard let root, !(root.scalar?.isNull ?? false) else {
+            report("", at: nil, "the manifest is empty; it needs at least 'version: 1'")
+            return nil
+        }
+        guard case .mapping = root.content else {
+            mismatch("", expected: "a mapping with keys like 'version: 1' at the top level", found: root)
+            return nil
+        }
+        guard let entries = mappingEntries(root, path: "", nullIsEmpty: false) else { return nil }
+        var found: [String: Entry] = [:]
+        for entry in entries {
+            if ManifestKeys.topLevel.contains(entry.key) {
+                found[entry.key] = entry
+            } else {
+                unknownKey(entry.key, at: entry.keyMark, parent: "", valid: ManifestKeys.topLevel)
+            }
+        }
+
+        // The version decides how everything else is read, so an unsupported one stops here:
+        // a newer manifest's keys would only produce noise.
+        var version: Int?
+        if let entry = found["version"] {
+            let supported = ManifestKeys.supportedVersions.map(String.init).joined(separator: ", ")
+            if let v = integer(entry.value, path: "version", range: Int.min...Int.max) {
+                guard ManifestKeys.supportedVersions.contains(v) else {
+                    report("version", at: entry.value.mark,
+                           "unsupported manifest version \(v); this syncr reads version \(supported)")
+                    return nil
+                }
+                version = v
+            }
+        } else {
+            report("", at: root.mark, "missing required key 'version' (add 'version: 1' at the top)")
+        }
+
+        var cache = ManifestKeys.defaultCache
+        if let entry = found["cache"], let text = string(entry.value, path: "cache", expected: "a folder path") {
+            if text.isEmpty {
+                report("cache", at: entry.value.mark, "expected a folder path, found an empty string")
+            } else if text.unicodeScalars.contains("\0") {
+                report("cache", at: entry.value.mark, "a path cannot contain a NUL byte")
+            } else {
+                cache = text
+            }
+        }
+
+        var overrides = SettingsOverrides()
+        if let entry = found["defaults"] {
+            decodeDefaults(entry.value, into: &overrides)
+        }
+        let defaults = overrides.applied(to: .builtIn)
+
+        var downloads: [Download] = []
+        if let entry = found["downloads"] {
+            downloads = decodeDownloads(entry.value, defaults: defaults)
+        }
+
+        guard diagnostics.isEmpty, let version else { return nil }
+        return Manifest(path: file, directory: directory, version: version, cache: cache,
+                        cacheDirectory: LexicalPath.resolve(cache, against: directory),
+                        defaults: defaults, downloads: downloads)
+    }
+
+    /// The `defaults:` block: settings only; download keys get a pointer to where they belong.
+    mutating func decodeDefaults(_ node: YAMLNode, into overrides: inout SettingsOverrides) {
+        guard let entries = mappingEntries(node, path: "defaults", nullIsEmpty: true) else { return }
+        for entry in entries {
+            if decodeSetting(entry, parent: "defaults", runWide: true, into: &overrides) { continue }
+            if ManifestKeys.download.contains(entry.key) {
+                report(Self.join("defaults", entry.key), at: entry.keyMark,
+                       "\(entry.key) is set on each download entry, not under defaults:")
+            } else {
+                unknownKey(entry.key, at: entry.keyMark, parent: "defaults", valid: ManifestKeys.defaults)
+            }
+        }
+    }
+}

@@ -1,0 +1,224 @@
+extension ManifestDecoder {
+    /// Where each destination came from, to find two entries writing the same file, or one
+    /// writing a file where another needs a folder.
+    struct DestinationIndex {
+        struct Claim {
+            var index: Int
+            var line: Int
+        }
+        var files: [String: Claim] = [:]
+        /// Every folder some destination lies under, with the first entry that needs it.
+        var folders: [String: Claim] = [:]
+    }
+
+    /// Decodes the `downloads:` sequence; entries with problems are reported and left out.
+    mutating func decodeDownloads(_ node: YAMLNode, defaults: Settings) -> [Download] {
+        let items: [YAMLNode]
+        switch node.content {
+        case .sequence(let s): items = s
+        case .scalar(let s) where s.isNull: return []
+        default:
+            mismatch("downloads", expected: "a sequence", found: node)
+            return []
+        }
+        var downloads: [Download] = []
+        var index = DestinationIndex()
+        for (i, item) in items.enumerated() {
+            if let download = decodeDownload(item, index: i, defaults: defaults, destinations: &index) {
+                downloads.append(download)
+            }
+        }
+        return downloads
+    }
+
+    /// One entry of `downloads:`.
+    mutating func decodeDownload(_ node: YAMLNode, index: Int, defaults: Settings,
+                                 destinations: inout DestinationIndex) -> Download?
+    {
+        let path = "downloads[\(index)]"
+        guard let entries = mappingEntries(node, path: path, nullIsEmpty: false) else { return nil }
+        var ok = true
+        var url: Template?
+        var to: (text: String, mark: YAMLMark)?
+        var allowOutside = false
+        var checksums: [Checksum] = []
+        var overrides = SettingsOverrides()
+        var seen: Set<String> = []
+
+        for entry in entries {
+            seen.insert(entry.key)
+            let keyPath = Self.join(path, entry.key)
+            switch entry.key {
+            case "url":
+                url = self.url(entry.value, path: keyPath)
+                if url == nil { ok = false }
+            case "to":
+                if let text = string(entry.value, path: keyPath, expected: "a file path") {
+                    to = (text, entry.value.mark)
+                } else {
+                    ok = false
+                }
+            case "sha256", "md5":
+                let length = entry.key == "sha256" ? 64 : 32
+                if let hex = hexDigest(entry.value, path: keyPath, length: length) {
+                    checksums.append(entry.key == "sha256" ? .sha256(hex) : .md5(hex))
+                } else {
+                    ok = false
+                }
+            case "allow_outside":
+                if let value = bool(entry.value, path: keyPath) { allowOutside = value } else { ok = false }
+            default:
+                let before = diagnostics.count
+                if !decodeSetting(entry, parent: path, runWide: false, into: &overrides) {
+                    unknownKey(entry.key, at: entry.keyMark, parent: path, valid: ManifestKeys.download)
+                }
+                if diagnostics.count != before { ok = false }
+            }
+        }
+        for key in ManifestKeys.downloadRequired where !seen.contains(key) {
+            report(path, at: node.mark, "missing required key '\(key)'")
+            ok = false
+        }
+
+        // `to` is checked last: whether it may leave the folder depends on allow_outside.
+        var destination: String?
+        if let to {
+            destination = self.destination(to.text, at: to.mark, path: path + ".to",
+                                           allowOutside: allowOutside)
+            if let d = destination {
+                if !claim(d, written: to.text, at: to.mark, index: index, in: &destinations) {
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+        }
+        guard ok, let url, let to, let destination else { return nil }
+        return Download(index: index, location: entryStart(node.mark), url: url, to: to.text,
+                        destination: destination, allowOutside: allowOutside, checksums: checksums,
+                        settings: overrides.applied(to: defaults))
+    }
+
+    /// The URL: a template whose expansion must be an absolute http(s) URL with a host. Messages
+    /// quote it as written, since the expanded form may hold secrets.
+    mutating func url(_ node: YAMLNode, path: String) -> Template? {
+        guard let template = template(node, path: path) else { return nil }
+        guard HTTPSyntax.isHTTPURL(template.expanded) else {
+            if template.hasReferences, HTTPSyntax.isHTTPURL(template.written) {
+                report(path, at: node.mark,
+                       "expected an http(s) URL, found \(Self.quoted(template.written)), which is not one once its ${...} references are expanded (the expanded value is not shown)")
+            } else {
+                report(path, at: node.mark,
+                       "expected an http(s) URL, found \(Self.quoted(template.written))")
+            }
+            return nil
+        }
+        return template
+    }
+
+    /// A checksum of exactly `length` hex digits, lowercased.
+    mutating func hexDigest(_ node: YAMLNode, path: String, length: Int) -> String? {
+        guard let text = string(node, path: path, expected: "\(length) hex digits") else { return nil }
+        var count = 0
+        for s in text.unicodeScalars {
+            count += 1
+            guard s.properties.isASCIIHexDigit else {
+                report(path, at: node.mark,
+                       "expected \(length) hex digits, found a non-hex character \(Self.quotedCharacter(s)) at position \(count)")
+                return nil
+            }
+        }
+        guard count == length else {
+            report(path, at: node.mark, "expected \(length) hex digits, found \(count)")
+            return nil
+        }
+        return text.lowercased()
+    }
+
+    /// The absolute, normalized destination of `to`, or nil after reporting why it is refused.
+    mutating func destination(_ to: String, at mark: YAMLMark, path: String, allowOutside: Bool)
+        -> String?
+    {
+        let shown = Self.quoted(to)
+        guard !to.isEmpty else {
+            report(path, at: mark, "expected a file path, found an empty string")
+            return nil
+        }
+        guard !to.unicodeScalars.contains("\0") else {
+            report(path, at: mark, "a path cannot contain a NUL byte")
+            return nil
+        }
+        let resolved = LexicalPath.resolve(to, against: directory)
+        let last = to.split(separator: "/", omittingEmptySubsequences: false).last
+        if to.hasSuffix("/") || last == "." || last == ".."
+            || LexicalPath.components(ofAbsolute: resolved).isEmpty
+            || resolved == directory
+        {
+            report(path, at: mark, "\(shown) names a folder; give a file path")
+            return nil
+        }
+        if !allowOutside {
+            let inside = LexicalPath.isStrictlyInside(resolved, folder: directory)
+            if !inside {
+                report(path, at: mark,
+                       "\(shown) is outside the manifest's folder; set allow_outside: true on this entry if that is intended")
+                return nil
+            }
+            if to.hasPrefix("/") {
+                report(path, at: mark,
+                       "\(shown) is an absolute path; write it relative to the manifest's folder, or set allow_outside: true on this entry if that is intended")
+                return nil
+            }
+        }
+        return resolved
+    }
+
+    /// Records `destination` for entry `index`, reporting a clash with an earlier entry.
+    mutating func claim(_ destination: String, written: String, at mark: YAMLMark, index: Int,
+                        in destinations: inout DestinationIndex) -> Bool
+    {
+        let path = "downloads[\(index)].to"
+        if let first = destinations.files[destination] {
+            report(path, at: mark, "same destination as downloads[\(first.index)] (line \(first.line))")
+            return false
+        }
+        if let first = destinations.folders[destination] {
+            report(path, at: mark,
+                   "\(Self.quoted(written)) is a folder that downloads[\(first.index)] (line \(first.line)) writes into; a path cannot be both a file and a folder")
+            return false
+        }
+        var ancestors: [String] = []
+        var folder = LexicalPath.parent(of: destination)
+        while folder != "/" {
+            if let first = destinations.files[folder] {
+                report(path, at: mark,
+                       "\(Self.quoted(written)) needs a folder where downloads[\(first.index)] (line \(first.line)) writes a file; a path cannot be both a file and a folder")
+                return false
+            }
+            ancestors.append(folder)
+            folder = LexicalPath.parent(of: folder)
+        }
+        let claim = DestinationIndex.Claim(index: index, line: mark.line)
+        destinations.files[destination] = claim
+        for a in ancestors where destinations.folders[a] == nil { destinations.folders[a] = claim }
+        return true
+    }
+
+    /// Where a sequence entry starts: the `-` before its mapping when there is one on the same
+    /// line (libyaml's mapping mark is at the first key).
+    func entryStart(_ mark: YAMLMark) -> SourceLocation {
+        var column = mark.column
+        if mark.line - 1 < lines.count {
+            let scalars = Array(lines[mark.line - 1].unicodeScalars)
+            var i = min(mark.column - 1, scalars.count) - 1
+            while i >= 0, scalars[i] == " " || scalars[i] == "\t" { i -= 1 }
+            if i >= 0, scalars[i] == "-" { column = i + 1 }
+        }
+        return SourceLocation(file: file, line: mark.line, column: column)
+    }
+
+    static func quotedCharacter(_ s: Unicode.Scalar) -> String {
+        let q = quoted(String(s))
+        return "'" + q.dropFirst().dropLast() + "'"
+    }
+}

@@ -1,0 +1,112 @@
+/// Settings as one block (`defaults:` or an entry) wrote them: nil where the block is silent.
+struct SettingsOverrides {
+    var jobs: Int?
+    var retries: Int?
+    var timeoutMilliseconds: Int?
+    var headers: [Header]?
+
+    /// `base` with these overrides applied. Headers merge by case-insensitive name: an override
+    /// replaces the base header in place (keeping the base's position), new names follow in order.
+    func applied(to base: Settings) -> Settings {
+        var result = base
+        if let jobs { result.jobs = jobs }
+        if let retries { result.retries = retries }
+        if let timeoutMilliseconds { result.timeoutMilliseconds = timeoutMilliseconds }
+        if let headers {
+            var merged = base.headers
+            for header in headers {
+                let name = header.name.lowercased()
+                if let i = merged.firstIndex(where: { $0.name.lowercased() == name }) {
+                    merged[i] = header
+                } else {
+                    merged.append(header)
+                }
+            }
+            result.headers = merged
+        }
+        return result
+    }
+}
+
+extension ManifestDecoder {
+    /// Limits of the numeric settings.
+    static let jobsRange = 1...256
+    static let retriesRange = 0...100
+
+    /// Decodes `key` if it is a setting, into `settings`.
+    ///
+    /// - Parameter runWide: whether run-wide settings (`jobs`) are allowed here (only in
+    ///   `defaults:`).
+    /// - Returns: false when `key` is not a setting at all, so the caller can try its own keys.
+    mutating func decodeSetting(_ entry: Entry, parent: String, runWide: Bool,
+                                into settings: inout SettingsOverrides) -> Bool
+    {
+        let path = Self.join(parent, entry.key)
+        switch entry.key {
+        case "jobs":
+            guard runWide else {
+                report(path, at: entry.keyMark, "jobs applies to the whole run; set it under defaults:")
+                return true
+            }
+            settings.jobs = integer(entry.value, path: path, range: Self.jobsRange)
+        case "retries":
+            settings.retries = integer(entry.value, path: path, range: Self.retriesRange)
+        case "timeout":
+            settings.timeoutMilliseconds = duration(entry.value, path: path)
+        case "headers":
+            settings.headers = headers(entry.value, path: path)
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// A `headers:` mapping of name to value. Names must be HTTP tokens and unique regardless of
+    /// case; values may use `${VAR}` and must not contain line breaks, before or after expansion.
+    mutating func headers(_ node: YAMLNode, path: String) -> [Header]? {
+        guard let entries = mappingEntries(node, path: path, nullIsEmpty: true) else { return nil }
+        var result: [Header] = []
+        var firstLine: [String: Int] = [:]
+        var ok = true
+        for entry in entries {
+            let headerPath = Self.join(path, entry.key)
+            guard HTTPSyntax.isToken(entry.key) else {
+                report(headerPath, at: entry.keyMark,
+                       "\(Self.quoted(entry.key)) is not a valid header name; use letters, digits and !#$%&'*+-.^_`|~")
+                ok = false
+                continue
+            }
+            let lower = entry.key.lowercased()
+            if let line = firstLine[lower] {
+                report(headerPath, at: entry.keyMark,
+                       "duplicate header '\(entry.key)' (first at line \(line); header names ignore case)")
+                ok = false
+                continue
+            }
+            firstLine[lower] = entry.keyMark.line
+            guard let written = string(entry.value, path: headerPath) else {
+                ok = false
+                continue
+            }
+            guard !HTTPSyntax.hasLineBreak(written) else {
+                report(headerPath, at: entry.value.mark,
+                       "a header value cannot contain a line break or NUL")
+                ok = false
+                continue
+            }
+            guard let value = template(entry.value, path: headerPath) else {
+                ok = false
+                continue
+            }
+            guard !HTTPSyntax.hasLineBreak(value.expanded) else {
+                // The expanded value is a secret: say what is wrong, never what it is.
+                report(headerPath, at: entry.value.mark,
+                       "the value contains a line break or NUL after expanding its ${...} references (the value is not shown)")
+                ok = false
+                continue
+            }
+            result.append(Header(name: entry.key, value: value))
+        }
+        return ok ? result : nil
+    }
+}

@@ -1,0 +1,229 @@
+/// Walks the YAML tree of a manifest, builds the typed `Manifest` and collects every problem.
+///
+/// Decoding never stops at the first problem: a bad value is reported and skipped, so one run
+/// shows all of them. Values are read as written (`YAMLScalar.text`); nothing expanded from the
+/// environment ever goes into a message.
+struct ManifestDecoder {
+    let file: String
+    let lines: [String]
+    /// Absolute, normalized folder of the manifest.
+    let directory: String
+    let environment: [String: String]
+    private(set) var diagnostics: [Diagnostic] = []
+
+    init(file: String, text: String, directory: String, environment: [String: String]) {
+        self.file = file
+        self.lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+        }
+        self.directory = directory
+        self.environment = environment
+    }
+
+    // MARK: Reporting
+
+    mutating func report(_ path: String, at mark: YAMLMark?, _ message: String, hint: String? = nil) {
+        let location = mark.map { SourceLocation(file: file, line: $0.line, column: $0.column) }
+        let sourceLine = mark.flatMap { $0.line - 1 < lines.count ? lines[$0.line - 1] : nil }
+        diagnostics.append(Diagnostic(file: file, location: location, path: path, message: message,
+                                      sourceLine: sourceLine, hint: hint))
+    }
+
+    /// `expected <what>, found <node>`; an alias gets its own explanation instead.
+    mutating func mismatch(_ path: String, expected: String, found node: YAMLNode) {
+        if case .alias(let name) = node.content {
+            report(path, at: node.mark,
+                   "aliases (*\(name)) are not supported in a syncr manifest; write the value out")
+        } else {
+            report(path, at: node.mark, "expected \(expected), found \(Self.describe(node))")
+        }
+    }
+
+    mutating func unknownKey(_ key: String, at mark: YAMLMark, parent: String, valid: [String]) {
+        let path = Self.join(parent, key)
+        if let guess = KeySuggestion.suggestion(for: key, among: valid) {
+            report(path, at: mark, "unknown key '\(key)'; did you mean '\(guess)'?")
+        } else {
+            report(path, at: mark,
+                   "unknown key '\(key)'; valid keys are: \(valid.joined(separator: ", "))")
+        }
+    }
+
+    // MARK: Structure
+
+    /// A key of a mapping, read as a string, with where it is written.
+    struct Entry {
+        var key: String
+        var keyMark: YAMLMark
+        var value: YAMLNode
+    }
+
+    /// The entries of a mapping, in order. Reports non-mappings, keys that are not plain strings,
+    /// and duplicate keys (at the second one; it is then skipped).
+    ///
+    /// - Parameter nullIsEmpty: whether `key:` with nothing after it counts as an empty mapping.
+    mutating func mappingEntries(_ node: YAMLNode, path: String, nullIsEmpty: Bool) -> [Entry]? {
+        let pairs: [YAMLPair]
+        switch node.content {
+        case .mapping(let p):
+            pairs = p
+        case .scalar(let s) where nullIsEmpty && s.isNull:
+            return []
+        default:
+            mismatch(path, expected: "a mapping", found: node)
+            return nil
+        }
+        var entries: [Entry] = []
+        var firstLine: [String: Int] = [:]
+        for pair in pairs {
+            guard let key = pair.key.scalar, !key.isNull else {
+                mismatch(path, expected: "a key name", found: pair.key)
+                continue
+            }
+            if let line = firstLine[key.text] {
+                report(Self.join(path, key.text), at: pair.key.mark,
+                       "duplicate key '\(key.text)' (first at line \(line))")
+                continue
+            }
+            firstLine[key.text] = pair.key.mark.line
+            entries.append(Entry(key: key.text, keyMark: pair.key.mark, value: pair.value))
+        }
+        return entries
+    }
+
+    // MARK: Scalars
+
+    /// Any non-null scalar, as written (a plain `2024` is the string "2024").
+    mutating func string(_ node: YAMLNode, path: String, expected: String = "a string") -> String? {
+        guard let s = node.scalar, !s.isNull else {
+            mismatch(path, expected: expected, found: node)
+            return nil
+        }
+        return s.text
+    }
+
+    /// A plain integer within `range`.
+    mutating func integer(_ node: YAMLNode, path: String, range: ClosedRange<Int>) -> Int? {
+        guard let s = node.scalar, !s.isNull, let value = Self.integerValue(s.text) else {
+            mismatch(path, expected: "an integer", found: node)
+            return nil
+        }
+        guard s.isPlain else {
+            report(path, at: node.mark,
+                   "expected an integer, found the string \(Self.quoted(s.text)) (remove the quotes)")
+            return nil
+        }
+        guard range.contains(value) else {
+            report(path, at: node.mark,
+                   "expected an integer from \(range.lowerBound) to \(range.upperBound), found \(s.text)")
+            return nil
+        }
+        return value
+    }
+
+    /// `true` or `false` (YAML 1.2 core schema: also `True`, `TRUE`, `False`, `FALSE`).
+    mutating func bool(_ node: YAMLNode, path: String) -> Bool? {
+        let value: Bool?
+        switch node.scalar?.text {
+        case "true", "True", "TRUE": value = true
+        case "false", "False", "FALSE": value = false
+        default: value = nil
+        }
+        guard let s = node.scalar, let value else {
+            mismatch(path, expected: "true or false", found: node)
+            return nil
+        }
+        guard s.isPlain else {
+            report(path, at: node.mark,
+                   "expected true or false, found the string \(Self.quoted(s.text)) (remove the quotes)")
+            return nil
+        }
+        return value
+    }
+
+    /// A duration greater than zero, in milliseconds.
+    mutating func duration(_ node: YAMLNode, path: String) -> Int? {
+        guard let text = string(node, path: path, expected: "a duration like 30s, 500ms or 1m30s")
+        else { return nil }
+        guard let ms = DurationText.parse(text) else {
+            report(path, at: node.mark,
+                   "expected a duration like 30s, 500ms or 1m30s, found \(Self.describe(node))")
+            return nil
+        }
+        guard ms > 0 else {
+            report(path, at: node.mark, "expected a duration greater than zero, found \(Self.describe(node))")
+            return nil
+        }
+        return ms
+    }
+
+    /// A string with `${VAR}` references expanded; every problem is reported at the value.
+    mutating func template(_ node: YAMLNode, path: String) -> Template? {
+        guard let written = string(node, path: path) else { return nil }
+        switch TemplateExpansion.expand(written, environment: environment) {
+        case .success(let template):
+            return template
+        case .failure(let list):
+            for problem in list.problems { report(path, at: node.mark, problem.message) }
+            return nil
+        }
+    }
+
+    // MARK: Text helpers
+
+    static func join(_ parent: String, _ key: String) -> String {
+        parent.isEmpty ? key : parent + "." + key
+    }
+
+    static func integerValue(_ text: String) -> Int? {
+        var digits = Substring(text)
+        if digits.hasPrefix("+") { digits = digits.dropFirst() }
+        guard !digits.isEmpty, !digits.hasPrefix("+") else { return nil }
+        return Int(digits)
+    }
+
+    /// What a node is, for `found ...`: `a mapping`, `nothing`, `4`, `"four"`.
+    static func describe(_ node: YAMLNode) -> String {
+        switch node.content {
+        case .mapping: return "a mapping"
+        case .sequence: return "a sequence"
+        case .alias(let name): return "an alias (*\(name))"
+        case .scalar(let s):
+            if s.isNull { return s.text.isEmpty ? "nothing" : s.text }
+            if s.isPlain, integerValue(s.text) != nil || Double(s.text) != nil
+                || ["true", "false", "True", "False", "TRUE", "FALSE"].contains(s.text)
+            {
+                return s.text
+            }
+            return quoted(s.text)
+        }
+    }
+
+    /// Double-quoted, with control characters escaped and long text shortened, so a message is
+    /// always one readable line.
+    static func quoted(_ text: String, limit: Int = 60) -> String {
+        var out = "\""
+        var count = 0
+        for s in text.unicodeScalars {
+            if count == limit {
+                out += "..."
+                break
+            }
+            count += 1
+            switch s {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if s.value < 0x20 || s.value == 0x7F {
+                    out += "\\u{\(String(s.value, radix: 16))}"
+                } else {
+                    out.unicodeScalars.append(s)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

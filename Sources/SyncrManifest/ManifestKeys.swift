@@ -1,0 +1,25 @@
+/// The keys of manifest version 1, by where they may appear.
+///
+/// To add a key: list it here, then decode it where its block is decoded (`decodeSetting` for a
+/// setting, `decodeDownload` for a download key, `decodeManifest` for a top-level key). The lists
+/// also feed the `did you mean` suggestions and the "valid keys are" listing.
+enum ManifestKeys {
+    /// Keys of the document itself.
+    static let topLevel = ["version", "cache", "defaults", "downloads"]
+    /// Settings that apply to the whole run; valid only under `defaults:`.
+    static let runWideSettings = ["jobs"]
+    /// Settings that `defaults:` sets and each entry may override.
+    static let entrySettings = ["retries", "timeout", "headers"]
+    /// Keys of `defaults:`.
+    static let defaults = runWideSettings + entrySettings
+    /// Keys of one `downloads:` entry.
+    static let download = ["url", "to", "sha256", "md5", "allow_outside"] + entrySettings
+    /// Keys every `downloads:` entry must have.
+    static let downloadRequired = ["url", "to"]
+
+    /// The only manifest versions this syncr reads.
+    static let supportedVersions = [1]
+
+    /// Where `cache` points when the manifest does not say.
+    static let defaultCache = ".syncr/cache"
+}

@@ -1,0 +1,113 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads and validates syncr manifests.
+public enum ManifestLoader {
+    /// Reads and parses the manifest file at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: the file as given on the command line; used verbatim in messages. Relative paths
+    ///     (and the folder relative `to:` paths resolve against) start at the current directory.
+    ///   - environment: variables for `${VAR}` references.
+    /// - Throws: `ManifestError` with every problem found, or one file-level diagnostic when the
+    ///   file cannot be read.
+    public static func load(path: String, environment: [String: String]) throws(ManifestError)
+        -> Manifest
+    {
+        let bytes: [UInt8]
+        switch FileBytes.contents(of: path) {
+        case .success(let b):
+            bytes = b
+        case .failure(let failure):
+            let hint: String? = switch failure.code {
+            case ENOENT: "create one with 'syncr init', or name another file"
+            case EISDIR: "name the manifest file itself, not its folder"
+            default: nil
+            }
+            throw ManifestError(diagnostics: [
+                Diagnostic(file: path, location: nil, path: "",
+                           message: "cannot read the manifest: \(failure.message)",
+                           sourceLine: nil, hint: hint),
+            ])
+        }
+        let directory = LexicalPath.resolve(LexicalPath.parent(of: path),
+                                            against: FileBytes.currentDirectory())
+        return try parse(bytes: bytes, path: path, directory: directory, environment: environment)
+    }
+
+    /// Parses manifest text.
+    ///
+    /// - Parameters:
+    ///   - text: the manifest.
+    ///   - path: the file name used in messages.
+    ///   - directory: the absolute folder relative paths resolve against (normalized here).
+    ///   - environment: variables for `${VAR}` references.
+    /// - Throws: `ManifestError` with every problem found, sorted by position.
+    public static func parse(text: String, path: String, directory: String,
+                             environment: [String: String]) throws(ManifestError) -> Manifest
+    {
+        try parse(bytes: Array(text.utf8), path: path, directory: directory, environment: environment)
+    }
+
+    static func parse(bytes: [UInt8], path: String, directory: String,
+                      environment: [String: String]) throws(ManifestError) -> Manifest
+    {
+        let text = String(decoding: bytes, as: UTF8.self)
+        var decoder = ManifestDecoder(file: path, text: text,
+                                      directory: LexicalPath.resolve(
+                                          directory, against: FileBytes.currentDirectory()),
+                                      environment: environment)
+        let root: YAMLNode?
+        do {
+            root = try YAMLParser(bytes: bytes).parseDocument()
+        } catch {
+            decoder.report("", at: error.mark, error.message)
+            throw ManifestError(diagnostics: decoder.diagnostics)
+        }
+        guard let manifest = decoder.decodeManifest(root) else {
+            throw ManifestError(diagnostics: decoder.diagnostics)
+        }
+        return manifest
+    }
+}
+
+/// Whole-file reads with POSIX calls, so the module needs no Foundation.
+enum FileBytes {
+    struct Failure: Error {
+        var code: Int32
+        var message: String
+    }
+
+    static func contents(of path: String) -> Result<[UInt8], Failure> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(failure()) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failure(failure())
+            }
+            if n == 0 { return .success(bytes) }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    static func currentDirectory() -> String {
+        guard let p = getcwd(nil, 0) else { return "/" }
+        defer { free(p) }
+        return String(cString: p)
+    }
+
+    private static func failure() -> Failure {
+        let code = errno
+        return Failure(code: code, message: String(cString: strerror(code)))
+    }
+}

@@ -1,0 +1,111 @@
+/// Expands `${VAR}` and `${VAR:-default}` in manifest strings (urls and header values).
+///
+/// Like the shell, `:-` takes the default when the variable is unset *or* empty; `${VAR}` of an
+/// empty-but-set variable expands to nothing. A `$` not followed by `{` is literal (`$$` too).
+/// Defaults are taken literally: `${A:-${B}}` is not nested. Names are `[A-Za-z_][A-Za-z0-9_]*`.
+enum TemplateExpansion {
+    /// Why a reference could not be expanded. Messages quote only what the manifest says.
+    enum Problem: Equatable, Sendable {
+        case unset(name: String)
+        case malformed(String)
+
+        var message: String {
+            switch self {
+            case .unset(let name):
+                return "environment variable \(name) is not set (set it, or write ${\(name):-default})"
+            case .malformed(let message):
+                return message
+            }
+        }
+    }
+
+    /// Expands every reference in `written`.
+    ///
+    /// - Returns: the template (with every non-empty substituted value in `secrets`), or every
+    ///   problem found, in order.
+    static func expand(_ written: String, environment: [String: String])
+        -> Result<Template, ProblemList>
+    {
+        var problems: [Problem] = []
+        var expanded = ""
+        var secrets: [String] = []
+        let scalars = Array(written.unicodeScalars)
+        var i = 0
+        while i < scalars.count {
+            let c = scalars[i]
+            guard c == "$", i + 1 < scalars.count, scalars[i + 1] == "{" else {
+                expanded.unicodeScalars.append(c)
+                i += 1
+                continue
+            }
+            guard let close = scalars[(i + 2)...].firstIndex(of: "}") else {
+                problems.append(.malformed(
+                    "unterminated reference '\(text(scalars[i...]))'; close it with '}'"))
+                break
+            }
+            let reference = text(scalars[i...close])
+            let body = Array(scalars[(i + 2)..<close])
+            i = close + 1
+            guard !body.isEmpty else {
+                problems.append(.malformed("empty reference '${}'; write ${NAME} or ${NAME:-default}"))
+                continue
+            }
+            var nameEnd = 0
+            while nameEnd < body.count, isNameScalar(body[nameEnd], first: nameEnd == 0) {
+                nameEnd += 1
+            }
+            let name = text(body[..<nameEnd])
+            let rest = body[nameEnd...]
+            let fallback: String?
+            if rest.isEmpty {
+                fallback = nil
+            } else if rest.count >= 2, rest[rest.startIndex] == ":", rest[rest.startIndex + 1] == "-" {
+                fallback = text(rest.dropFirst(2))
+            } else if nameEnd == 0 {
+                problems.append(.malformed(
+                    "invalid variable name in '\(reference)'; names are letters, digits and '_', not starting with a digit"))
+                continue
+            } else {
+                problems.append(.malformed(
+                    "unsupported reference '\(reference)'; write ${NAME} or ${NAME:-default}"))
+                continue
+            }
+            guard nameEnd > 0 else {
+                problems.append(.malformed(
+                    "invalid variable name in '\(reference)'; names are letters, digits and '_', not starting with a digit"))
+                continue
+            }
+            let value: String
+            if let set = environment[name], !(set.isEmpty && fallback != nil) {
+                value = set
+            } else if let fallback {
+                value = fallback
+            } else {
+                problems.append(.unset(name: name))
+                continue
+            }
+            expanded += value
+            if !value.isEmpty, !secrets.contains(value) { secrets.append(value) }
+        }
+        if !problems.isEmpty { return .failure(ProblemList(problems: problems)) }
+        return .success(Template(written: written, expanded: expanded, secrets: secrets))
+    }
+
+    /// `Result` needs an `Error`; this carries every problem of one string.
+    struct ProblemList: Error, Equatable {
+        var problems: [Problem]
+    }
+
+    private static func isNameScalar(_ s: Unicode.Scalar, first: Bool) -> Bool {
+        guard s.isASCII else { return false }
+        let v = s.value
+        if v == 95 || (v >= 65 && v <= 90) || (v >= 97 && v <= 122) { return true }
+        return !first && v >= 48 && v <= 57
+    }
+
+    private static func text<S: Sequence>(_ scalars: S) -> String where S.Element == Unicode.Scalar {
+        var s = ""
+        s.unicodeScalars.append(contentsOf: scalars)
+        return s
+    }
+}

@@ -1,0 +1,159 @@
+import CYAML
+
+/// Turns manifest bytes into a `YAMLNode` tree with libyaml's event API.
+///
+/// This is the only file that touches libyaml. The class owns the `yaml_parser_t` and the input
+/// buffer libyaml reads from (it keeps a pointer into it), and frees both in `deinit`; no C type
+/// leaves this file. The event API is used rather than `yaml_parser_load` because the document
+/// API silently resolves aliases, and we want to see (and refuse) them where they are written.
+final class YAMLParser {
+    private let parser: UnsafeMutablePointer<yaml_parser_t>
+    private let input: UnsafeMutableBufferPointer<UInt8>
+    private let initialized: Bool
+
+    /// - Parameter bytes: the manifest, UTF-8 (libyaml reports invalid UTF-8 as a syntax error).
+    init(bytes: [UInt8]) {
+        parser = .allocate(capacity: 1)
+        input = .allocate(capacity: max(bytes.count, 1))
+        _ = input.initialize(from: bytes)
+        initialized = yaml_parser_initialize(parser) != 0
+        if initialized {
+            yaml_parser_set_input_string(parser, input.baseAddress, bytes.count)
+        }
+    }
+
+    deinit {
+        if initialized { yaml_parser_delete(parser) }
+        parser.deallocate()
+        input.deallocate()
+    }
+
+    /// Parses the single document of the stream.
+    ///
+    /// - Returns: the root node, or nil when the stream holds no document (empty file, only
+    ///   comments).
+    /// - Throws: `YAMLSyntaxError` at libyaml's problem mark; also when a second document follows.
+    func parseDocument() throws(YAMLSyntaxError) -> YAMLNode? {
+        guard initialized else {
+            throw YAMLSyntaxError(mark: nil, message: "libyaml could not allocate a parser")
+        }
+        var stack: [Frame] = []
+        var root: YAMLNode?
+        var documents = 0
+
+        func attach(_ node: YAMLNode) {
+            guard var top = stack.popLast() else {
+                root = node
+                return
+            }
+            switch top.kind {
+            case .sequence:
+                top.items.append(node)
+            case .mapping:
+                if let key = top.pendingKey {
+                    top.pairs.append(YAMLPair(key: key, value: node))
+                    top.pendingKey = nil
+                } else {
+                    top.pendingKey = node
+                }
+            }
+            stack.append(top)
+        }
+
+        var event = yaml_event_t()
+        while true {
+            guard yaml_parser_parse(parser, &event) != 0 else { throw currentError() }
+            defer { yaml_event_delete(&event) }
+            let mark = Self.mark(event.start_mark)
+            switch event.type {
+            case YAML_STREAM_END_EVENT:
+                return root
+            case YAML_DOCUMENT_START_EVENT:
+                documents += 1
+                if documents > 1 {
+                    throw YAMLSyntaxError(
+                        mark: mark,
+                        message: "a manifest holds one YAML document; remove this second one")
+                }
+            case YAML_ALIAS_EVENT:
+                attach(YAMLNode(content: .alias(Self.string(event.data.alias.anchor)), mark: mark))
+            case YAML_SCALAR_EVENT:
+                let s = event.data.scalar
+                let text = String(decoding: UnsafeBufferPointer(start: s.value, count: s.length),
+                                  as: UTF8.self)
+                let scalar = YAMLScalar(text: text, style: Self.style(s.style),
+                                        tag: s.tag.map { Self.string($0) })
+                attach(YAMLNode(content: .scalar(scalar), mark: mark))
+            case YAML_SEQUENCE_START_EVENT:
+                stack.append(Frame(kind: .sequence, mark: mark))
+            case YAML_MAPPING_START_EVENT:
+                stack.append(Frame(kind: .mapping, mark: mark))
+            case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+                if let frame = stack.popLast() { attach(frame.node) }
+            default:
+                break  // stream start, document end, no-op events
+            }
+        }
+    }
+
+    /// A collection being built while its events arrive.
+    private struct Frame {
+        enum Kind { case sequence, mapping }
+        var kind: Kind
+        var mark: YAMLMark
+        var items: [YAMLNode] = []
+        var pairs: [YAMLPair] = []
+        var pendingKey: YAMLNode?
+
+        var node: YAMLNode {
+            switch kind {
+            case .sequence: return YAMLNode(content: .sequence(items), mark: mark)
+            case .mapping: return YAMLNode(content: .mapping(pairs), mark: mark)
+            }
+        }
+    }
+
+    private func currentError() -> YAMLSyntaxError {
+        let p = parser.pointee
+        let problem = p.problem.map { String(cString: $0) } ?? "invalid YAML"
+        if p.error == YAML_READER_ERROR {
+            // Reader errors (bad UTF-8, control characters) carry a byte offset, not a mark.
+            return YAMLSyntaxError(mark: markOfByte(p.problem_offset), message: problem)
+        }
+        return YAMLSyntaxError(mark: Self.mark(p.problem_mark), message: problem)
+    }
+
+    /// Line and column (in characters) of a byte offset into the input.
+    private func markOfByte(_ offset: Int) -> YAMLMark {
+        var line = 1
+        var column = 1
+        for byte in input.prefix(min(offset, input.count)) {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {  // count only the first byte of each UTF-8 sequence
+                column += 1
+            }
+        }
+        return YAMLMark(line: line, column: column)
+    }
+
+    private static func mark(_ m: yaml_mark_t) -> YAMLMark {
+        YAMLMark(line: Int(m.line) + 1, column: Int(m.column) + 1)
+    }
+
+    private static func string(_ p: UnsafeMutablePointer<yaml_char_t>?) -> String {
+        guard let p else { return "" }
+        return String(cString: UnsafePointer(p))
+    }
+
+    private static func style(_ s: yaml_scalar_style_t) -> YAMLScalarStyle {
+        switch s {
+        case YAML_SINGLE_QUOTED_SCALAR_STYLE: return .singleQuoted
+        case YAML_DOUBLE_QUOTED_SCALAR_STYLE: return .doubleQuoted
+        case YAML_LITERAL_SCALAR_STYLE: return .literal
+        case YAML_FOLDED_SCALAR_STYLE: return .folded
+        default: return .plain
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Testing
+@testable import SyncrManifest
+
+@Suite struct DestinationTests {
+    func destination(_ to: String, allowOutside: Bool = false) -> String {
+        let yaml = """
+            version: 1
+            downloads:
+              - url: https://example.com/a
+                to: '\(to)'
+                allow_outside: \(allowOutside)
+            """
+        do {
+            return try parse(yaml).downloads[0].destination
+        } catch {
+            return error.diagnostics.map(\.message).joined(separator: "\n")
+        }
+    }
+
+    @Test(arguments: [
+        ("a", "/work/proj/a"),
+        ("a/./b", "/work/proj/a/b"),
+        ("a//b", "/work/proj/a/b"),
+        ("./a/b/../c", "/work/proj/a/c"),
+        ("../proj/x", "/work/proj/x"),  // leaves and comes back: inside after normalization
+    ])
+    func inside(to: String, expected: String) {
+        #expect(destination(to) == expected)
+    }
+
+    @Test(arguments: [
+        ("../x", #""../x" is outside the manifest's folder; set allow_outside: true on this entry if that is intended"#),
+        ("a/../../x", #""a/../../x" is outside the manifest's folder; set allow_outside: true on this entry if that is intended"#),
+        ("../projx/a", #""../projx/a" is outside the manifest's folder; set allow_outside: true on this entry if that is intended"#),
+        ("/abs", #""/abs" is outside the manifest's folder; set allow_outside: true on this entry if that is intended"#),
+        ("/work/proj/a", #""/work/proj/a" is an absolute path; write it relative to the manifest's folder, or set allow_outside: true on this entry if that is intended"#),
+        ("a/", #""a/" names a folder; give a file path"#),
+        (".", #""." names a folder; give a file path"#),
+        ("a/..", #""a/.." names a folder; give a file path"#),
+        ("", "expected a file path, found an empty string"),
+    ])
+    func refused(to: String, message: String) {
+        #expect(destination(to) == message)
+    }
+
+    @Test(arguments: [
+        ("/abs/file", "/abs/file"),
+        ("../x", "/work/x"),
+        ("/a/../b", "/b"),
+    ])
+    func allowOutside(to: String, expected: String) {
+        #expect(destination(to, allowOutside: true) == expected)
+    }
+
+    @Test func allowOutsideStillNeedsAFile() {
+        #expect(destination("/", allowOutside: true) == #""/" names a folder; give a file path"#)
+    }
+
+    @Test func nulRefused() {
+        let yaml = "version: 1\ndownloads: [{url: 'https://h/', to: \"a\\0b\"}]\n"
+        #expect(errors(yaml).contains("downloads[0].to: a path cannot contain a NUL byte"))
+    }
+
+    @Test func sameDestinationAfterNormalization() {
+        let yaml = """
+            version: 1
+            downloads:
+              - { url: "https://h/1", to: x/y }
+              - { url: "https://h/2", to: z }
+              - { url: "https://h/3", to: ./z/../x//y }
+              - { url: "https://h/4", to: x }
+            """
+        #expect(errors(yaml) == """
+            syncr.yml:5:31: error: downloads[2].to: same destination as downloads[0] (line 3)
+              - { url: "https://h/3", to: ./z/../x//y }
+                                          ^
+            syncr.yml:6:31: error: downloads[3].to: "x" is a folder that downloads[0] (line 3) writes into; a path cannot be both a file and a folder
+              - { url: "https://h/4", to: x }
+                                          ^
+            """)
+    }
+
+    @Test func lexicalContainmentIsByComponent() {
+        #expect(!LexicalPath.isStrictlyInside("/a/bc", folder: "/a/b"))
+        #expect(LexicalPath.isStrictlyInside("/a/b/c", folder: "/a/b"))
+        #expect(!LexicalPath.isStrictlyInside("/a/b", folder: "/a/b"))
+        #expect(LexicalPath.resolve("//..//x", against: "/a") == "/x")
+        #expect(LexicalPath.parent(of: "syncr.yml") == ".")
+        #expect(LexicalPath.parent(of: "/syncr.yml") == "/")
+        #expect(LexicalPath.parent(of: "conf/syncr.yml") == "conf")
+    }
+}
+
+@Suite struct ByteSizeTests {
+    @Test(arguments: [
+        ("0", 0), ("512", 512), ("512B", 512), ("64KiB", 65_536), ("64 KiB", 65_536),
+        ("8MiB", 8_388_608), ("1GiB", 1_073_741_824), ("1TiB", 1_099_511_627_776),
+        ("8M", 8_388_608), ("4k", 4_096), ("1G", 1_073_741_824),
+        ("10KB", 10_000), ("10MB", 10_000_000), ("2GB", 2_000_000_000), ("64kib", 65_536),
+        ("1.5KiB", 1_536), ("1.5 KiB", 1_536), ("0.1KiB", 102), ("8.0 MiB", 8_388_608),
+    ] as [(String, Int64)])
+    func parses(text: String, bytes: Int64) {
+        #expect(ByteSize.parse(text) == bytes)
+    }
+
+    @Test(arguments: ["", "KiB", "-1", "1.KiB", ".5KiB", "1 2", "1XB", "1 KiB ", " 1",
+                      "99999999999999999999", "9000000TiB", "1,5MiB", "1e3"])
+    func refuses(text: String) {
+        #expect(ByteSize.parse(text) == nil)
+    }
+
+    @Test(arguments: [
+        (0, "0 B"), (512, "512 B"), (1_023, "1023 B"), (1_024, "1.0 KiB"), (1_536, "1.5 KiB"),
+        (8_388_608, "8.0 MiB"), (1_073_741_824, "1.0 GiB"), (1_048_575, "1.0 MiB"),
+        (1_048_524, "1023.9 KiB"), (-2_048, "-2.0 KiB"), (Int64.max, "8.0 EiB"),
+    ] as [(Int64, String)])
+    func formats(bytes: Int64, text: String) {
+        #expect(ByteSize.format(bytes) == text)
+    }
+}
+
+@Suite struct DurationTextTests {
+    @Test(arguments: [
+        ("500ms", 500), ("30s", 30_000), ("5m", 300_000), ("1h", 3_600_000),
+        ("1m30s", 90_000), ("1h30m", 5_400_000), ("2s500ms", 2_500), ("1.5s", 1_500),
+        ("0s", 0), ("1h2m3s4ms", 3_723_004),
+    ])
+    func parses(text: String, ms: Int) {
+        #expect(DurationText.parse(text) == ms)
+    }
+
+    @Test(arguments: ["", "30", "s", "1x", "30s1m", "1s1s", "-5s", "1 s", "1.s", "99999999999999999999h",
+                      "5min", "1.5"])
+    func refuses(text: String) {
+        #expect(DurationText.parse(text) == nil)
+    }
+
+    @Test(arguments: [
+        (0, "0s"), (500, "500ms"), (30_000, "30s"), (90_000, "1m30s"), (3_600_000, "1h"),
+        (2_500, "2s500ms"), (3_723_004, "1h2m3s4ms"),
+    ])
+    func formatsAndRoundTrips(ms: Int, text: String) {
+        #expect(DurationText.format(milliseconds: ms) == text)
+        #expect(DurationText.parse(text) == ms)
+    }
+}

@@ -1,0 +1,114 @@
+import Testing
+@testable import SyncrManifest
+
+@Suite struct TemplateExpansionTests {
+    typealias Case = (written: String, env: [String: String], expanded: String, secrets: [String])
+
+    @Test(arguments: [
+        ("Bearer ${TOKEN}", ["TOKEN": "abc"], "Bearer abc", ["abc"]),
+        ("${A}${B}", ["A": "1", "B": "2"], "12", ["1", "2"]),
+        ("${A:-fallback}", [:], "fallback", ["fallback"]),
+        ("${A:-fallback}", ["A": ""], "fallback", ["fallback"]),
+        ("${A:-fallback}", ["A": "set"], "set", ["set"]),
+        ("x${A}y", ["A": ""], "xy", []),
+        ("${A:-}", [:], "", []),
+        ("cost: $5 and $$ and $A", [:], "cost: $5 and $$ and $A", []),
+        ("trailing $", [:], "trailing $", []),
+        ("${A:-${B}}", [:], "${B}", ["${B"]),
+        ("${_x1}", ["_x1": "v"], "v", ["v"]),
+    ] as [Case])
+    func expands(c: Case) throws {
+        let t = try TemplateExpansion.expand(c.written, environment: c.env).get()
+        #expect(t.written == c.written)
+        #expect(t.expanded == c.expanded)
+        #expect(t.secrets == c.secrets)
+        #expect(t.description == c.written)
+    }
+
+    @Test(arguments: [
+        ("${TOKEN}", "environment variable TOKEN is not set (set it, or write ${TOKEN:-default})"),
+        ("abc ${", "unterminated reference '${'; close it with '}'"),
+        ("${}", "empty reference '${}'; write ${NAME} or ${NAME:-default}"),
+        ("${1X}", "invalid variable name in '${1X}'; names are letters, digits and '_', not starting with a digit"),
+        ("${A-b}", "unsupported reference '${A-b}'; write ${NAME} or ${NAME:-default}"),
+        ("${A B}", "unsupported reference '${A B}'; write ${NAME} or ${NAME:-default}"),
+    ])
+    func refuses(written: String, message: String) {
+        let result = TemplateExpansion.expand(written, environment: [:])
+        #expect(throws: TemplateExpansion.ProblemList.self) { try result.get() }
+        if case .failure(let list) = result {
+            #expect(list.problems.map(\.message) == [message])
+        }
+    }
+
+    @Test func unsetVariableInHeaderIsReportedAtTheValue() {
+        let yaml = """
+            version: 1
+            downloads:
+              - url: https://example.com/a
+                to: a
+                headers: { Authorization: "Bearer ${ARTIFACT_TOKEN}" }
+            """
+        #expect(errors(yaml) == """
+            syncr.yml:5:31: error: downloads[0].headers.Authorization: environment variable ARTIFACT_TOKEN is not set (set it, or write ${ARTIFACT_TOKEN:-default})
+                headers: { Authorization: "Bearer ${ARTIFACT_TOKEN}" }
+                                          ^
+            """)
+    }
+
+    @Test func toIsNotExpanded() throws {
+        let m = try parse("version: 1\ndownloads: [{url: 'https://h/${P}', to: '${P}/f'}]\n",
+                          environment: ["P": "seg"])
+        #expect(m.downloads[0].url.expanded == "https://h/seg")
+        #expect(m.downloads[0].to == "${P}/f")
+        #expect(m.downloads[0].destination == "/work/proj/${P}/f")
+    }
+
+    /// A secret from the environment never shows up in any diagnostic, whatever goes wrong.
+    @Test func secretsNeverInDiagnostics() {
+        let secret = "hunter2-SECRET"
+        let env = ["TOKEN": secret, "HOST": "ftp://\(secret)", "BAD": "x\r\nInjected: \(secret)"]
+        let yaml = """
+            version: 1
+            defaults:
+              headers: { X-Token: "${TOKEN}", X-Bad: "${BAD}" }
+            downloads:
+              - url: "${HOST}/file"
+                to: a
+                headers: { Authorization: "Bearer ${TOKEN}", X-Missing: "${NOPE}" }
+                sha256: "${TOKEN}"
+              - url: "https://${TOKEN}@example.com/${TOKEN"
+                to: ../${TOKEN}
+            """
+        do {
+            _ = try parse(yaml, environment: env)
+            Issue.record("expected errors")
+        } catch {
+            #expect(error.diagnostics.count == 6)
+            #expect(!error.description.contains(secret))
+            for d in error.diagnostics {
+                #expect(!d.description.contains(secret))
+                #expect(!d.message.contains(secret))
+            }
+            #expect(error.description.contains("X-Bad: the value contains a line break or NUL after expanding"))
+            #expect(error.description.contains(#"downloads[0].url: expected an http(s) URL, found "${HOST}/file""#))
+        }
+    }
+
+    @Test func secretsAreCollected() throws {
+        let yaml = """
+            version: 1
+            defaults:
+              headers: { X-Api-Key: "${KEY}" }
+            downloads:
+              - url: https://${USER_PART:-anon}@example.com/a
+                to: a
+                headers: { Authorization: "Bearer ${TOKEN}", X-Empty: "${EMPTY}" }
+            """
+        let m = try parse(yaml, environment: ["KEY": "k1", "TOKEN": "long-token", "EMPTY": ""])
+        #expect(m.downloads[0].url.secrets == ["anon"])
+        #expect(Set(m.secrets) == ["k1", "long-token", "anon"])
+        #expect(m.secrets.first == "long-token")  // longest first, for scrubbing
+        #expect(m.downloads[0].settings.headers.map(\.name) == ["X-Api-Key", "Authorization", "X-Empty"])
+    }
+}
