@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import SyncrCore
+import SyncrManifest
+
+/// Writes to stderr, whole lines only, so that logs read well on a terminal and in CI alike.
+final class LineReporter: ProgressReporter {
+    private let quiet: Bool
+    private let total: Int
+    private let started = Mutex(0)
+
+    init(quiet: Bool, total: Int) {
+        self.quiet = quiet
+        self.total = total
+    }
+
+    func report(_ event: ProgressEvent) {
+        switch event {
+        case .started(let item):
+            guard !quiet else { return }
+            let n = started.withLock { value -> Int in value += 1; return value }
+            var what = "\(item.action.rawValue) \(item.to)"
+            if let size = item.size {
+                what += item.action == .resume
+                    ? " from \(ByteSize.format(item.offset)) of \(ByteSize.format(size))"
+                    : " (\(ByteSize.format(size)))"
+            }
+            Output.err("[\(n)/\(total)] \(what) from \(item.url)")
+        case .progress:
+            break
+        case .retrying(let index, let attempt, let delay, let error):
+            guard !quiet else { return }
+            Output.err("  retry #\(attempt) of downloads[\(index)] in \(Rendering.seconds(delay)): \(error)")
+        case .note(let index, let message):
+            guard !quiet else { return }
+            Output.err("  note: downloads[\(index)]: \(message)")
+        case .finished(let result):
+            switch result.status {
+            case .ok:
+                guard !quiet else { return }
+                let note = result.item.action == .resume && result.transferred < (result.item.size ?? 0)
+                    ? " (resumed at byte \(result.item.offset))" : ""
+                Output.err("  done \(result.item.to): \(ByteSize.format(result.transferred)) in "
+                    + "\(Rendering.seconds(result.seconds)), \(Rendering.speed(bytes: result.transferred, seconds: result.seconds))\(note)")
+            case .skipped:
+                break
+            case .failed:
+                Output.err("  FAILED \(result.item.to): \(result.error ?? "unknown error")")
+            }
+        }
+    }
+}
+
+/// The only place that writes to the terminal.
+enum Output {
+    private static let lock = Mutex(())
+
+    static func out(_ line: String) { write(line + "\n", to: STDOUT_FILENO) }
+    static func err(_ line: String) { write(line + "\n", to: STDERR_FILENO) }
+
+    private static func write(_ text: String, to fd: Int32) {
+        lock.withLock { _ in
+            var bytes = Array(text.utf8)[...]
+            while !bytes.isEmpty {
+                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+                if n < 0 { if errno == EINTR { continue }; return }
+                bytes = bytes.dropFirst(n)
+            }
+        }
+    }
+}
