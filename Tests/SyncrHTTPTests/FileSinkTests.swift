@@ -1,0 +1,267 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import SyncrHTTP
+
+/// A temporary file made with mkstemp, opened read-write; removed on deinit.
+final class TempFile {
+    let path: String
+    let fd: Int32
+
+    init(contents: [UInt8] = []) throws {
+        let dir = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array((dir + "/syncr-httptests-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        try #require(fd >= 0, "mkstemp failed: errno \(errno)")
+        self.fd = fd
+        self.path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        if !contents.isEmpty {
+            let n = contents.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+            try #require(n == contents.count)
+        }
+    }
+
+    deinit {
+        close(fd)
+        unlink(path)
+    }
+
+    /// The whole file, read through a fresh descriptor.
+    func contents() -> [UInt8] {
+        let rfd = open(path, O_RDONLY)
+        guard rfd >= 0 else { return [] }
+        defer { close(rfd) }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(rfd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            out += buffer[0..<n]
+        }
+        return out
+    }
+}
+
+extension SinkDecision {
+    var isProceed: Bool { if case .proceed = self { return true } else { return false } }
+    var failure: TransferError? { if case .fail(let e) = self { return e } else { return nil } }
+}
+
+@Suite("FileSink")
+struct FileSinkTests {
+    static let url = "https://example.com/big.iso"
+
+    static func sink(_ file: TempFile, offset: Int64, range: ByteRange?, total: Int64? = nil,
+                     fd: Int32? = nil) -> FileSink {
+        FileSink(fd: fd ?? file.fd, offset: offset, requestedRange: range, expectedTotal: total,
+                 displayURL: url, displayPath: "downloads/big.iso")
+    }
+
+    @discardableResult
+    static func write(_ sink: FileSink, _ s: String) -> SinkDecision {
+        Array(s.utf8).withUnsafeBytes { sink.write($0) }
+    }
+
+    @Test("writes at the offset with positional writes and counts what it wrote")
+    func writesAtOffset() throws {
+        let file = try TempFile(contents: Array("0123456789".utf8))
+        let sink = Self.sink(file, offset: 4, range: ByteRange(start: 4), total: 10)
+        #expect(sink.written == 0)
+        #expect(sink.responseStarted(makeHead(206, [("Content-Range", "bytes 4-9/10"), ("Content-Length", "6")])).isProceed)
+        #expect(Self.write(sink, "abc").isProceed)
+        #expect(sink.written == 3)
+        #expect(Self.write(sink, "DEF").isProceed)
+        #expect(sink.written == 6)
+        #expect(file.contents() == Array("0123abcDEF".utf8))
+    }
+
+    @Test("writing past the current end of an empty file extends it")
+    func writesIntoEmptyFile() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 0, range: nil)
+        #expect(sink.responseStarted(makeHead(200, [("Content-Length", "5")])).isProceed)
+        #expect(Self.write(sink, "hello").isProceed)
+        #expect(sink.written == 5)
+        #expect(file.contents() == Array("hello".utf8))
+    }
+
+    @Test("an empty piece is accepted and changes nothing")
+    func emptyWrite() throws {
+        let file = try TempFile(contents: Array("xy".utf8))
+        let sink = Self.sink(file, offset: 0, range: nil)
+        #expect(sink.write(UnsafeRawBufferPointer(start: nil, count: 0)).isProceed)
+        #expect(Self.write(sink, "").isProceed)
+        #expect(sink.written == 0)
+        #expect(file.contents() == Array("xy".utf8))
+    }
+
+    @Test("many small pieces land one after the other")
+    func manyPieces() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 0, range: ByteRange(start: 0, end: 999), total: 1000)
+        let data = (0..<1000).map { UInt8($0 % 251) }
+        for chunk in stride(from: 0, to: 1000, by: 7) {
+            let piece = Array(data[chunk..<min(chunk + 7, 1000)])
+            #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
+        }
+        #expect(sink.written == 1000)
+        #expect(file.contents() == data)
+    }
+
+    // MARK: responseStarted
+
+    @Test("a 206 with the asked Content-Range is accepted and its head kept")
+    func acceptsMatching206() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 100, range: ByteRange(start: 100), total: 1000)
+        #expect(sink.head == nil)
+        let head = makeHead(206, [("Content-Range", "bytes 100-999/1000"), ("Content-Length", "900")])
+        #expect(sink.responseStarted(head).isProceed)
+        #expect(sink.head == head)
+    }
+
+    @Test("a 206 with the wrong Content-Range is refused as an invalid response")
+    func refusesWrong206() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 100, range: ByteRange(start: 100), total: 1000)
+        let head = makeHead(206, [("Content-Range", "bytes 0-999/1000")])
+        guard case .invalidResponse(let url, let message)? = sink.responseStarted(head).failure else {
+            Issue.record("expected .fail(.invalidResponse)")
+            return
+        }
+        #expect(url == Self.url)
+        #expect(!message.isEmpty)
+        #expect(sink.head == head)   // kept even when refused, for the error report
+    }
+
+    @Test("a file that changed size is refused")
+    func refusesChangedTotal() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 100, range: ByteRange(start: 100), total: 1000)
+        let head = makeHead(206, [("Content-Range", "bytes 100-1999/2000")])
+        guard case .invalidResponse? = sink.responseStarted(head).failure else {
+            Issue.record("expected .fail(.invalidResponse)")
+            return
+        }
+    }
+
+    @Test("a 200 to a resuming request is refused as rangeNotHonoured")
+    func refusesIgnoredRange() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 100, range: ByteRange(start: 100), total: 1000)
+        let decision = sink.responseStarted(makeHead(200, [("Content-Length", "1000")]))
+        #expect(decision.failure == .rangeNotHonoured(url: Self.url))
+    }
+
+    @Test("a body with a Content-Encoding is refused, even when the range is right", arguments: ["gzip", "br", "deflate", "GZIP"])
+    func refusesContentEncoding(_ encoding: String) throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 100, range: ByteRange(start: 100), total: 1000)
+        let head = makeHead(206, [("Content-Range", "bytes 100-999/1000"), ("Content-Encoding", encoding)])
+        guard case .invalidResponse(let url, let message)? = sink.responseStarted(head).failure else {
+            Issue.record("expected .fail(.invalidResponse)")
+            return
+        }
+        #expect(url == Self.url)
+        #expect(message.contains(encoding.lowercased()))
+        let plain = Self.sink(file, offset: 0, range: nil)
+        #expect(plain.responseStarted(makeHead(200, [("Content-Encoding", encoding)])).failure != nil)
+    }
+
+    @Test("Content-Encoding: identity is the plain body")
+    func acceptsIdentity() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 0, range: nil)
+        #expect(sink.responseStarted(makeHead(200, [("Content-Encoding", "identity")])).isProceed)
+    }
+
+    // MARK: write limits
+
+    @Test("a write beyond the requested closed range is refused and nothing of it is written")
+    func refusesOverlongBody() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 0, range: ByteRange(start: 0, end: 9), total: 100)
+        #expect(sink.responseStarted(makeHead(206, [("Content-Range", "bytes 0-9/100")])).isProceed)
+        #expect(Self.write(sink, "01234567").isProceed)
+        guard case .invalidResponse(let url, _)? = Self.write(sink, "89X").failure else {
+            Issue.record("expected .fail(.invalidResponse)")
+            return
+        }
+        #expect(url == Self.url)
+        #expect(sink.written == 8)
+        #expect(file.contents() == Array("01234567".utf8))
+    }
+
+    @Test("filling the closed range exactly is fine; one byte more is not")
+    func exactFillThenOneMore() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 50, range: ByteRange(start: 50, end: 59))
+        #expect(Self.write(sink, "0123456789").isProceed)
+        #expect(sink.written == 10)
+        #expect(Self.write(sink, "!").failure != nil)
+        #expect(sink.written == 10)
+    }
+
+    @Test("an open range puts no limit on the body")
+    func openRangeNoLimit() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 3, range: ByteRange(start: 3))
+        #expect(Self.write(sink, String(repeating: "a", count: 10_000)).isProceed)
+        #expect(sink.written == 10_000)
+        #expect(file.contents().count == 10_003)
+    }
+
+    // BUG (latent; ResponseSink.swift, FileSink.write): the range check compares the file
+    // position `offset + written` with the range's `end`, i.e. it assumes `offset == start`.
+    // Nothing in FileSink's API requires that; when a range is written elsewhere in a file
+    // (e.g. a part file at offset 0), too long a body is let through, and a right-sized one
+    // written at an offset past the range's end is refused. The correct test is
+    // `written + count <= end - start + 1`.
+    @Test("the closed-range limit counts body bytes, whatever the file offset",
+          .disabled("bug (latent): FileSink.write compares offset+written with range.end, only right when offset == range.start"))
+    func rangeLimitIndependentOfOffset() throws {
+        let file = try TempFile()
+        let low = Self.sink(file, offset: 0, range: ByteRange(start: 1000, end: 1009))
+        #expect(Self.write(low, "0123456789X").failure != nil)   // 11 bytes for a 10-byte range
+
+        let high = Self.sink(file, offset: 5000, range: ByteRange(start: 0, end: 9))
+        #expect(Self.write(high, "0123456789").isProceed)        // exactly the 10 bytes asked
+    }
+
+    // MARK: errors
+
+    @Test("a write to a read-only descriptor fails with .local carrying errno")
+    func readOnlyDescriptor() throws {
+        let file = try TempFile(contents: Array("keep".utf8))
+        let ro = open(file.path, O_RDONLY)
+        try #require(ro >= 0)
+        defer { close(ro) }
+        let sink = Self.sink(file, offset: 0, range: nil, fd: ro)
+        #expect(sink.responseStarted(makeHead(200)).isProceed)
+        guard case .local(let path, let code, let message)? = Self.write(sink, "data").failure else {
+            Issue.record("expected .fail(.local)")
+            return
+        }
+        #expect(path == "downloads/big.iso")
+        #expect(code == EBADF)
+        #expect(message.hasPrefix("cannot write: "))
+        #expect(sink.written == 0)
+        #expect(file.contents() == Array("keep".utf8))
+    }
+}
+
+@Suite("DiscardSink")
+struct DiscardSinkTests {
+    @Test("accepts any head and stops at the first body byte")
+    func discard() {
+        let sink = DiscardSink()
+        #expect(sink.responseStarted(makeHead(200)).isProceed)
+        #expect(sink.responseStarted(makeHead(206, [("Content-Range", "garbage")])).isProceed)
+        let d = Array("x".utf8).withUnsafeBytes { sink.write($0) }
+        guard case .stop = d else {
+            Issue.record("expected .stop")
+            return
+        }
+    }
+}
