@@ -34,9 +34,10 @@ public struct EntryState: Codable, Sendable, Equatable {
     }
 
     /// The validator to send in `If-Range` when resuming this data: a strong ETag, else
-    /// Last-Modified (RFC 9110 §13.1.5); nil when neither is fit.
+    /// Last-Modified (RFC 9110 §13.1.5); nil when neither is fit. A date is never sent when the
+    /// server gave an entity tag, since the client MUST NOT then use one.
     public var ifRangeValidator: String? {
-        if let etag, !etag.isWeak { return etag.headerValue }
+        if let etag { return etag.isWeak ? nil : etag.headerValue }
         return lastModified
     }
 }

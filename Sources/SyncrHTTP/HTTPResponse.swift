@@ -30,18 +30,20 @@ public struct HTTPResponse: Sendable {
     public static func printable(_ bytes: [UInt8], limit: Int = 300) -> String {
         let text = String(decoding: bytes, as: UTF8.self)
         var out = ""
-        var lastWasSpace = false
+        var pendingSpace = false
+        var count = 0
         for scalar in text.unicodeScalars {
             let isControl = scalar.value < 0x20 || scalar.value == 0x7f || (0x80..<0xa0).contains(scalar.value)
             if isControl || scalar == " " {
-                if !lastWasSpace && !out.isEmpty { out.append(" ") }
-                lastWasSpace = true
-            } else {
-                out.unicodeScalars.append(scalar)
-                lastWasSpace = false
+                pendingSpace = !out.isEmpty
+                continue
             }
-            if out.count >= limit { return out + "…" }
+            // Only a visible character past the limit proves that something is cut.
+            if count + (pendingSpace ? 1 : 0) >= limit { return out + "…" }
+            if pendingSpace { out.append(" "); count += 1; pendingSpace = false }
+            out.unicodeScalars.append(scalar)
+            count += 1
         }
-        return out.trimmed
+        return out
     }
 }

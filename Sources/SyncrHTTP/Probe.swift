@@ -29,9 +29,10 @@ public struct RemoteResource: Sendable, Equatable {
                   finalURL: head.effectiveURL, method: method)
     }
 
-    /// A validator fit for `If-Range` (RFC 9110 §13.1.5): a strong ETag, else Last-Modified.
+    /// A validator fit for `If-Range` (RFC 9110 §13.1.5): a strong ETag, else Last-Modified,
+    /// but never a date when the server sent an entity tag (weak ones cannot be used at all).
     public var ifRangeValidator: String? {
-        if let etag, !etag.isWeak { return etag.headerValue }
+        if let etag { return etag.isWeak ? nil : etag.headerValue }
         return lastModified
     }
 }

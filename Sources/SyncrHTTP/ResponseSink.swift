@@ -82,14 +82,15 @@ public final class FileSink: ResponseSink {
     public func write(_ bytes: UnsafeRawBufferPointer) -> SinkDecision {
         guard var base = bytes.baseAddress else { return .proceed }
         var remaining = bytes.count
-        var position = offset + writtenCounter.load(ordering: .relaxed)
-        if let end = requestedRange?.end, position + Int64(remaining) > end + 1 {
+        let already = writtenCounter.load(ordering: .relaxed)
+        var position = offset + already
+        if let range = requestedRange, let end = range.end, already + Int64(remaining) > end - range.start + 1 {
             return .fail(.invalidResponse(url: displayURL, message: "the server sent more bytes than the range asked for"))
         }
         while remaining > 0 {
             let n = pwrite(fd, base, remaining, off_t(position))
-            if n < 0 {
-                let code = errno
+            if n <= 0 {
+                let code = n == 0 ? EIO : errno
                 if code == EINTR { continue }
                 return .fail(.local(path: displayPath, errno: code, message: "cannot write: " + String(cString: strerror(code))))
             }

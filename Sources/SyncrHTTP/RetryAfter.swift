@@ -12,8 +12,8 @@ public enum RetryAfter: Sendable, Equatable {
     public init?(parsing text: String) {
         let s = text.trimmed
         if !s.isEmpty, s.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
-            // Clamp absurd values rather than overflow; the caller caps the wait anyway.
-            self = .seconds(Int64(s.prefix(12)) ?? Int64.max)
+            // Too many digits for Int64 means "a very long time"; the caller caps the wait anyway.
+            self = .seconds(Int64(s) ?? Int64.max)
             return
         }
         guard let epoch = HTTPDate.parse(s) else { return nil }

@@ -57,13 +57,12 @@ struct RemoteResourceTests {
         #expect(RemoteResource(head: makeHead(200, fields), method: "HEAD").ifRangeValidator == expected)
     }
 
-    // BUG (Probe.swift, RemoteResource.ifRangeValidator): with a weak ETag it falls back to
+    // Regression (fixed; Probe.swift, RemoteResource.ifRangeValidator): with a weak ETag it falls back to
     // Last-Modified. RFC 9110 §13.1.5: "A client MUST NOT generate an If-Range header field
     // containing an HTTP-date unless the client has no entity tag for the corresponding
     // representation and the date is a strong validator". A weak ETag is an entity tag, so
     // there is no usable If-Range validator and the result must be nil.
-    @Test("a weak ETag rules out Last-Modified as If-Range validator",
-          .disabled("bug: weak ETag + Last-Modified gives the date; RFC 9110 §13.1.5 forbids a date when an entity tag exists"))
+    @Test("a weak ETag rules out Last-Modified as If-Range validator")
     func weakETagForbidsDate() {
         let h = makeHead(200, [("ETag", "W/\"v1\""), ("Last-Modified", Self.lm)])
         #expect(RemoteResource(head: h, method: "HEAD").ifRangeValidator == nil)
