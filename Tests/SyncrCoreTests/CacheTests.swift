@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import SyncrCore
+import SyncrHTTP
+
+/// A fresh folder per test, removed at the end (tests run in parallel).
+final class TemporaryFolder {
+    let path: String
+
+    init() throws {
+        let base = FileManager.default.temporaryDirectory.path
+        path = base + "/syncr-coretests-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func contents(_ folder: String? = nil) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder ?? path)) ?? []).sorted()
+    }
+}
+
+@Suite struct CacheTests {
+    /// Expected keys computed with `printf '%s' URL | md5sum`.
+    @Test(arguments: [
+        ("http://example.com/a", "3e27a17e84f5f8486fbc14488e12e6ff"),
+        ("https://example.com/data/model.bin?t=1", "bf3428c8c4b82922f2a4a63b10ed1207"),
+        ("", "d41d8cd98f00b204e9800998ecf8427e"),
+    ])
+    func keyIsLowercaseMD5OfTheURL(url: String, md5: String) {
+        #expect(Cache.key(for: url) == md5)
+    }
+
+    @Test func keyMatchesMD5Sum() throws {
+        let url = "https://user@example.com:8443/path/with%20space/ü?q=1#frag"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/md5sum")
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(url.utf8))
+        try input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let expected = String(text.prefix(32))
+        #expect(Cache.key(for: url) == expected)
+        #expect(expected.allSatisfy { "0123456789abcdef".contains($0) })
+    }
+
+    @Test func pathsAreNamedByKey() {
+        let cache = Cache(directory: "/c")
+        #expect(cache.dataPath("abc") == "/c/abc.data")
+        #expect(cache.statePath("abc") == "/c/abc.state")
+    }
+
+    @Test func prepareCreatesNestedFolders() throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path + "/a/b/cache")
+        try cache.prepare()
+        try cache.prepare()
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: cache.directory, isDirectory: &isDirectory))
+        #expect(isDirectory.boolValue)
+    }
+
+    @Test func stateRoundTrip() throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path)
+        var state = EntryState(url: "https://example.com/${TOKEN}/x")
+        state.finalURL = "https://cdn.example.com/x"
+        state.size = 1_234_567
+        state.etag = EntityTag(opaque: "abc-123", isWeak: false)
+        state.lastModified = "Tue, 01 Oct 2024 10:00:00 GMT"
+        state.good = 1_000_000
+        state.complete = true
+        state.verified = ["sha256": String(repeating: "a", count: 64)]
+        state.destination = "/work/proj/x"
+        state.destinationFingerprint = FileFingerprint(device: 2049, inode: 77, size: 1_234_567,
+                                                       mtimeNanoseconds: 1_700_000_000_123_456_789)
+        let key = Cache.key(for: "https://example.com/x")
+        try cache.saveState(state, key: key)
+
+        let loaded = try #require(cache.loadState(key))
+        #expect(loaded.updated > 0, "saveState stamps the time of the update")
+        var expected = state
+        expected.updated = loaded.updated
+        #expect(loaded == expected)
+    }
+
+    @Test func weakETagRoundTrips() throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path)
+        var state = EntryState(url: "u")
+        state.etag = EntityTag(opaque: "w", isWeak: true)
+        try cache.saveState(state, key: "k")
+        #expect(cache.loadState("k")?.etag == EntityTag(opaque: "w", isWeak: true))
+    }
+
+    @Test func missingStateLoadsAsNil() throws {
+        let tmp = try TemporaryFolder()
+        #expect(Cache(directory: tmp.path).loadState("nothing") == nil)
+    }
+
+    /// A torn or foreign record is no record: the data is fetched again rather than trusted.
+    @Test(arguments: [
+        "",
+        "{\"format\":1,\"url\":\"https://example.com/x\",\"good\":10",
+        "garbage \u{0}\u{1}\u{2}",
+        "[]",
+        "{\"good\": 5}",
+    ])
+    func tornStateLoadsAsNil(contents: String) throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path)
+        try Data(contents.utf8).write(to: URL(fileURLWithPath: cache.statePath("k")))
+        #expect(cache.loadState("k") == nil)
+    }
+
+    @Test func discardRemovesRecordAndData() throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path)
+        try cache.saveState(EntryState(url: "u"), key: "k")
+        try Data("partial bytes".utf8).write(to: URL(fileURLWithPath: cache.dataPath("k")))
+        try cache.saveState(EntryState(url: "v"), key: "other")
+        cache.discard("k")
+        #expect(cache.loadState("k") == nil)
+        #expect(tmp.contents() == ["other.state"])
+        cache.discard("k") // discarding what is gone is fine
+    }
+
+    @Test func saveStateReplacesAtomically() throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path)
+        var state = EntryState(url: "u")
+        state.good = 10
+        try cache.saveState(state, key: "k")
+        state.good = 20
+        try cache.saveState(state, key: "k")
+        #expect(cache.loadState("k")?.good == 20)
+        #expect(tmp.contents() == ["k.state"], "no temporary file is left behind")
+    }
+
+    @Test func saveStateIntoMissingFolderThrowsNamingThePath() throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path + "/missing")
+        #expect {
+            try cache.saveState(EntryState(url: "u"), key: "k")
+        } throws: { error in
+            (error as? FileError)?.description.contains(tmp.path + "/missing/k.state") == true
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Testing
+@testable import SyncrCore
+
+@Suite struct RedactorTests {
+    @Test func secretIsMaskedEverywhereItAppears() {
+        let r = Redactor(secrets: ["s3cr3t-token"])
+        #expect(r.scrub("Authorization: Bearer s3cr3t-token (again: s3cr3t-token)")
+            == "Authorization: Bearer *** (again: ***)")
+    }
+
+    /// Longest first: a secret that contains another is masked whole, not as `***` around a
+    /// leftover of the longer one.
+    @Test(arguments: [["abc", "xxabcxx"], ["xxabcxx", "abc"]])
+    func containedSecretIsMaskedWhole(secrets: [String]) {
+        let r = Redactor(secrets: secrets)
+        #expect(r.secrets == ["xxabcxx", "abc"])
+        #expect(r.scrub("key=xxabcxx other=abc") == "key=*** other=***")
+    }
+
+    @Test func adjacentSecretsAreBothMasked() {
+        let r = Redactor(secrets: ["alpha1", "beta22"])
+        #expect(r.scrub("alpha1beta22") == "******")
+    }
+
+    /// Two secrets that share characters where they meet: no fragment of either may survive.
+    @Test(.disabled("bug: overlapping secrets leave the non-overlapping part of the shorter one visible (\"tokenABCsecret\" → \"token***\")"))
+    func overlappingSecretsLeaveNoFragment() {
+        let r = Redactor(secrets: ["tokenABC", "ABCsecret"])
+        let out = r.scrub("x=tokenABCsecret")
+        #expect(!out.contains("token"))
+        #expect(!out.contains("secret"))
+        #expect(out == "x=***")
+    }
+
+    @Test(arguments: ["", "1", "ab"])
+    func shortValuesAreNotSecrets(value: String) {
+        let r = Redactor(secrets: [value])
+        #expect(r.secrets.isEmpty)
+        #expect(r.scrub("retries ab 1 abc") == "retries ab 1 abc")
+    }
+
+    @Test func threeCharactersAreASecret() {
+        #expect(Redactor(secrets: ["abc"]).scrub("x abc y") == "x *** y")
+    }
+
+    @Test func duplicateSecretsAreKeptOnce() {
+        #expect(Redactor(secrets: ["same-value", "same-value"]).secrets == ["same-value"])
+    }
+
+    @Test(arguments: [
+        ("https://user:pw@host/x", "https://user:***@host/x"),
+        ("https://user:pw@host", "https://user:***@host"),
+        ("http://user:pw@host:8080/x?y=1", "http://user:***@host:8080/x?y=1"),
+        // The last @ ends the credentials: a password may contain an unescaped @.
+        ("https://user:p@ss@host/x", "https://user:***@host/x"),
+        ("GET https://u:hunter2@a.example/x failed", "GET https://u:***@a.example/x failed"),
+        ("\"https://u:pw@h/x\"", "\"https://u:***@h/x\""),
+        ("a https://u:one@h/x b ftp://v:two@k/y", "a https://u:***@h/x b ftp://v:***@k/y"),
+    ])
+    func urlPasswordIsMasked(text: String, masked: String) {
+        #expect(Redactor(secrets: []).scrub(text) == masked)
+    }
+
+    @Test(arguments: [
+        "https://host/x",
+        "https://host:8443/x",
+        "https://host/x?mail=a@b.example",
+        "https://host/a@b",
+        "see https://host/x or mail ops@example.com",
+        "plain text with no URL at all",
+        "",
+    ])
+    func textWithoutSecretsIsUnchanged(text: String) {
+        #expect(Redactor(secrets: ["not-in-the-text"]).scrub(text) == text)
+    }
+
+    /// A secret that is also a URL password is masked once, not turned into `******`.
+    @Test func secretPasswordInURL() {
+        let r = Redactor(secrets: ["hunter22"])
+        #expect(r.scrub("https://bob:hunter22@host/x") == "https://bob:***@host/x")
+    }
+}

@@ -1,0 +1,342 @@
+import Foundation
+import Testing
+
+/// Runs the built `syncr` binary and checks stdout, stderr and the exit code, as a user or a
+/// script would see them. No test here needs a server: unreachable entries use a closed port.
+@Suite(.timeLimit(.minutes(2)))
+struct CLITests {
+    static let commands = ["validate", "plan", "apply", "version", "help"]
+
+    // MARK: help and version
+
+    @Test func noArgumentsPrintsHelp() async throws {
+        let r = try await CLIHarness().run([])
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("Usage: syncr <command>"))
+        for command in Self.commands {
+            #expect(r.stdout.contains("\n  \(command)"), "the overview lists \(command)")
+        }
+        #expect(r.stderr.isEmpty)
+    }
+
+    @Test(arguments: [["--help"], ["-h"], ["help"], ["help", "help"], ["help", "--help"]])
+    func overviewHelp(arguments: [String]) async throws {
+        let r = try await CLIHarness().run(arguments)
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("Usage: syncr <command>"))
+        #expect(r.stderr.isEmpty)
+    }
+
+    @Test(arguments: ["validate", "plan", "apply", "version"])
+    func commandHelp(command: String) async throws {
+        let harness = try CLIHarness()
+        let spellings = [["help", command], [command, "--help"], [command, "-h"]]
+        var outputs: [String] = []
+        for arguments in spellings {
+            let r = try await harness.run(arguments)
+            #expect(r.status == 0, "\(arguments)")
+            #expect(r.stdout.hasPrefix("Usage: syncr \(command)"), "\(arguments)")
+            #expect(r.stderr.isEmpty, "\(arguments)")
+            outputs.append(r.stdout)
+        }
+        #expect(Set(outputs).count == 1, "every way of asking gives the same help")
+    }
+
+    /// `--help` wins over everything else on the line, even a manifest that does not exist.
+    @Test func helpNeedsNoManifest() async throws {
+        let r = try await CLIHarness().run(["plan", "--json", "no-such.yml", "--help"])
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("Usage: syncr plan"))
+    }
+
+    @Test(arguments: [["--version"], ["version"], ["-V"]])
+    func version(arguments: [String]) async throws {
+        let r = try await CLIHarness().run(arguments)
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("syncr "))
+        #expect(r.stdout.hasSuffix("\n"))
+        #expect(r.stdout.dropLast().contains("\n") == false, "one line")
+        #expect(r.stderr.isEmpty)
+    }
+
+    @Test func versionSpellingsAgree() async throws {
+        let harness = try CLIHarness()
+        let a = try await harness.run(["--version"])
+        let b = try await harness.run(["version"])
+        #expect(a.stdout == b.stdout)
+    }
+
+    // MARK: bad command lines exit 64
+
+    @Test func unknownCommandSuggestsTheClosest() async throws {
+        let r = try await CLIHarness().run(["aply"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("Unknown command 'aply'. Did you mean 'apply'?"))
+        #expect(r.stdout.isEmpty)
+    }
+
+    @Test func unknownCommandWithNothingClose() async throws {
+        let r = try await CLIHarness().run(["zzzzzzzz"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("Unknown command 'zzzzzzzz'."))
+        #expect(!r.stderr.contains("Did you mean"))
+    }
+
+    @Test(arguments: ["plan", "apply"])
+    func unknownOptionSuggestsTheClosest(command: String) async throws {
+        let r = try await CLIHarness().run([command, "--jsn"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("Unknown option '--jsn'. Did you mean '--json'?"))
+        #expect(r.stderr.contains("syncr help \(command)"), "points at the command's usage")
+        #expect(r.stdout.isEmpty)
+    }
+
+    @Test(arguments: [
+        ["plan", "--jobs", "0"],
+        ["plan", "--jobs", "x"],
+        ["apply", "--jobs=0"],
+        ["apply", "--jobs", "257"],
+        ["plan", "--jobs", "-1"],
+        ["plan", "--jobs"],
+    ])
+    func badJobs(arguments: [String]) async throws {
+        let r = try await CLIHarness().run(arguments)
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("'--jobs'"))
+        #expect(r.stdout.isEmpty)
+    }
+
+    @Test(arguments: [
+        ["validate", "--json"],
+        ["validate", "a.yml", "b.yml"],
+        ["version", "extra"],
+        ["--json"],
+        ["plan", "--json=yes"],
+        ["help", "aply"],
+    ])
+    func otherUsageErrors(arguments: [String]) async throws {
+        let r = try await CLIHarness().run(arguments)
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("syncr: error: "))
+        #expect(r.stdout.isEmpty)
+    }
+
+    // MARK: validate
+
+    @Test func validManifest() async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            downloads:
+              - url: https://example.com/a.bin
+                to: data/a.bin
+            """)
+        let r = try await harness.run(["validate", "syncr.yml"])
+        #expect(r.status == 0)
+        #expect(r.stdout == "syncr.yml: valid (1 download)\n")
+        #expect(r.stderr.isEmpty)
+        // The manifest defaults to syncr.yml in the current folder.
+        let implicit = try await harness.run(["validate"])
+        #expect(implicit.status == 0)
+        #expect(implicit.stdout == r.stdout)
+        let quiet = try await harness.run(["validate", "--quiet"])
+        #expect(quiet.status == 0)
+        #expect(quiet.stdout.isEmpty)
+    }
+
+    @Test func invalidManifestShowsPositionAndCaret() async throws {
+        let harness = try CLIHarness()
+        try harness.write("bad.yml", """
+            version: 1
+            downloads:
+              - url: ftp://example.com/x
+                to: x
+            """)
+        let r = try await harness.run(["validate", "bad.yml"])
+        #expect(r.status == 65)
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr == """
+            bad.yml:3:10: error: downloads[0].url: expected an http(s) URL, found "ftp://example.com/x"
+              - url: ftp://example.com/x
+                     ^
+
+            """)
+    }
+
+    @Test(arguments: ["validate", "plan", "apply"])
+    func invalidManifestStopsEveryCommand(command: String) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", "version: 1\ndowloads: []\n")
+        let r = try await harness.run([command])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("syncr.yml:2:1: error: "))
+        #expect(r.stderr.contains("\n^\n"), "a caret under the column")
+        #expect(r.stdout.isEmpty)
+    }
+
+    @Test(arguments: ["validate", "plan", "apply"])
+    func missingManifest(command: String) async throws {
+        let r = try await CLIHarness().run([command, "no-such-manifest.yml"])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("no-such-manifest.yml: error: cannot read the manifest: No such file or directory"))
+        #expect(r.stdout.isEmpty)
+    }
+
+    /// The hint for a missing manifest must point at something the user can actually run.
+    @Test(.disabled("bug: the missing-manifest hint says \"create one with 'syncr init'\", but syncr has no init command"))
+    func missingManifestHintNamesARealCommand() async throws {
+        let harness = try CLIHarness()
+        let r = try await harness.run(["validate", "no-such-manifest.yml"])
+        #expect(r.status == 65)
+        #expect(!r.stderr.contains("syncr init"))
+        let initRun = try await harness.run(["init"])
+        #expect(initRun.status != 64, "if the hint names 'syncr init', that command must exist")
+    }
+
+    @Test func manifestThatIsAFolder() async throws {
+        let harness = try CLIHarness()
+        try FileManager.default.createDirectory(atPath: harness.folder + "/dir.yml", withIntermediateDirectories: false)
+        let r = try await harness.run(["validate", "dir.yml"])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("dir.yml: error: cannot read the manifest"))
+    }
+
+    // MARK: plan and apply without a server
+
+    @Test(arguments: ["version: 1\ndownloads: []\n", "version: 1\ndownloads:\n"])
+    func emptyManifest(yaml: String) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", yaml)
+
+        let apply = try await harness.run(["apply"])
+        #expect(apply.status == 0)
+        #expect(apply.stdout.isEmpty, "apply prints to stdout only with --json")
+        #expect(apply.stderr.contains("0 failed"))
+
+        let plan = try await harness.run(["plan", "--detailed-exitcode"])
+        #expect(plan.status == 0, "nothing to do")
+        #expect(plan.stdout.contains("Nothing to do."))
+
+        let json = try await harness.run(["apply", "--json"])
+        #expect(json.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect((object["items"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func planJSONForAnUnreachableServer() async throws {
+        let harness = try CLIHarness()
+        let port = try CLIHarness.closedPort()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults:
+              retries: 0
+            downloads:
+              - url: http://127.0.0.1:\(port)/file.bin
+                to: out/file.bin
+            """)
+        let r = try await harness.run(["plan", "--json"])
+        #expect(r.status == 1, "an entry that cannot be planned is a failure")
+        #expect(r.stdout.hasSuffix("\n"))
+        let line = r.stdout.dropLast()
+        #expect(!line.contains("\n"), "exactly one line of JSON")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["version"] as? Int == 1)
+        let items = try #require(object["items"] as? [[String: Any]])
+        try #require(items.count == 1)
+        #expect(items[0]["action"] as? String == "error")
+        #expect(items[0]["url"] as? String == "http://127.0.0.1:\(port)/file.bin")
+        #expect(items[0]["to"] as? String == "out/file.bin")
+        #expect((items[0]["reason"] as? String)?.isEmpty == false)
+        let totals = try #require(object["totals"] as? [String: Any])
+        #expect(totals["error"] as? Int == 1)
+        #expect(totals["download_bytes"] as? Int == 0)
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/out/file.bin"), "plan changes nothing")
+    }
+
+    @Test func planTextForAnUnreachableServer() async throws {
+        let harness = try CLIHarness()
+        let port = try CLIHarness.closedPort()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults:
+              retries: 0
+            downloads:
+              - url: http://127.0.0.1:\(port)/file.bin
+                to: out/file.bin
+            """)
+        let r = try await harness.run(["plan", "--detailed-exitcode"])
+        #expect(r.status == 1, "a failure outranks 'there is work'")
+        #expect(r.stdout.contains("error    out/file.bin"))
+        #expect(r.stdout.contains("1 failed to plan"))
+        let apply = try await harness.run(["apply"])
+        #expect(apply.status == 1)
+        #expect(apply.stderr.contains("1 failed"))
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/out/file.bin"))
+    }
+
+    // MARK: secrets
+
+    static let headerSecret = "hdr-Zq7Wx3Kp9Lm2"
+    static let urlSecret = "url-Vb8Nc4Rt6Yh1"
+
+    /// Values expanded from `${ENV}` never reach the terminal or the JSON, whatever the command.
+    @Test(arguments: [["plan"], ["plan", "--json"], ["apply"], ["apply", "--json"], ["validate"]])
+    func expandedSecretsNeverPrinted(arguments: [String]) async throws {
+        let harness = try CLIHarness()
+        let port = try CLIHarness.closedPort()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults:
+              retries: 0
+            downloads:
+              - url: http://127.0.0.1:\(port)/x?t=${SYNCR_TEST_SECRET2}
+                to: out/x
+                headers: {Authorization: "Bearer ${SYNCR_TEST_SECRET}"}
+            """)
+        let r = try await harness.run(arguments, environment: [
+            "SYNCR_TEST_SECRET": Self.headerSecret,
+            "SYNCR_TEST_SECRET2": Self.urlSecret,
+        ])
+        #expect(r.status == (arguments == ["validate"] ? 0 : 1))
+        #expect(!r.allOutput.contains(Self.headerSecret))
+        #expect(!r.allOutput.contains(Self.urlSecret))
+        if arguments != ["validate"] {
+            #expect(r.allOutput.contains("${SYNCR_TEST_SECRET2}"), "the URL is shown as written")
+        }
+    }
+
+    static func urlPasswordManifest(_ harness: CLIHarness) throws {
+        let port = try CLIHarness.closedPort()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults:
+              retries: 0
+            downloads:
+              - url: http://alice:pw-Hx5Jd2Qs@127.0.0.1:\(port)/x
+                to: out/x
+            """)
+    }
+
+    /// A password written into a URL is masked in messages.
+    @Test(arguments: [["plan"], ["apply"]])
+    func urlPasswordMaskedInText(arguments: [String]) async throws {
+        let harness = try CLIHarness()
+        try Self.urlPasswordManifest(harness)
+        let r = try await harness.run(arguments)
+        #expect(r.status == 1)
+        #expect(!r.allOutput.contains("pw-Hx5Jd2Qs"))
+        #expect(r.allOutput.contains("alice:***@127.0.0.1"))
+    }
+
+    /// ... and in JSON, the `url` field included.
+    @Test(.disabled("bug: plan --json and apply --json print the manifest URL unmasked in items[].url, password included"),
+          arguments: [["plan", "--json"], ["apply", "--json"]])
+    func urlPasswordMaskedInJSON(arguments: [String]) async throws {
+        let harness = try CLIHarness()
+        try Self.urlPasswordManifest(harness)
+        let r = try await harness.run(arguments)
+        #expect(r.status == 1)
+        #expect(!r.allOutput.contains("pw-Hx5Jd2Qs"))
+        #expect(r.stdout.contains("\"url\":\"http://alice:***@127.0.0.1:"))
+    }
+}
