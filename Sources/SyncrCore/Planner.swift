@@ -82,12 +82,12 @@ public enum Planner {
                                     reason: "complete in the cache; it will replace the changed destination")
                 }
                 if local.destinationDigests != nil {
-                    return fetchAll(.download, "the destination does not match the \(checksums.first!.algorithm) in the manifest")
+                    return fetchAll(.download, "the destination does not match the \((checksums.first?.algorithm ?? "checksum")) in the manifest")
                 }
                 return fetchAll(.download, "the destination was changed since syncr wrote it")
             }
             if !covers(state.verified, checksums) {
-                return fetchAll(.download, "the destination does not match the \(checksums.first!.algorithm) in the manifest")
+                return fetchAll(.download, "the destination does not match the \((checksums.first?.algorithm ?? "checksum")) in the manifest")
             }
             return Decision(action: .skip, offset: 0, bytes: 0, reason: "up to date (\(how))")
         }
@@ -120,7 +120,7 @@ public enum Planner {
                             reason: "\(ByteSize.format(cached)) of \(ByteSize.format(total)) cached, \(what)")
         }
         if local.destinationDigests != nil {
-            return fetchAll(.download, "the destination does not match the \(checksums.first!.algorithm) in the manifest")
+            return fetchAll(.download, "the destination does not match the \((checksums.first?.algorithm ?? "checksum")) in the manifest")
         }
         if local.destination != nil {
             return fetchAll(.download, "the destination exists but syncr has no record of it")
@@ -148,18 +148,23 @@ public enum Planner {
         if let a = state.size, let b = remote.size, a != b {
             return .different("size \(a) → \(b) bytes")
         }
-        if let a = state.etag, let b = remote.etag {
-            // Weak comparison is enough to say "unchanged" here; resuming additionally needs a
-            // strong validator, which `ifRangeValidator` checks.
-            return a.weakMatch(b) ? .same("same size, ETag unchanged")
-                                  : .different("ETag \(a.headerValue) → \(b.headerValue)")
-        }
-        if let a = state.lastModified, let b = remote.lastModified {
-            return a == b ? .same("same size, Last-Modified unchanged")
-                          : .different("Last-Modified \(a) → \(b)")
-        }
+        // Every validator both sides have must agree: an ETag that turned weak (nginx does that
+        // when it starts compressing) or a newer date next to an unchanged weak tag both mean the
+        // bytes may differ, and an If-Range built from the old record would not match anyway.
         if (state.etag == nil) != (remote.etag == nil) {
             return .different(remote.etag == nil ? "the server no longer sends an ETag" : "the server now sends an ETag")
+        }
+        if let a = state.etag, let b = remote.etag, a != b {
+            return .different("ETag \(a.headerValue) → \(b.headerValue)")
+        }
+        if let a = state.lastModified, let b = remote.lastModified, a != b {
+            return .different("Last-Modified \(a) → \(b)")
+        }
+        if state.etag != nil {
+            return .same("same size, ETag unchanged")
+        }
+        if state.lastModified != nil && remote.lastModified != nil {
+            return .same("same size, Last-Modified unchanged")
         }
         if state.size != nil && remote.size != nil {
             return .same("same size; the server gives no validators")

@@ -2,10 +2,10 @@ import Foundation
 
 /// Masks secrets in text before it is shown anywhere.
 ///
-/// The manifest's `${ENV}` expansions are secrets; so is the password of a URL with
-/// credentials. Every string that leaves the library for output passes through `scrub`.
+/// The manifest's `${ENV}` expansions are secrets; so is the user information of a URL
+/// (`https://user:password@host`, or a lone token before the `@`). Every string that leaves the
+/// library for output passes through `scrub`.
 public struct Redactor: Sendable {
-    /// Longest first, so that a secret containing another is masked whole.
     public let secrets: [String]
 
     public init(secrets: [String]) {
@@ -15,14 +15,50 @@ public struct Redactor: Sendable {
     }
 
     public func scrub(_ text: String) -> String {
-        var out = text
-        for secret in secrets where out.contains(secret) {
-            out = out.replacingAll(secret, with: "***")
-        }
-        return Self.maskURLCredentials(out)
+        Self.maskURLCredentials(maskSecrets(text))
     }
 
-    /// `scheme://user:password@host` → `scheme://user:***@host`.
+    /// Finds every occurrence of every secret in the original text first, then masks the union,
+    /// so that two overlapping secrets leave no fragment of either.
+    private func maskSecrets(_ text: String) -> String {
+        guard !secrets.isEmpty else { return text }
+        let bytes = Array(text.utf8)
+        var ranges: [Range<Int>] = []
+        for secret in secrets {
+            let needle = Array(secret.utf8)
+            guard needle.count <= bytes.count else { continue }
+            var i = 0
+            while i + needle.count <= bytes.count {
+                if bytes[i] == needle[0] && Array(bytes[i..<(i + needle.count)]) == needle {
+                    ranges.append(i..<(i + needle.count))
+                }
+                i += 1
+            }
+        }
+        guard !ranges.isEmpty else { return text }
+        ranges.sort { $0.lowerBound < $1.lowerBound }
+        var merged: [Range<Int>] = []
+        for r in ranges {
+            // Overlapping occurrences merge; merely adjacent ones stay two masks.
+            if let last = merged.last, r.lowerBound < last.upperBound {
+                merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, r.upperBound)
+            } else {
+                merged.append(r)
+            }
+        }
+        var out: [UInt8] = []
+        var position = 0
+        for r in merged {
+            out += bytes[position..<r.lowerBound]
+            out += Array("***".utf8)
+            position = r.upperBound
+        }
+        out += bytes[position...]
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `scheme://user:password@host` → `scheme://user:***@host`; `scheme://token@host` →
+    /// `scheme://***@host`.
     static func maskURLCredentials(_ text: String) -> String {
         guard text.contains("://"), text.contains("@") else { return text }
         var result = ""
@@ -30,29 +66,19 @@ public struct Redactor: Sendable {
         while let schemeEnd = rest.range(of: "://") {
             result += rest[..<schemeEnd.upperBound]
             rest = rest[schemeEnd.upperBound...]
-            let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == " " || $0 == "\"" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+            let authorityEnd = rest.firstIndex(where: { "/?#\"'<> ".contains($0) || $0.isWhitespace }) ?? rest.endIndex
             let authority = rest[..<authorityEnd]
-            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-                result += authority[..<colon] + ":***" + authority[at...]
+            if let at = authority.lastIndex(of: "@") {
+                if let colon = authority[..<at].firstIndex(of: ":") {
+                    result += authority[..<colon] + ":***" + authority[at...]
+                } else {
+                    result += "***" + authority[at...]
+                }
             } else {
                 result += authority
             }
             rest = rest[authorityEnd...]
         }
         return result + rest
-    }
-}
-
-extension String {
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var out = ""
-        var rest = Substring(self)
-        while let r = rest.range(of: target) {
-            out += rest[..<r.lowerBound]
-            out += replacement
-            rest = rest[r.upperBound...]
-        }
-        return out + rest
     }
 }

@@ -56,7 +56,7 @@ public final class Session: Sendable {
     }
 
     func planItem(_ download: Download) async -> PlanItem {
-        var item = PlanItem(index: download.index, url: download.url.written, to: download.to, action: .download,
+        var item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .download,
                             size: nil, offset: 0, bytes: nil, reason: "")
         let remote: RemoteResource
         switch await probe(download) {

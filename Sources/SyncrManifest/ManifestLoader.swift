@@ -25,7 +25,7 @@ public enum ManifestLoader {
             bytes = b
         case .failure(let failure):
             let hint: String? = switch failure.code {
-            case ENOENT: "create one with 'syncr init', or name another file"
+            case ENOENT: "name another file, or write one (examples/quickstart/syncr.yml is a start; see man syncr-manifest)"
             case EISDIR: "name the manifest file itself, not its folder"
             default: nil
             }

@@ -352,7 +352,7 @@ import Testing
         } catch {
             #expect(error.description == """
                 \(path): error: cannot read the manifest: No such file or directory
-                hint: create one with 'syncr init', or name another file
+                hint: name another file, or write one (examples/quickstart/syncr.yml is a start; see man syncr-manifest)
                 """)
             #expect(error.diagnostics.first?.location == nil)
         }

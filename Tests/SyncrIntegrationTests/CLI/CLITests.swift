@@ -183,14 +183,15 @@ struct CLITests {
     }
 
     /// The hint for a missing manifest must point at something the user can actually run.
-    @Test(.disabled("bug: the missing-manifest hint says \"create one with 'syncr init'\", but syncr has no init command"))
-    func missingManifestHintNamesARealCommand() async throws {
+    @Test func missingManifestHintNamesARealCommand() async throws {
         let harness = try CLIHarness()
         let r = try await harness.run(["validate", "no-such-manifest.yml"])
         #expect(r.status == 65)
-        #expect(!r.stderr.contains("syncr init"))
-        let initRun = try await harness.run(["init"])
-        #expect(initRun.status != 64, "if the hint names 'syncr init', that command must exist")
+        #expect(r.stderr.contains("hint:"))
+        if r.stderr.contains("syncr init") {
+            let initRun = try await harness.run(["init", "--help"])
+            #expect(initRun.status != 64, "the hint names 'syncr init', so that command must exist")
+        }
     }
 
     @Test func manifestThatIsAFolder() async throws {
@@ -329,8 +330,7 @@ struct CLITests {
     }
 
     /// ... and in JSON, the `url` field included.
-    @Test(.disabled("bug: plan --json and apply --json print the manifest URL unmasked in items[].url, password included"),
-          arguments: [["plan", "--json"], ["apply", "--json"]])
+    @Test(arguments: [["plan", "--json"], ["apply", "--json"]])
     func urlPasswordMaskedInJSON(arguments: [String]) async throws {
         let harness = try CLIHarness()
         try Self.urlPasswordManifest(harness)
