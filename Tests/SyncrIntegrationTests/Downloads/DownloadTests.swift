@@ -1,0 +1,367 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// `syncr apply` against real servers on 127.0.0.1: nginx for the normal case, the fault server
+/// for everything a real server does only on a bad day.
+@Suite("downloads", .timeLimit(.minutes(5)))
+struct DownloadTests {
+    /// Leaves a partial download of `path` in the project's cache, `bytes` long, the way a crash
+    /// does: the server stalls after `bytes`, the record catches up, and syncr is killed.
+    func makePartial(_ project: Project, _ server: FaultServer, path: String, bytes: Int) async throws {
+        try await server.behave(path: path, FaultBehaviour(stallAfter: bytes, stallTimes: 1))
+        let child = try project.start(["apply"])
+        let recorded = await poll(timeout: .seconds(30)) { project.recordedGoodBytes() == bytes }
+        kill(child.pid, SIGKILL)
+        child.process.waitUntilExit()
+        try #require(recorded, "the cache should record \(bytes) bytes")
+        try await server.reset()
+    }
+
+    // MARK: nginx
+
+    @Test func secondRunSkipsWithoutFetching() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("a.bin"), size: 3 << 20, seed: 1)
+        try makeFile(path: www.appending("b.bin"), size: 1000, seed: 2)
+        try makeFile(path: www.appending("empty.bin"), size: 0, seed: 3)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: [
+            "{ url: \(nginx.url("/a.bin")), to: out/a.bin, sha256: \(try await sha256(file: www.appending("a.bin"))) }",
+            "{ url: \(nginx.url("/b.bin")), to: out/deep/er/b.bin }",
+            "{ url: \(nginx.url("/empty.bin")), to: out/empty.bin }",
+        ])
+        let first = try await project.run(["apply"])
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        for name in ["a.bin", "deep/er/b.bin", "empty.bin"] {
+            let source = www.appending((name as NSString).lastPathComponent)
+            #expect(try await sha256(file: project.file("out/" + name)) == (try await sha256(file: source)))
+        }
+        let before = try nginx.accessLog().count
+        let second = try await project.run(["apply", "--json"])
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        let report = try jsonObject(second.stdout)
+        #expect(items(report).allSatisfy { $0["action"] as? String == "skip" && $0["status"] as? String == "skipped" })
+        #expect(items(report).allSatisfy { $0["transferred"] as? Int == 0 })
+        let log = try await nginx.accessLog(atLeast: before + 3)
+        let secondRun = log.dropFirst(before)
+        #expect(secondRun.allSatisfy { $0.method == "HEAD" }, "the second run only asks, never fetches")
+
+        let plan = try await project.run(["plan", "--detailed-exitcode"])
+        #expect(plan.exitCode == 0)
+        #expect(plan.stdout.contains("Nothing to do"))
+    }
+
+    @Test func planIsByteExactAndDetailedExitCodeSaysWork() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("a.bin"), size: 123_457, seed: 4)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/a.bin")), to: a.bin }"])
+        let plan = try await project.run(["plan", "--json", "--detailed-exitcode"])
+        #expect(plan.exitCode == 2)
+        let object = try jsonObject(plan.stdout)
+        #expect(object["version"] as? Int == 1)
+        let item = try #require(items(object).first)
+        #expect(item["kind"] as? String == "download")
+        #expect(item["action"] as? String == "download")
+        #expect(item["size"] as? Int == 123_457)
+        #expect(item["bytes"] as? Int == 123_457)
+        #expect(item["offset"] as? Int == 0)
+        #expect(item["to"] as? String == "a.bin")
+        let totals = try #require(object["totals"] as? [String: Any])
+        #expect(totals["download_bytes"] as? Int == 123_457)
+        #expect(totals["download"] as? Int == 1)
+        #expect(!project.exists("a.bin"), "plan changes nothing")
+    }
+
+    // MARK: crash and resume
+
+    @Test func killDuringDownloadThenRerunFetchesOnlyTheRest() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let size = 8 << 20, stallAt = 3 << 20
+        try makeFile(path: www.appending("big.bin"), size: size, seed: 5)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(server.url("/big.bin")), to: big.bin }"])
+        // The transfer stalls after 3 MiB; once the record vouches for them, kill -9.
+        try await makePartial(project, server, path: "/big.bin", bytes: stallAt)
+        #expect(!project.exists("big.bin"), "no partial file at the destination")
+        let plan = try await project.run(["plan", "--json"])
+        let item = try #require(items(try jsonObject(plan.stdout)).first)
+        #expect(item["action"] as? String == "resume")
+        #expect(item["offset"] as? Int == stallAt)
+        #expect(item["bytes"] as? Int == size - stallAt)
+
+        let second = try await project.run(["apply"])
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        #expect(try await sha256(file: project.file("big.bin")) == (try await sha256(file: www.appending("big.bin"))))
+        let stats = try await server.stats()["/big.bin"]
+        #expect(stats.bytesSent == size - stallAt, "only the missing bytes were fetched")
+        #expect(stats.ranges == ["bytes=\(stallAt)-"])
+        #expect(stats.ifRanges.count == 1, "the resume carried If-Range")
+    }
+
+    @Test func resumeAgainstServerThatIgnoresRangeYieldsTheRightFile() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let size = 2 << 20
+        try makeFile(path: www.appending("f.bin"), size: size, seed: 6)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 5s }",
+                                  downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        try await makePartial(project, server, path: "/f.bin", bytes: 700_000)
+        #expect(!project.exists("f.bin"))
+
+        // Second run: the server claims ranges but answers 200 with the whole body.
+        try await server.behave(path: "/f.bin", FaultBehaviour(ignoreRange: true))
+        let second = try await project.run(["apply", "--json"])
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        #expect(try await sha256(file: project.file("f.bin")) == (try await sha256(file: www.appending("f.bin"))))
+        let item = try #require(items(try jsonObject(second.stdout)).first)
+        #expect((item["notes"] as? [String])?.contains { $0.contains("ignored the Range") } == true)
+    }
+
+    @Test func contentChangedBetweenRunsIsNeverSpliced() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let size = 2 << 20
+        try makeFile(path: www.appending("f.bin"), size: size, seed: 7)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 5s }",
+                                  downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        try await makePartial(project, server, path: "/f.bin", bytes: 1_000_000)
+
+        // Same size, new bytes, new ETag.
+        let replacement = try TemporaryDirectory(prefix: "new")
+        try makeFile(path: replacement.appending("f.bin"), size: size, seed: 8)
+        try await server.put(path: "/f.bin", from: replacement.appending("f.bin"))
+        let plan = try await project.run(["plan", "--json"])
+        let item = try #require(items(try jsonObject(plan.stdout)).first)
+        #expect(item["action"] as? String == "restart")
+        #expect((item["reason"] as? String)?.contains("changed") == true)
+
+        let second = try await project.run(["apply"])
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        #expect(try await sha256(file: project.file("f.bin")) == (try await sha256(file: replacement.appending("f.bin"))))
+    }
+
+    // MARK: checksums
+
+    @Test func checksumMismatchLeavesTheDestinationUntouched() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("f.bin"), size: 50_000, seed: 11)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try "the old, good content\n".write(to: project.file("f.bin"), atomically: true, encoding: .utf8)
+        let wrong = String(repeating: "ab", count: 32)
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/f.bin")), to: f.bin, sha256: \(wrong.uppercased()) }"])
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 1)
+        #expect(result.stderr.contains("sha256 mismatch"))
+        #expect(result.stderr.contains(nginx.url("/f.bin")))
+        #expect(try String(contentsOf: project.file("f.bin"), encoding: .utf8) == "the old, good content\n")
+        #expect(project.cacheStates().isEmpty, "the bad download was discarded")
+    }
+
+    @Test func destinationMatchingThePinnedChecksumIsSkippedWithoutDownloading() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("f.bin"), size: 70_000, seed: 12)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try FileManager.default.copyItem(at: www.appending("f.bin"), to: project.file("f.bin"))
+        let digest = try await sha256(file: www.appending("f.bin"))
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/f.bin")), to: f.bin, sha256: \(digest) }"])
+        let result = try await project.run(["apply", "--json"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let item = try #require(items(try jsonObject(result.stdout)).first)
+        #expect(item["action"] as? String == "skip")
+        #expect(try nginx.accessLog().allSatisfy { $0.method == "HEAD" })
+    }
+
+    // MARK: servers on a bad day
+
+    @Test func retryAfterIsHonouredAndTheFileArrives() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("f.bin"), size: 100_000, seed: 13)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/f.bin", FaultBehaviour(status: 503, retryAfter: "1", statusTimes: 1, statusOn: .get))
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("retry"))
+        #expect(result.stderr.contains("503"))
+        let stats = try await server.stats()["/f.bin"]
+        #expect(stats.statuses.contains(503))
+        #expect(try await sha256(file: project.file("f.bin")) == (try await sha256(file: www.appending("f.bin"))))
+    }
+
+    @Test func status429OnTheProbeIsRetriedToo() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("f.bin"), size: 10_000, seed: 14)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/f.bin", FaultBehaviour(status: 429, retryAfter: "1", statusTimes: 2))
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(project.exists("f.bin"))
+    }
+
+    @Test func aServerThatKeepsDroppingStillDeliversTheFile() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let size = 3 << 20
+        try makeFile(path: www.appending("f.bin"), size: size, seed: 15)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        // Every GET is cut after 400 KB: with 1 retry allowed, only progress keeps it going.
+        try await server.behave(path: "/f.bin", FaultBehaviour(dropAfter: 400_000))
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 1, timeout: 5s }",
+                                  downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(try await sha256(file: project.file("f.bin")) == (try await sha256(file: www.appending("f.bin"))))
+        let stats = try await server.stats()["/f.bin"]
+        #expect(stats.gets >= 8)
+        #expect(stats.bytesSent == size, "every byte was fetched once: each retry continued")
+    }
+
+    @Test func attemptsWithoutProgressUseUpTheRetries() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("f.bin"), size: 100_000, seed: 21)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/f.bin", FaultBehaviour(dropAfter: 0))
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 2, timeout: 5s }",
+                                  downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 1)
+        #expect(result.stderr.contains("gave up after 2 retries"), "\(result.stderr)")
+        #expect(try await server.stats()["/f.bin"].gets == 3)
+        #expect(!project.exists("f.bin"))
+    }
+
+    @Test func notFoundFailsAtOnceAndTheOthersStillComplete() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("ok.bin"), size: 10_000, seed: 16)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: [
+            "{ url: \(server.url("/missing.bin")), to: missing.bin }",
+            "{ url: \(server.url("/ok.bin")), to: ok.bin }",
+        ])
+        let result = try await project.run(["apply", "--json"])
+        #expect(result.exitCode == 1)
+        #expect(project.exists("ok.bin"))
+        #expect(!project.exists("missing.bin"))
+        let all = items(try jsonObject(result.stdout))
+        #expect(all[0]["status"] as? String == "failed")
+        #expect((all[0]["error"] as? String)?.contains("404") == true)
+        #expect((all[0]["error"] as? String)?.contains(server.url("/missing.bin")) == true)
+        #expect(all[1]["status"] as? String == "ok")
+        #expect(try await server.stats()["/missing.bin"].requests == 1, "a 404 is not retried")
+    }
+
+    @Test func headRefusedFallsBackToARangedGet() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("f.bin"), size: 54_321, seed: 17)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/f.bin", FaultBehaviour(headStatus: 405))
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        let plan = try await project.run(["plan", "--json"])
+        let item = try #require(items(try jsonObject(plan.stdout)).first)
+        #expect(item["size"] as? Int == 54_321)
+        #expect(try await server.stats()["/f.bin"].ranges.contains("bytes=0-0"))
+        let apply = try await project.run(["apply"])
+        #expect(apply.exitCode == 0, "\(apply.stderr)")
+    }
+
+    @Test func unknownLengthIsDownloadedAndPlannedAsUnknown() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("f.bin"), size: 200_000, seed: 18)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        // No length, and no ranges either, so the bytes=0-0 fallback cannot learn the size.
+        try await server.behave(path: "/f.bin", FaultBehaviour(noLength: true, noAcceptRanges: true))
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        let plan = try await project.run(["plan", "--json"])
+        let item = try #require(items(try jsonObject(plan.stdout)).first)
+        #expect(item["size"] is NSNull)
+        #expect(item["bytes"] is NSNull)
+        let apply = try await project.run(["apply"])
+        #expect(apply.exitCode == 0, "\(apply.stderr)")
+        #expect(try await sha256(file: project.file("f.bin")) == (try await sha256(file: www.appending("f.bin"))))
+    }
+
+    @Test func aStalledTransferIsDroppedAndResumed() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let size = 1 << 20
+        try makeFile(path: www.appending("f.bin"), size: size, seed: 19)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/f.bin", FaultBehaviour(stallAfter: 500_000, stallTimes: 1))
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 2, timeout: 2s }",
+                                  downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(try await sha256(file: project.file("f.bin")) == (try await sha256(file: www.appending("f.bin"))))
+        let stats = try await server.stats()["/f.bin"]
+        #expect(stats.ranges.contains("bytes=500000-"), "the retry continued from the stall")
+    }
+
+    @Test func aWrongContentRangeOnResumeRestartsCleanly() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let size = 1 << 20
+        try makeFile(path: www.appending("f.bin"), size: size, seed: 20)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 5s }",
+                                  downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        try await makePartial(project, server, path: "/f.bin", bytes: 400_000)
+        try await server.behave(path: "/f.bin", FaultBehaviour(wrongContentRange: true))
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("restarted from byte 0"))
+        #expect(try await sha256(file: project.file("f.bin")) == (try await sha256(file: www.appending("f.bin"))))
+    }
+
+    @Test func secretsFromTheEnvironmentNeverShow() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: [
+            "{ url: \"\(server.url("/private.bin"))?token=${SYNCR_IT_TOKEN}\", to: p.bin, headers: { Authorization: \"Bearer ${SYNCR_IT_BEARER}\" } }",
+        ])
+        let env = ["SYNCR_IT_TOKEN": "tok-93jd83hf", "SYNCR_IT_BEARER": "bearer-k2k4j5h6"]
+        for args in [["plan"], ["plan", "--json"], ["apply"], ["apply", "--json"]] {
+            let r = try await project.run(args, environment: env)
+            #expect(r.exitCode == 1)
+            for secret in env.values {
+                #expect(!r.stdout.contains(secret) && !r.stderr.contains(secret), "\(args) leaked a secret")
+            }
+            #expect((r.stdout + r.stderr).contains("${SYNCR_IT_TOKEN}"), "the URL is shown as written")
+        }
+    }
+}

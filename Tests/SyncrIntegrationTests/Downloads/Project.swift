@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A manifest folder for one test, and the means to run the built `syncr` in it.
+final class Project: Sendable {
+    let folder: TemporaryDirectory
+    let binary: URL
+
+    init() throws {
+        folder = try TemporaryDirectory(prefix: "project")
+        binary = try locateSyncrBinary()
+    }
+
+    var path: String { folder.path }
+
+    /// Writes `syncr.yml` with the given downloads (each a YAML flow mapping) and defaults.
+    func writeManifest(defaults: String = "{ retries: 3, timeout: 5s }", downloads: [String]) throws {
+        var text = "version: 1\ndefaults: \(defaults)\ndownloads:\n"
+        for d in downloads { text += "  - \(d)\n" }
+        try text.write(to: folder.appending("syncr.yml"), atomically: true, encoding: .utf8)
+    }
+
+    /// Runs `syncr ARGS` in the project folder to completion.
+    func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
+        try await runProcess(executable: binary.path, arguments: arguments,
+                             environment: environment.merging(["NO_PROXY": "*", "no_proxy": "*"]) { a, _ in a },
+                             cwd: folder.url, timeout: .seconds(120))
+    }
+
+    /// Starts `syncr ARGS` in the background.
+    func start(_ arguments: [String]) throws -> ChildProcess {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = folder.url
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return ChildProcess(process)
+    }
+
+    /// A file of the project (e.g. a destination).
+    func file(_ relative: String) -> URL { folder.appending(relative) }
+
+    func exists(_ relative: String) -> Bool { FileManager.default.fileExists(atPath: file(relative).path) }
+
+    /// The cache records, decoded loosely (what tests look at).
+    func cacheStates() -> [[String: Any]] {
+        let cache = folder.appending(".syncr/cache")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: cache.path)) ?? []
+        return names.filter { $0.hasSuffix(".state") }.compactMap { name in
+            guard let data = FileManager.default.contents(atPath: cache.appendingPathComponent(name).path),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+            return object
+        }
+    }
+
+    /// The bytes the cache records as durable for the only partial entry, if any.
+    func recordedGoodBytes() -> Int? {
+        cacheStates().first { ($0["complete"] as? Bool) != true }?["good"] as? Int
+    }
+}
+
+/// Parses `--json` output.
+func jsonObject(_ text: String) throws -> [String: Any] {
+    let data = Data(text.utf8)
+    guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        throw CocoaError(.propertyListReadCorrupt)
+    }
+    return object
+}
+
+func items(_ object: [String: Any]) -> [[String: Any]] {
+    object["items"] as? [[String: Any]] ?? []
+}
