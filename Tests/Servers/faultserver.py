@@ -16,6 +16,8 @@ Control API (paths under /_control/ are never counted in stats):
                          ({"path": ...} alone clears it); unknown options -> 400
   POST /_control/reset                                      clears behaviours and stats
   GET  /_control/stats                                      JSON, see Stats.snapshot
+  POST /_control/release {"path": "/big.bin"}               ends the stalls in progress on
+                         that path (they go on sending), so tests need no timing
   POST /_control/put     {"path": "/f.bin", "file": "/abs/src"}  atomically replaces a file
                          under the root with a copy of src (new inode, so a new ETag)
 
@@ -40,7 +42,8 @@ Options (combinable; evaluated in this order per request):
       RST instead of a FIN.
   stall_after: int, stall_seconds: float, stall_times: int
       Send nothing for `stall_seconds` after `stall_after` body bytes, then go on; first
-      `stall_times` GETs only (default: every GET). Server shutdown interrupts a stall.
+      `stall_times` GETs only (default: every GET). /_control/release ends the stalls in
+      progress on the path; server shutdown ends them by closing the connection.
   rate: int                   throttle GET bodies to this many bytes per second.
 """
 
@@ -109,6 +112,7 @@ class State:
         self.lock = threading.Lock()
         self.behaviours = {}       # path -> dict of options
         self.counters = {}         # path -> {"status": n, "drop": n, "stall": n}
+        self.releases = {}         # path -> threading.Event that ends stalls in progress
         self.paths = {}            # path -> PathStats
         self.open_connections = 0
         self.max_concurrent_connections = 0
@@ -120,6 +124,9 @@ class State:
         with self.lock:
             self.behaviours.clear()
             self.counters.clear()
+            for event in self.releases.values():
+                event.set()
+            self.releases.clear()
             self.paths.clear()
             # Connections still open stay counted as open; the maximum restarts from them.
             self.max_concurrent_connections = self.open_connections
@@ -140,6 +147,16 @@ class State:
                 return False
             counters[kind] = used + 1
             return True
+
+    def release_event(self, path):
+        with self.lock:
+            return self.releases.setdefault(path, threading.Event())
+
+    def release(self, path):
+        with self.lock:
+            event = self.releases.pop(path, None)
+        if event is not None:
+            event.set()
 
     def snapshot(self):
         with self.lock:
@@ -226,11 +243,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with STATE.lock:
             STATE.next_connection_id += 1
             self.connection_id = STATE.next_connection_id
-            STATE.open_connections += 1
-            STATE.total_connections += 1
-            STATE.max_concurrent_connections = max(
-                STATE.max_concurrent_connections, STATE.open_connections)
             STATE.sockets[self.connection_id] = self.connection
+        self.counted = False
 
     def finish(self):
         try:
@@ -238,7 +252,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except OSError:
             pass
         with STATE.lock:
-            STATE.open_connections -= 1
+            if self.counted:
+                STATE.open_connections -= 1
             STATE.sockets.pop(self.connection_id, None)
 
     def log_message(self, format, *args):
@@ -287,8 +302,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         if not head:
+            if getattr(self, "stats", None) is not None:
+                self.count(len(body))
             self.wfile.write(body)
-        return len(body) if not head else 0
 
     # -- control API -----------------------------------------------------------
 
@@ -307,6 +323,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_json({"ok": True})
         elif path == "/_control/behave":
             self.control_behave(body)
+        elif path == "/_control/release":
+            if not isinstance(body, dict) or not isinstance(body.get("path"), str):
+                self.send_simple(400, 'expected {"path": "/..."}\n')
+                return
+            STATE.release(body["path"])
+            self.send_json({"ok": True})
         elif path == "/_control/put":
             self.control_put(body)
         else:
@@ -390,10 +412,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if if_range is not None:
                 stats.if_ranges.append(if_range)
             stats.connection_ids.add(self.connection_id)
+            if not self.counted:
+                # Control calls never reach here: only file traffic counts as a connection.
+                self.counted = True
+                STATE.open_connections += 1
+                STATE.total_connections += 1
+                STATE.max_concurrent_connections = max(
+                    STATE.max_concurrent_connections, STATE.open_connections)
             stats.in_flight += 1
             stats.max_concurrent = max(stats.max_concurrent, stats.in_flight)
         self.response_status = None
         self.body_sent = 0
+        self.stats = stats
         try:
             self.respond(method, path, behaviour, range_header, if_range)
         except Dropped:
@@ -401,15 +431,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, socket.timeout):
             self.close_connection = True
         finally:
+            self.stats = None
             with STATE.lock:
                 stats.in_flight -= 1
-                stats.statuses.append(self.response_status)
             log(f"conn={self.connection_id} {method} {path} range={range_header or '-'} "
                 f"if-range={if_range or '-'} status={self.response_status} "
                 f"bytes={self.body_sent}")
 
     def send_response(self, code, message=None):
+        # Recorded before any byte leaves, so a client that has its answer can read stats
+        # that already include it.
         self.response_status = code
+        if getattr(self, "stats", None) is not None:
+            with STATE.lock:
+                self.stats.statuses.append(code)
         super().send_response(code, message)
 
     def respond(self, method, path, b, range_header, if_range):
@@ -420,8 +455,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 headers = {}
                 if "retry_after" in b:
                     headers["Retry-After"] = b["retry_after"]
-                self.count(self.send_simple(
-                    b["status"], f"{b['status']} injected by faultserver\n", headers, head))
+                self.send_simple(
+                    b["status"], f"{b['status']} injected by faultserver\n", headers, head)
                 return
 
         if head and "head_status" in b:
@@ -431,13 +466,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if "redirect_to" in b:
             host = self.headers.get("Host") or f"127.0.0.1:{self.server.server_port}"
             location = f"http://{host}{b['redirect_to']}"
-            self.count(self.send_simple(
-                b.get("redirect_status", 302), f"see {location}\n", {"Location": location}, head))
+            self.send_simple(
+                b.get("redirect_status", 302), f"see {location}\n", {"Location": location}, head)
             return
 
         file_path = self.resolve(path)
         if file_path is None or not os.path.isfile(file_path):
-            self.count(self.send_simple(404, "not found\n", head=head))
+            self.send_simple(404, "not found\n", head=head)
             return
 
         with open(file_path, "rb") as f:
@@ -466,7 +501,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
             if byte_range == "unsatisfiable":
                 headers["Content-Range"] = f"bytes */{size}"
-                self.count(self.send_simple(416, "range not satisfiable\n", headers))
+                self.send_simple(416, "range not satisfiable\n", headers)
                 return
 
             if byte_range is None:
@@ -508,15 +543,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def count(self, n):
         with STATE.lock:
-            STATE.stats(urllib.parse.urlsplit(self.path).path).bytes_sent += n
+            self.stats.bytes_sent += n
         self.body_sent += n
 
     def write_body(self, data, chunked):
-        if chunked:
-            self.wfile.write(b"%x\r\n" % len(data) + data + b"\r\n")
-        else:
-            self.wfile.write(data)
+        # Counted before the write so that a client that has read the bytes sees them in
+        # stats; a write that fails is taken back (bytes_sent = bytes handed to the kernel).
         self.count(len(data))
+        try:
+            if chunked:
+                self.wfile.write(b"%x\r\n" % len(data) + data + b"\r\n")
+            else:
+                self.wfile.write(data)
+        except OSError:
+            self.count(-len(data))
+            raise
 
     def stream(self, f, path, length, chunked, b):
         drop_at = None
@@ -533,8 +574,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.drop(b.get("drop_rst", False))
             if stall_at is not None and sent >= stall_at:
                 stall_at = None
-                if STOPPING.wait(b.get("stall_seconds", 3600)):
-                    raise Dropped()
+                self.stall(path, b.get("stall_seconds", 3600))
             if sent >= length:
                 break
             n = min(CHUNK, length - sent)
@@ -554,6 +594,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     raise Dropped()
         if chunked:
             self.wfile.write(b"0\r\n\r\n")
+
+    def stall(self, path, seconds):
+        released = STATE.release_event(path)
+        deadline = time.monotonic() + seconds
+        while not released.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            if STOPPING.wait(min(remaining, 0.05)):
+                raise Dropped()
 
     def drop(self, rst):
         try:
@@ -583,6 +633,8 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--log", help="request log file (default: stderr)")
+    parser.add_argument("--exit-with-parent", action="store_true",
+                        help="exit when the parent process dies (a crashed test run)")
     args = parser.parse_args()
     if args.log:
         LOG_FILE = open(args.log, "a", buffering=1)
@@ -593,6 +645,15 @@ def main():
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+
+    if args.exit_with_parent:
+        parent = os.getppid()
+
+        def watch_parent():
+            while not stop.wait(0.5):
+                if os.getppid() != parent:
+                    stop.set()
+        threading.Thread(target=watch_parent, daemon=True).start()
 
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
                               daemon=True)
