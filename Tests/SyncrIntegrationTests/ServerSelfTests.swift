@@ -442,3 +442,11 @@ struct ServerSelfTests {
         #expect(!isAccepting(port: server.port))
     }
 }
+
+extension ServerSelfTests {
+    @Test func locatesTheBuiltSyncrBinary() throws {
+        let binary = try locateSyncrBinary()
+        #expect(binary.lastPathComponent == "syncr")
+        #expect(FileManager.default.isExecutableFile(atPath: binary.path))
+    }
+}
