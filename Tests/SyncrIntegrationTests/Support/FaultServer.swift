@@ -1,0 +1,276 @@
+import Foundation
+
+/// How the fault server misbehaves on one path; nil fields are left at "behave normally".
+///
+/// Mirrors the options of `Tests/Servers/faultserver.py` (its docstring is the reference).
+/// Options combine; a new behaviour for a path replaces the old one and restarts its
+/// `*_times` counters.
+struct FaultBehaviour: Codable, Sendable, Equatable {
+    /// Which requests `status` applies to.
+    enum StatusOn: String, Codable, Sendable { case all, get, head }
+
+    /// Answer this status (with a small text body) instead of the file.
+    var status: Int? = nil
+    /// `Retry-After` sent with `status`: seconds ("1") or an HTTP date.
+    var retryAfter: String? = nil
+    /// Only the first N matching requests get `status` (nil: all of them).
+    var statusTimes: Int? = nil
+    /// Which methods `status` and `statusTimes` apply to (nil: GET and HEAD both).
+    var statusOn: StatusOn? = nil
+    /// HEAD alone is answered with this status (e.g. 405); GET is unaffected.
+    var headStatus: Int? = nil
+    /// Redirect to this path on the same server.
+    var redirectTo: String? = nil
+    /// The redirect status (nil: 302).
+    var redirectStatus: Int? = nil
+    /// No Content-Length; GET bodies use chunked transfer coding.
+    var noLength: Bool? = nil
+    /// No ETag and no Last-Modified.
+    var noValidators: Bool? = nil
+    /// Send a weak ETag (`W/"..."`), which never matches If-Range.
+    var weakEtag: Bool? = nil
+    /// No Accept-Ranges, and Range is ignored.
+    var noAcceptRanges: Bool? = nil
+    /// Ranged GETs get 200 and the full body, though HEAD says `Accept-Ranges: bytes`.
+    var ignoreRange: Bool? = nil
+    /// Ranged GETs get a 206 for a range whose start is off by one.
+    var wrongContentRange: Bool? = nil
+    /// Close the connection after this many body bytes of a GET.
+    var dropAfter: Int? = nil
+    /// Only the first N GETs are dropped (nil: all of them).
+    var dropTimes: Int? = nil
+    /// Drop with a TCP RST instead of a FIN.
+    var dropRST: Bool? = nil
+    /// Pause after this many body bytes of a GET.
+    var stallAfter: Int? = nil
+    /// How long to pause (nil: an hour, i.e. until `release(path:)`, the client gives up,
+    /// or the server stops).
+    var stallSeconds: Double? = nil
+    /// Only the first N GETs stall (nil: all of them).
+    var stallTimes: Int? = nil
+    /// Throttle GET bodies to this many bytes per second.
+    var rate: Int? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case status, rate
+        case retryAfter = "retry_after", statusTimes = "status_times", statusOn = "status_on"
+        case headStatus = "head_status", redirectTo = "redirect_to"
+        case redirectStatus = "redirect_status", noLength = "no_length"
+        case noValidators = "no_validators", weakEtag = "weak_etag"
+        case noAcceptRanges = "no_accept_ranges", ignoreRange = "ignore_range"
+        case wrongContentRange = "wrong_content_range", dropAfter = "drop_after"
+        case dropTimes = "drop_times", dropRST = "drop_rst", stallAfter = "stall_after"
+        case stallSeconds = "stall_seconds", stallTimes = "stall_times"
+    }
+}
+
+/// Request statistics for one path (control requests are never counted).
+struct FaultPathStats: Decodable, Sendable, Equatable {
+    /// GET and HEAD requests.
+    var requests = 0
+    var gets = 0
+    var heads = 0
+    /// Body bytes handed to the kernel for this path (a failed write counts 0).
+    var bytesSent = 0
+    /// The `Range` headers received, in order (requests without one are not listed).
+    var ranges: [String] = []
+    /// The `If-Range` headers received, in order (requests without one are not listed).
+    var ifRanges: [String] = []
+    /// Response statuses, in order.
+    var statuses: [Int] = []
+    /// The most requests on this path in flight at once.
+    var maxConcurrent = 0
+    /// Distinct TCP connections that carried requests for this path.
+    var connections = 0
+
+    enum CodingKeys: String, CodingKey {
+        case requests, gets, heads, ranges, statuses, connections
+        case bytesSent = "bytes_sent", ifRanges = "if_ranges", maxConcurrent = "max_concurrent"
+    }
+}
+
+/// Server-wide statistics since start or the last `reset()`.
+struct FaultStats: Decodable, Sendable, Equatable {
+    /// Per URL path (query removed).
+    var paths: [String: FaultPathStats]
+    /// The most TCP connections open at once (connections used only for control calls
+    /// are not counted).
+    var maxConcurrentConnections: Int
+    /// TCP connections open now.
+    var openConnections: Int
+    /// TCP connections that carried file requests.
+    var connections: Int
+
+    /// The stats of `path`, all zero if it was never requested.
+    subscript(path: String) -> FaultPathStats { paths[path] ?? FaultPathStats() }
+
+    enum CodingKeys: String, CodingKey {
+        case paths, connections
+        case maxConcurrentConnections = "max_concurrent_connections"
+        case openConnections = "open_connections"
+    }
+}
+
+/// `Tests/Servers/faultserver.py`, running on a free port: a file server that misbehaves
+/// on demand, per path, for the cases no real server produces when asked.
+///
+/// Control calls go through `/usr/bin/curl`, not the project's HTTP code.
+final class FaultServer: Sendable {
+    /// Errors from starting or controlling the server.
+    enum Failure: Error, CustomStringConvertible {
+        case didNotStart(log: String)
+        case control(endpoint: String, exitCode: Int32, output: String)
+
+        var description: String {
+            switch self {
+            case .didNotStart(let log):
+                return "faultserver.py did not start; its output:\n\(log)"
+            case .control(let endpoint, let exitCode, let output):
+                return "faultserver \(endpoint): curl exited \(exitCode): \(output)"
+            }
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`, no trailing slash.
+    let baseURL: String
+    /// The port it listens on.
+    let port: UInt16
+    /// The folder it serves.
+    let root: URL
+    /// Its private folder with `faultserver.log` (one line per request) and stderr.
+    let directory: TemporaryDirectory
+    private let child: ChildProcess
+
+    /// `baseURL` + `path` (`path` starts with `/`).
+    func url(_ path: String) -> String { baseURL + path }
+
+    private init(port: UInt16, root: URL, directory: TemporaryDirectory, child: ChildProcess) {
+        self.port = port
+        self.baseURL = "http://127.0.0.1:\(port)"
+        self.root = root
+        self.directory = directory
+        self.child = child
+    }
+
+    /// The server script in the repository.
+    static var script: URL {
+        repositoryRoot().appendingPathComponent("Tests/Servers/faultserver.py")
+    }
+
+    /// Starts the server on `root` and returns once it listens.
+    static func start(root: URL) async throws -> FaultServer {
+        let directory = try TemporaryDirectory(prefix: "faultserver")
+        let stderrFile = directory.appending("stderr.log")
+        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
+        process.arguments = [
+            "-u", script.path, "--root", root.path, "--port", "0",
+            "--log", directory.appending("faultserver.log").path, "--exit-with-parent",
+        ]
+        let stdout = Pipe()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = stdout
+        process.standardError = try FileHandle(forWritingTo: stderrFile)
+        try launch(process)
+        let child = ChildProcess(process)
+
+        // Read up to the first newline on a plain thread (a blocking read); the watchdog
+        // kills the child if it never gets there, which ends the read with EOF.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(15))
+            child.terminate(grace: .seconds(1))
+        }
+        let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            DispatchQueue.global().async {
+                var bytes = Data()
+                while !bytes.contains(UInt8(ascii: "\n")) {
+                    let chunk = stdout.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    bytes.append(chunk)
+                }
+                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        watchdog.cancel()
+        guard line.hasPrefix("PORT "),
+              let port = UInt16(line.dropFirst(5).prefix { $0 != "\n" })
+        else {
+            child.terminate(grace: .seconds(1))
+            let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
+            throw Failure.didNotStart(log: line + log)
+        }
+        return FaultServer(port: port, root: root, directory: directory, child: child)
+    }
+
+    /// Stops the server (SIGTERM, then SIGKILL after 5 s). Safe to call twice.
+    func stop() {
+        child.terminate()
+    }
+
+    deinit {
+        child.terminate()
+    }
+
+    /// Sets how `path` misbehaves, replacing its previous behaviour and counters.
+    func behave(path: String, _ behaviour: FaultBehaviour) async throws {
+        struct Request: Encodable {
+            var path: String
+            var behaviour: FaultBehaviour
+            func encode(to encoder: any Encoder) throws {
+                // One flat object: {"path": ..., <options>}.
+                var container = encoder.container(keyedBy: PathKey.self)
+                try container.encode(path, forKey: .path)
+                try behaviour.encode(to: encoder)
+            }
+            enum PathKey: String, CodingKey { case path }
+        }
+        try await control("behave", body: JSONEncoder().encode(Request(path: path, behaviour: behaviour)))
+    }
+
+    /// Ends the stalls in progress on `path` (they go on sending the rest), so a test can
+    /// hold requests open until it has seen what it needs, with no timing involved.
+    func release(path: String) async throws {
+        let body = try JSONSerialization.data(withJSONObject: ["path": path])
+        try await control("release", body: body)
+    }
+
+    /// Clears every behaviour and all statistics (and releases all stalls).
+    func reset() async throws {
+        try await control("reset", body: Data("{}".utf8))
+    }
+
+    /// Atomically replaces the file at `path` under the root with a copy of `file` (a new
+    /// inode, so a new ETag even when size and mtime match).
+    func put(path: String, from file: URL) async throws {
+        let body = try JSONSerialization.data(withJSONObject: ["path": path, "file": file.path])
+        try await control("put", body: body)
+    }
+
+    /// The statistics since start or the last `reset()`.
+    func stats() async throws -> FaultStats {
+        try JSONDecoder().decode(FaultStats.self, from: try await control("stats", body: nil))
+    }
+
+    /// The request log so far, for diagnostics.
+    func log() -> String {
+        (try? String(contentsOf: directory.appending("faultserver.log"), encoding: .utf8)) ?? ""
+    }
+
+    @discardableResult
+    private func control(_ endpoint: String, body: Data?) async throws -> Data {
+        var arguments = ["-sS", "--fail-with-body", "--max-time", "30", "--noproxy", "*"]
+        if let body {
+            arguments += ["-X", "POST", "-H", "Content-Type: application/json",
+                          "--data-binary", String(decoding: body, as: UTF8.self)]
+        }
+        arguments.append(url("/_control/\(endpoint)"))
+        let result = try await runProcess(executable: "/usr/bin/curl", arguments: arguments,
+                                          timeout: .seconds(60))
+        guard result.exitCode == 0 else {
+            throw Failure.control(endpoint: endpoint, exitCode: result.exitCode,
+                                  output: result.stdout + result.stderr)
+        }
+        return result.stdoutData
+    }
+}

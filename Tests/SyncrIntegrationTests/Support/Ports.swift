@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Errors from the socket helpers.
+enum PortError: Error, CustomStringConvertible {
+    case socket(operation: String, errno: Int32)
+    case notAccepting(port: UInt16, after: Duration)
+
+    var description: String {
+        switch self {
+        case .socket(let operation, let errno):
+            return "\(operation) failed: \(String(cString: strerror(errno)))"
+        case .notAccepting(let port, let after):
+            return "nothing accepted connections on 127.0.0.1:\(port) within \(after)"
+        }
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+///
+/// Binds port 0 and closes the socket, so another process can take the port before the
+/// caller does: callers that bind later must retry on "address in use" (see `Nginx`).
+func freePort() throws -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw PortError.socket(operation: "socket", errno: errno) }
+    defer { close(fd) }
+    var address = loopbackAddress(port: 0)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard bound == 0 else { throw PortError.socket(operation: "bind", errno: errno) }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard named == 0 else { throw PortError.socket(operation: "getsockname", errno: errno) }
+    return UInt16(bigEndian: address.sin_port)
+}
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port` right now.
+func isAccepting(port: UInt16) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = loopbackAddress(port: port)
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    return connected == 0
+}
+
+/// Polls until `condition` holds, every 20 ms, for at most `timeout`.
+/// - Returns: whether the condition held before the timeout.
+func poll(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if try await condition() { return true }
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+private func loopbackAddress(port: UInt16) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return address
+}

@@ -1,0 +1,244 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// What a finished child process left behind.
+struct ProcessResult: Sendable {
+    /// The exit status, or 128 + signal number when a signal ended it (as shells report it).
+    var exitCode: Int32
+    /// Everything the process wrote to stdout.
+    var stdoutData: Data
+    /// Everything the process wrote to stderr.
+    var stderrData: Data
+    /// Whether `runProcess` had to end the process because it outlived its timeout.
+    var timedOut: Bool
+
+    /// stdout decoded as UTF-8 (invalid bytes repaired).
+    var stdout: String { String(decoding: stdoutData, as: UTF8.self) }
+    /// stderr decoded as UTF-8 (invalid bytes repaired).
+    var stderr: String { String(decoding: stderrData, as: UTF8.self) }
+}
+
+/// Errors from starting or supervising child processes.
+enum ProcessError: Error, CustomStringConvertible {
+    case notFound(executable: String)
+    case launchFailed(executable: String, reason: String)
+
+    var description: String {
+        switch self {
+        case .notFound(let executable):
+            return "\(executable): not found on PATH or not executable"
+        case .launchFailed(let executable, let reason):
+            return "\(executable): could not start: \(reason)"
+        }
+    }
+}
+
+/// Runs a program to completion and collects its output.
+///
+/// Both pipes are drained on their own threads while the process runs, so a child that
+/// writes a lot to one of them never blocks on a full pipe (the classic deadlock).
+/// - Parameters:
+///   - executable: an absolute path, or a name looked up on `PATH`.
+///   - environment: variables set on top of this process's environment (nil: inherit as is).
+///   - cwd: the working directory (nil: this process's).
+///   - stdin: bytes fed to standard input (nil: /dev/null).
+///   - timeout: after this the process gets SIGTERM, and SIGKILL 2 s later; `timedOut` is set.
+func runProcess(
+    executable: String,
+    arguments: [String] = [],
+    environment: [String: String]? = nil,
+    cwd: URL? = nil,
+    stdin: Data? = nil,
+    timeout: Duration = .seconds(120)
+) async throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try resolveExecutable(executable))
+    process.arguments = arguments
+    if let environment {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
+    if let cwd { process.currentDirectoryURL = cwd }
+    let outPipe = Pipe(), errPipe = Pipe()
+    process.standardOutput = outPipe
+    process.standardError = errPipe
+    let inPipe: Pipe? = stdin == nil ? nil : Pipe()
+    process.standardInput = inPipe ?? FileHandle.nullDevice
+
+    let output = LockedBox(Data()), errors = LockedBox(Data()), timedOut = LockedBox(false)
+    let group = DispatchGroup()
+    group.enter()
+    process.terminationHandler = { _ in group.leave() }
+    do {
+        try launch(process)
+    } catch {
+        throw ProcessError.launchFailed(executable: executable, reason: "\(error)")
+    }
+    for (pipe, box) in [(outPipe, output), (errPipe, errors)] {
+        group.enter()
+        DispatchQueue.global().async {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            box.withLock { $0 = data }
+            group.leave()
+        }
+    }
+    if let inPipe, let stdin {
+        DispatchQueue.global().async {
+            // A child that exits without reading makes this write fail; that is fine.
+            try? inPipe.fileHandleForWriting.write(contentsOf: stdin)
+            try? inPipe.fileHandleForWriting.close()
+        }
+    }
+    let supervisor = ChildProcess(process)
+    let watchdog = Task {
+        try await Task.sleep(for: timeout)
+        timedOut.withLock { $0 = true }
+        supervisor.terminate(grace: .seconds(2))
+    }
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        group.notify(queue: .global()) { continuation.resume() }
+    }
+    watchdog.cancel()
+    let status = process.terminationStatus
+    let exitCode = process.terminationReason == .uncaughtSignal ? 128 + status : status
+    return ProcessResult(
+        exitCode: exitCode,
+        stdoutData: output.withLock { $0 },
+        stderrData: errors.withLock { $0 },
+        timedOut: timedOut.withLock { $0 })
+}
+
+/// Starts `process` with every signal unblocked in the child.
+///
+/// A child inherits the signal mask of the thread that spawns it, and Foundation's
+/// `Process` does not reset it. Dispatch and Swift concurrency worker threads block
+/// nearly every signal, so a child spawned from a test would ignore SIGTERM and SIGINT
+/// (servers would not stop, and syncr could not be tested for interruption). The mask
+/// is cleared on this thread only for the duration of the spawn.
+func launch(_ process: Process) throws {
+    var empty = sigset_t(), saved = sigset_t()
+    sigemptyset(&empty)
+    pthread_sigmask(SIG_SETMASK, &empty, &saved)
+    defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+    try process.run()
+}
+
+/// Finds `name` on `PATH` unless it already contains a slash.
+func resolveExecutable(_ name: String) throws -> String {
+    if name.contains("/") {
+        guard FileManager.default.isExecutableFile(atPath: name) else {
+            throw ProcessError.notFound(executable: name)
+        }
+        return name
+    }
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+    for directory in path.split(separator: ":") {
+        let candidate = "\(directory)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    throw ProcessError.notFound(executable: name)
+}
+
+/// A long-running child (a server) that must not outlive its test.
+///
+/// `terminate` sends SIGTERM, waits up to the grace period, then SIGKILLs, and reaps it.
+/// It is idempotent, so both an explicit `stop()` and `deinit` may call it.
+final class ChildProcess: @unchecked Sendable {
+    // @unchecked: `Process` is not Sendable; after `run()` this type only reads its
+    // `processIdentifier` and `isRunning`, which Foundation guards internally, and
+    // `stopped` is behind a lock.
+    let process: Process
+    private let stopped = LockedBox(false)
+
+    init(_ process: Process) {
+        self.process = process
+    }
+
+    /// The child's process id.
+    var pid: Int32 { process.processIdentifier }
+
+    /// Whether the child is still running.
+    var isRunning: Bool { process.isRunning }
+
+    /// Ends the child: SIGTERM, then SIGKILL after `grace`. Blocks until it is gone.
+    func terminate(grace: Duration = .seconds(5)) {
+        let first = stopped.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first, process.isRunning else { return }
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + grace
+        while process.isRunning && ContinuousClock.now < deadline {
+            usleep(10_000)
+        }
+        if process.isRunning {
+            kill(pid, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A value behind a lock, for state shared with Dispatch callbacks.
+final class LockedBox<Value>: @unchecked Sendable {
+    // @unchecked: every access to `value` goes through `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+/// The package's root folder, found from this source file's path.
+func repositoryRoot(filePath: String = #filePath) -> URL {
+    // <root>/Tests/SyncrIntegrationTests/Support/Processes.swift
+    URL(fileURLWithPath: filePath)
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+        .deletingLastPathComponent()
+}
+
+/// The built `syncr` executable.
+///
+/// `SYNCR_BIN` overrides; otherwise the `syncr` beside the running test bundle (on Linux
+/// `swift test` runs `.build/<triple>/debug/syncrPackageTests.xctest`, and `syncr` is
+/// built into the same folder), then `.build/debug/syncr` under the repository root.
+func locateSyncrBinary() throws -> URL {
+    let environment = ProcessInfo.processInfo.environment
+    if let override = environment["SYNCR_BIN"], !override.isEmpty {
+        guard FileManager.default.isExecutableFile(atPath: override) else {
+            throw ProcessError.notFound(executable: "SYNCR_BIN=\(override)")
+        }
+        return URL(fileURLWithPath: override)
+    }
+    var candidates: [URL] = []
+    if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        // On Darwin the bundle's executable sits in X.xctest/Contents/MacOS.
+        while directory.path.contains(".xctest") {
+            directory.deleteLastPathComponent()
+        }
+        candidates.append(directory.appendingPathComponent("syncr"))
+    }
+    if let bundle = Bundle.main.executableURL {
+        candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("syncr"))
+    }
+    for configuration in ["debug", "release"] {
+        candidates.append(repositoryRoot().appendingPathComponent(".build/\(configuration)/syncr"))
+    }
+    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+        return candidate
+    }
+    throw ProcessError.notFound(
+        executable: "syncr (looked in \(candidates.map(\.path).joined(separator: ", ")); "
+            + "run `swift build` or set SYNCR_BIN)")
+}
