@@ -38,7 +38,8 @@ final class Project: Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        // `launch` clears the signal mask the test thread carries, so the child takes signals.
+        try launch(process)
         return ChildProcess(process)
     }
 
