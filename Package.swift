@@ -25,6 +25,9 @@ let package = Package(
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
 
+        // The few Linux calls Swift's Glibc module does not export (fallocate).
+        .target(name: "CSystem", path: "Sources/CSystem"),
+
         // Leaves: they never import each other.
         .target(name: "SyncrManifest", dependencies: ["CYAML"]),
         .target(name: "SyncrHTTP", dependencies: ["CCurl"]),
@@ -33,7 +36,7 @@ let package = Package(
 
         // Cache, planner and executor: joins the leaves.
         .target(name: "SyncrCore",
-                dependencies: ["SyncrManifest", "SyncrHTTP", "SyncrArchive", "SyncrDigest"]),
+                dependencies: ["SyncrManifest", "SyncrHTTP", "SyncrArchive", "SyncrDigest", "CSystem"]),
 
         // Argument parsing and rendering only.
         .executableTarget(name: "syncr", dependencies: ["SyncrCore"]),

@@ -17,8 +17,14 @@ public struct EntryState: Codable, Sendable, Equatable {
     /// Validators of the version the data is a copy of.
     public var etag: EntityTag?
     public var lastModified: String?
-    /// Bytes from offset 0 that are durable and belong to that version.
-    public var good: Int64 = 0
+    /// Every durable range of that version; segmented downloads leave holes between them.
+    public var ranges = RangeSet()
+    /// Bytes from offset 0 that are durable and belong to that version (the first missing
+    /// byte). Setting it says exactly `0..<good` is on disk.
+    public var good: Int64 {
+        get { ranges.prefix }
+        set { ranges = RangeSet([0..<newValue]) }
+    }
     /// The whole resource was received (and verified, if checksums were given).
     public var complete: Bool = false
     /// Checksums verified over the complete data: algorithm → lowercase hex.
@@ -31,6 +37,54 @@ public struct EntryState: Codable, Sendable, Equatable {
 
     public init(url: String) {
         self.url = url
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case format, url, finalURL, size, etag, lastModified, good, ranges, complete, verified,
+             destination, destinationFingerprint, updated
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(format, forKey: .format)
+        try c.encode(url, forKey: .url)
+        try c.encodeIfPresent(finalURL, forKey: .finalURL)
+        try c.encodeIfPresent(size, forKey: .size)
+        try c.encodeIfPresent(etag, forKey: .etag)
+        try c.encodeIfPresent(lastModified, forKey: .lastModified)
+        // `good` is redundant with `ranges`, but says at a glance how far a file got.
+        try c.encode(good, forKey: .good)
+        try c.encode(ranges, forKey: .ranges)
+        try c.encode(complete, forKey: .complete)
+        try c.encode(verified, forKey: .verified)
+        try c.encodeIfPresent(destination, forKey: .destination)
+        try c.encodeIfPresent(destinationFingerprint, forKey: .destinationFingerprint)
+        try c.encode(updated, forKey: .updated)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        format = try c.decode(Int.self, forKey: .format)
+        url = try c.decode(String.self, forKey: .url)
+        finalURL = try c.decodeIfPresent(String.self, forKey: .finalURL)
+        size = try c.decodeIfPresent(Int64.self, forKey: .size)
+        etag = try c.decodeIfPresent(EntityTag.self, forKey: .etag)
+        lastModified = try c.decodeIfPresent(String.self, forKey: .lastModified)
+        ranges = try c.decodeIfPresent(RangeSet.self, forKey: .ranges) ?? RangeSet()
+        ranges.insert(0..<(try c.decodeIfPresent(Int64.self, forKey: .good) ?? 0))
+        complete = try c.decodeIfPresent(Bool.self, forKey: .complete) ?? false
+        verified = try c.decodeIfPresent([String: String].self, forKey: .verified) ?? [:]
+        destination = try c.decodeIfPresent(String.self, forKey: .destination)
+        destinationFingerprint = try c.decodeIfPresent(FileFingerprint.self, forKey: .destinationFingerprint)
+        updated = try c.decodeIfPresent(Int64.self, forKey: .updated) ?? 0
+    }
+
+    /// Bytes on disk that belong to the recorded version.
+    public var cachedBytes: Int64 { max(good, ranges.count) }
+
+    /// Records more durable bytes.
+    public mutating func add(_ range: Range<Int64>) {
+        ranges.insert(range)
     }
 
     /// The validator to send in `If-Range` when resuming this data: a strong ETag, else

@@ -106,6 +106,35 @@ struct Downloader: Sendable {
             reporter?.report(.note(index: item.index, message: message))
         }
 
+        if let plan = segmentation(state: state) {
+            let fetch = SegmentedFetch(download: download, size: plan.size, validator: plan.validator, fd: fd,
+                                       dataPath: dataPath, engine: engine, recorder: recorder,
+                                       reporter: reporter, index: item.index)
+            if state.cachedBytes == 0, let remote = item.remote {
+                // The record names the version before any of its bytes are counted.
+                try await recorder.update {
+                    $0.size = remote.size
+                    $0.etag = remote.etag
+                    $0.lastModified = remote.lastModified
+                    $0.finalURL = redactor.scrub(remote.finalURL)
+                }
+            }
+            try SegmentedFetch.preallocate(fd: fd, size: plan.size, path: dataPath)
+            let missing = await recorder.state.ranges.gaps(upTo: plan.size)
+            let (outcome, received) = try await fetch.run(missing: missing)
+            transferred += received
+            switch outcome {
+            case .complete:
+                offset = plan.size
+                highWater = offset
+            case .fallback(let reason):
+                note("\(reason); fell back to one stream from byte 0")
+                canResume = false
+                try await recorder.reset()
+                offset = 0
+            }
+        }
+
         while true {
             state = await recorder.state
             if let total = state.size, offset >= total, offset > 0 { break }
@@ -126,7 +155,7 @@ struct Downloader: Sendable {
                                       headers: download.settings.headers.map { ($0.name, $0.value.expanded) },
                                       range: range, ifRange: offset > 0 ? state.ifRangeValidator : nil,
                                       connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
-                                      lowSpeedLimit: 1,
+                                      lowSpeedLimit: Int(download.settings.lowSpeed),
                                       lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
             let sink = FileSink(fd: fd, offset: offset, requestedRange: range,
                                 expectedTotal: offset > 0 ? state.size : nil,
@@ -228,6 +257,20 @@ struct Downloader: Sendable {
             $0.verified = digests
         }
         try await promote(dataPath: dataPath, recorder: recorder)
+    }
+
+    /// Whether to fetch in parallel pieces, and with which validator: only a file of at least
+    /// `min_split` bytes, from a server that accepts ranges and gives a validator for If-Range.
+    private func segmentation(state: EntryState) -> (size: Int64, validator: String)? {
+        let settings = download.settings
+        guard settings.connections > 1, let remote = item.remote, remote.acceptsRanges,
+              let size = remote.size, size >= settings.minSplit else { return nil }
+        if state.cachedBytes > 0 {
+            guard state.size == size, let validator = state.ifRangeValidator else { return nil }
+            return (size, validator)
+        }
+        guard let validator = remote.ifRangeValidator else { return nil }
+        return (size, validator)
     }
 
     private func verify(dataPath: String) throws {

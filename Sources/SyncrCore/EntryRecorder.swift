@@ -50,15 +50,22 @@ actor EntryRecorder {
         state.finalURL = redactor.scrub(head.effectiveURL)
     }
 
-    /// Records `good` bytes from offset 0 as durable, after flushing them.
-    func checkpoint(good: Int64, head: HTTPResponseHead?) throws(FileError) {
-        guard good > state.good else { return }
+    /// Records ranges as durable, after flushing them; ranges already recorded cost nothing.
+    func checkpoint(_ ranges: [Range<Int64>], head: HTTPResponseHead?) throws(FileError) {
+        var next = state.ranges
+        for r in ranges { next.insert(r) }
+        guard next != state.ranges else { return }
         if let head { adopt(head) }
         if fdatasync(fd) != 0 {
             throw FileError(path: cache.dataPath(key), operation: "flush", errno: errno)
         }
-        state.good = good
+        for r in ranges { state.add(r) }
         try cache.saveState(state, key: key)
+    }
+
+    /// Records `good` bytes from offset 0 as durable, after flushing them.
+    func checkpoint(good: Int64, head: HTTPResponseHead?) throws(FileError) {
+        try checkpoint([0..<good], head: head)
     }
 
     func update(_ change: (inout EntryState) -> Void) throws(FileError) {

@@ -91,9 +91,10 @@ public enum Planner {
             }
             return Decision(action: .skip, offset: 0, bytes: 0, reason: "up to date (\(how))")
         }
-        if let state, state.good > 0 {
-            let cached = state.good
-            if let dataSize = local.dataSize, dataSize < cached {
+        if let state, state.cachedBytes > 0 {
+            let cached = state.cachedBytes
+            let recordedEnd = state.ranges.ranges.last?.upperBound ?? state.good
+            if let dataSize = local.dataSize, dataSize < recordedEnd {
                 return fetchAll(.restart, "the cached data is shorter than its record")
             }
             if local.dataSize == nil {
@@ -106,7 +107,7 @@ public enum Planner {
             guard let total = size else {
                 return fetchAll(.restart, "the server does not give the file's size, so \(ByteSize.format(cached)) cached cannot be continued")
             }
-            if cached > total {
+            if recordedEnd > total {
                 return fetchAll(.restart, "the partial download (\(ByteSize.format(cached))) is longer than the remote file (\(ByteSize.format(total)))")
             }
             guard state.ifRangeValidator != nil else {
@@ -116,8 +117,9 @@ public enum Planner {
                 return fetchAll(.restart, "the server does not accept range requests")
             }
             let what = state.etag.map { $0.isWeak ? "Last-Modified unchanged" : "ETag unchanged" } ?? "Last-Modified unchanged"
-            return Decision(action: .resume, offset: cached, bytes: total - cached,
-                            reason: "\(ByteSize.format(cached)) of \(ByteSize.format(total)) cached, \(what)")
+            let pieces = state.ranges.ranges.count > 1 ? " in \(state.ranges.ranges.count) pieces" : ""
+            return Decision(action: .resume, offset: state.good, bytes: total - cached,
+                            reason: "\(ByteSize.format(cached)) of \(ByteSize.format(total)) cached\(pieces), \(what)")
         }
         if local.destinationDigests != nil {
             return fetchAll(.download, "the destination does not match the \((checksums.first?.algorithm ?? "checksum")) in the manifest")

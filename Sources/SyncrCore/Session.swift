@@ -11,10 +11,13 @@ public struct RunOptions: Sendable {
     public var cacheDirectory: String?
     /// `--jobs N`: files in flight instead of `defaults.jobs`.
     public var jobs: Int?
+    /// `--connections N`: parallel Range requests per large file, for every entry.
+    public var connections: Int?
 
-    public init(cacheDirectory: String? = nil, jobs: Int? = nil) {
+    public init(cacheDirectory: String? = nil, jobs: Int? = nil, connections: Int? = nil) {
         self.cacheDirectory = cacheDirectory
         self.jobs = jobs
+        self.connections = connections
     }
 }
 
@@ -29,11 +32,15 @@ public final class Session: Sendable {
     private let reporter: (any ProgressReporter)?
 
     public init(manifest: Manifest, options: RunOptions = RunOptions(), reporter: (any ProgressReporter)? = nil) {
+        var manifest = manifest
+        if let connections = options.connections {
+            for i in manifest.downloads.indices { manifest.downloads[i].settings.connections = connections }
+        }
         self.manifest = manifest
         cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
         redactor = Redactor(secrets: manifest.secrets)
-        engine = TransferEngine()
+        engine = TransferEngine(configuration: .init(maxConnectionsPerHost: manifest.defaults.maxConnectionsPerHost))
         self.reporter = reporter
     }
 

@@ -51,6 +51,18 @@ public final class FileSink: ResponseSink {
     private let writtenCounter = Atomic<Int64>(0)
     private let headBox = Mutex<HTTPResponseHead?>(nil)
 
+    /// Where the next write goes and where writing must stop. Bytes are reserved under the lock
+    /// before they are written, so a `split` never hands out a byte this sink will still write.
+    private struct Cursor {
+        /// Bytes reserved from `offset` (written, or being written).
+        var reserved: Int64 = 0
+        /// The file offset writing stops at (exclusive).
+        var limit: Int64
+        /// Whether `split` moved the limit: reaching it then ends the transfer without error.
+        var shortened = false
+    }
+    private let cursor: Mutex<Cursor>
+
     /// Bytes written to the file so far by this transfer.
     public var written: Int64 { writtenCounter.load(ordering: .acquiring) }
     /// The response head, once the response started.
@@ -64,6 +76,33 @@ public final class FileSink: ResponseSink {
         self.expectedTotal = expectedTotal
         self.displayURL = displayURL
         self.displayPath = displayPath
+        // The limit counts the range's length from `offset`, wherever in the file that is.
+        let limit = requestedRange.flatMap { r in r.end.map { offset + ($0 - r.start + 1) } } ?? Int64.max
+        cursor = Mutex(Cursor(limit: limit))
+    }
+
+    /// The file offset this sink stops at (exclusive); `Int64.max` when open-ended.
+    public var limit: Int64 { cursor.withLock { $0.limit } }
+
+    /// Bytes between the write position and the limit.
+    public var remaining: Int64 { cursor.withLock { $0.limit == Int64.max ? Int64.max : $0.limit - offset - $0.reserved } }
+
+    /// Gives away the second half of what this sink has left to write, if that half is at least
+    /// `minimum` bytes: this sink then stops at the split point, and the returned range (file
+    /// offsets, inclusive end) is for another connection. Used so that a connection that finished
+    /// early helps the slowest one instead of idling.
+    public func split(minimum: Int64) -> ByteRange? {
+        cursor.withLock { c in
+            guard c.limit != Int64.max else { return nil }
+            let position = offset + c.reserved
+            let left = c.limit - position
+            guard left >= 2 * minimum else { return nil }
+            let middle = position + left / 2
+            let stolen = ByteRange(start: middle, end: c.limit - 1)
+            c.limit = middle
+            c.shortened = true
+            return stolen
+        }
     }
 
     public func responseStarted(_ head: HTTPResponseHead) -> SinkDecision {
@@ -81,12 +120,18 @@ public final class FileSink: ResponseSink {
 
     public func write(_ bytes: UnsafeRawBufferPointer) -> SinkDecision {
         guard var base = bytes.baseAddress else { return .proceed }
-        var remaining = bytes.count
-        let already = writtenCounter.load(ordering: .relaxed)
-        var position = offset + already
-        if let range = requestedRange, let end = range.end, already + Int64(remaining) > end - range.start + 1 {
+        let (start, allowed, shortened) = cursor.withLock { c -> (Int64, Int, Bool) in
+            let position = offset + c.reserved
+            let room = c.limit == Int64.max ? Int64(bytes.count) : max(0, c.limit - position)
+            let n = Int(min(Int64(bytes.count), room))
+            c.reserved += Int64(n)
+            return (position, n, c.shortened)
+        }
+        if allowed < bytes.count && !shortened {
             return .fail(.invalidResponse(url: displayURL, message: "the server sent more bytes than the range asked for"))
         }
+        var remaining = allowed
+        var position = start
         while remaining > 0 {
             let n = pwrite(fd, base, remaining, off_t(position))
             if n <= 0 {
@@ -99,7 +144,8 @@ public final class FileSink: ResponseSink {
             position += Int64(n)
             writtenCounter.add(Int64(n), ordering: .releasing)
         }
-        return .proceed
+        // The limit was moved by `split`: the rest belongs to another connection.
+        return allowed < bytes.count ? .stop : .proceed
     }
 }
 

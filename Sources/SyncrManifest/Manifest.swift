@@ -64,15 +64,32 @@ public struct Settings: Sendable, Equatable {
     /// Request headers, in order; entry headers replace default headers of the same name
     /// (case-insensitive).
     public var headers: [Header]
+    /// Parallel Range requests for one large file (`connections`).
+    public var connections: Int
+    /// Files at least this large are split across `connections` (`min_split`, bytes).
+    public var minSplit: Int64
+    /// A connection slower than this many bytes per second for `timeout` is dropped and its
+    /// range retried (`low_speed`).
+    public var lowSpeed: Int64
+    /// At most this many connections to one host at once, over all files and segments
+    /// (`max_connections_per_host`, run-wide).
+    public var maxConnectionsPerHost: Int
 
-    public static let builtIn = Settings(jobs: 4, retries: 5, timeoutMilliseconds: 30_000,
-                                         headers: [])
+    public static let builtIn = Settings(jobs: 4, retries: 5, timeoutMilliseconds: 30_000, headers: [],
+                                         connections: 8, minSplit: 16 << 20, lowSpeed: 1024,
+                                         maxConnectionsPerHost: 16)
 
-    public init(jobs: Int, retries: Int, timeoutMilliseconds: Int, headers: [Header]) {
+    public init(jobs: Int, retries: Int, timeoutMilliseconds: Int, headers: [Header],
+                connections: Int = 8, minSplit: Int64 = 16 << 20, lowSpeed: Int64 = 1024,
+                maxConnectionsPerHost: Int = 16) {
         self.jobs = jobs
         self.retries = retries
         self.timeoutMilliseconds = timeoutMilliseconds
         self.headers = headers
+        self.connections = connections
+        self.minSplit = minSplit
+        self.lowSpeed = lowSpeed
+        self.maxConnectionsPerHost = maxConnectionsPerHost
     }
 }
 

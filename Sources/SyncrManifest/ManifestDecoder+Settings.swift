@@ -4,6 +4,10 @@ struct SettingsOverrides {
     var retries: Int?
     var timeoutMilliseconds: Int?
     var headers: [Header]?
+    var connections: Int?
+    var minSplit: Int64?
+    var lowSpeed: Int64?
+    var maxConnectionsPerHost: Int?
 
     /// `base` with these overrides applied. Headers merge by case-insensitive name: an override
     /// replaces the base header in place (keeping the base's position), new names follow in order.
@@ -12,6 +16,10 @@ struct SettingsOverrides {
         if let jobs { result.jobs = jobs }
         if let retries { result.retries = retries }
         if let timeoutMilliseconds { result.timeoutMilliseconds = timeoutMilliseconds }
+        if let connections { result.connections = connections }
+        if let minSplit { result.minSplit = minSplit }
+        if let lowSpeed { result.lowSpeed = lowSpeed }
+        if let maxConnectionsPerHost { result.maxConnectionsPerHost = maxConnectionsPerHost }
         if let headers {
             var merged = base.headers
             for header in headers {
@@ -32,6 +40,10 @@ extension ManifestDecoder {
     /// Limits of the numeric settings.
     static let jobsRange = 1...256
     static let retriesRange = 0...100
+    static let connectionsRange = 1...64
+    static let maxConnectionsPerHostRange = 1...256
+    static let minSplitRange: ClosedRange<Int64> = (64 << 10)...(1 << 50)
+    static let lowSpeedRange: ClosedRange<Int64> = 1...(1 << 40)
 
     /// Decodes `key` if it is a setting, into `settings`.
     ///
@@ -49,6 +61,18 @@ extension ManifestDecoder {
                 return true
             }
             settings.jobs = integer(entry.value, path: path, range: Self.jobsRange)
+        case "max_connections_per_host":
+            guard runWide else {
+                report(path, at: entry.keyMark, "max_connections_per_host applies to the whole run; set it under defaults:")
+                return true
+            }
+            settings.maxConnectionsPerHost = integer(entry.value, path: path, range: Self.maxConnectionsPerHostRange)
+        case "connections":
+            settings.connections = integer(entry.value, path: path, range: Self.connectionsRange)
+        case "min_split":
+            settings.minSplit = size(entry.value, path: path, range: Self.minSplitRange)
+        case "low_speed":
+            settings.lowSpeed = size(entry.value, path: path, range: Self.lowSpeedRange)
         case "retries":
             settings.retries = integer(entry.value, path: path, range: Self.retriesRange)
         case "timeout":

@@ -142,6 +142,22 @@ struct ManifestDecoder {
     }
 
     /// A duration greater than zero, in milliseconds.
+    /// A size like `512`, `64KiB` or `16MiB`, within `range` bytes.
+    mutating func size(_ node: YAMLNode, path: String, range: ClosedRange<Int64>) -> Int64? {
+        let expected = "a size like 512, 64KiB or 16MiB"
+        guard let text = string(node, path: path, expected: expected) else { return nil }
+        guard let bytes = ByteSize.parse(text) else {
+            report(path, at: node.mark, "expected \(expected), found \(Self.describe(node))")
+            return nil
+        }
+        guard range.contains(bytes) else {
+            report(path, at: node.mark,
+                   "expected a size from \(ByteSize.format(range.lowerBound)) to \(ByteSize.format(range.upperBound)), found \(Self.describe(node))")
+            return nil
+        }
+        return bytes
+    }
+
     mutating func duration(_ node: YAMLNode, path: String) -> Int? {
         guard let text = string(node, path: path, expected: "a duration like 30s, 500ms or 1m30s")
         else { return nil }

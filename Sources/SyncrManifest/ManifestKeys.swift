@@ -7,9 +7,9 @@ enum ManifestKeys {
     /// Keys of the document itself.
     static let topLevel = ["version", "cache", "defaults", "downloads"]
     /// Settings that apply to the whole run; valid only under `defaults:`.
-    static let runWideSettings = ["jobs"]
+    static let runWideSettings = ["jobs", "max_connections_per_host"]
     /// Settings that `defaults:` sets and each entry may override.
-    static let entrySettings = ["retries", "timeout", "headers"]
+    static let entrySettings = ["retries", "timeout", "headers", "connections", "min_split", "low_speed"]
     /// Keys of `defaults:`.
     static let defaults = runWideSettings + entrySettings
     /// Keys of one `downloads:` entry.

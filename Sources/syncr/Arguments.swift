@@ -18,6 +18,7 @@ struct Invocation {
     var detailedExitcode = false
     var cacheDirectory: String?
     var jobs: Int?
+    var connections: Int?
     var quiet = false
     /// `help COMMAND` or `COMMAND --help`.
     var helpTopic: CommandName?
@@ -39,6 +40,7 @@ enum ArgumentParser {
         OptionSpec(name: "--detailed-exitcode", takesValue: false, commands: [.plan]),
         OptionSpec(name: "--cache", takesValue: true, commands: [.plan, .apply]),
         OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply]),
+        OptionSpec(name: "--connections", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply]),
         OptionSpec(name: "--help", takesValue: false, commands: Set(CommandName.allCases)),
     ]
@@ -111,6 +113,12 @@ enum ArgumentParser {
                                      command: command.rawValue)
                 }
                 invocation.jobs = n
+            case "--connections":
+                guard let value, let n = Int(value), (1...64).contains(n) else {
+                    throw UsageError(message: "'--connections' takes a whole number from 1 to 64, not '\(value ?? "")'.",
+                                     command: command.rawValue)
+                }
+                invocation.connections = n
             default: break
             }
         }

@@ -56,7 +56,7 @@ enum Help {
             """
         case .apply:
             return """
-            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--quiet] [MANIFEST]
+            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--quiet] [MANIFEST]
 
             Plans, then downloads what the plan says: up to N files at once, resuming partial
             files, retrying with backoff, verifying checksums, and moving each file into place
@@ -67,6 +67,8 @@ enum Help {
               --json                Print the results as one JSON object on stdout.
               --cache DIR           Use DIR as the cache folder instead of the manifest's 'cache:'.
               --jobs N              Transfer up to N files at once (default: defaults.jobs, 4).
+              --connections N       Fetch each file of at least min_split over up to N parallel
+                                    Range requests (default: connections, 8).
               --quiet               Print only failures and the summary.
               -h, --help            Show this help.
             """

@@ -72,7 +72,8 @@ func run(_ invocation: Invocation) async -> Int32 {
         guard let manifest = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
         let reporter = LineReporter(quiet: invocation.quiet, total: manifest.downloads.count)
         let session = Session(manifest: manifest,
-                              options: RunOptions(cacheDirectory: invocation.cacheDirectory, jobs: invocation.jobs),
+                              options: RunOptions(cacheDirectory: invocation.cacheDirectory, jobs: invocation.jobs,
+                                                  connections: invocation.connections),
                               reporter: reporter)
         defer { session.close() }
         let plan = await session.plan()

@@ -1,0 +1,8 @@
+#ifndef SYNCR_CSYSTEM_H
+#define SYNCR_CSYSTEM_H
+#include <sys/types.h>
+
+/* fallocate(2) is a GNU extension that Swift's Glibc module does not export. Returns 0, or -1
+   with errno set (EOPNOTSUPP where the file system cannot preallocate). */
+int syncr_fallocate(int fd, off_t offset, off_t length);
+#endif
