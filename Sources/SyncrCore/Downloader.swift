@@ -15,7 +15,7 @@ struct Downloader: Sendable {
     let redactor: Redactor
     let reporter: (any ProgressReporter)?
     /// How often progress is made durable while bytes flow.
-    var checkpointInterval: Duration = .seconds(1)
+    var checkpointInterval: Duration = EntryRecorder.interval
 
     private var key: String { Cache.key(for: download.url.expanded) }
     private var url: String { download.url.written }

@@ -21,7 +21,7 @@ struct SegmentedFetch: Sendable {
     let recorder: EntryRecorder
     let reporter: (any ProgressReporter)?
     let index: Int
-    var checkpointInterval: Duration = .seconds(1)
+    var checkpointInterval: Duration = EntryRecorder.interval
     /// No piece smaller than this is split off: below it a new request costs more than it saves.
     var minimumPiece: Int64 = 1 << 20
 
