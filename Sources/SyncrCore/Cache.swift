@@ -33,8 +33,9 @@ public struct Cache: Sendable {
         return try? JSONDecoder().decode(EntryState.self, from: Data(bytes))
     }
 
-    /// Replaces the entry's record atomically.
-    public func saveState(_ state: EntryState, key: String) throws(FileError) {
+    /// Replaces the entry's record atomically; `durable: false` skips the flush where losing the
+    /// update to a power cut costs only a second download, never a wrong file.
+    public func saveState(_ state: EntryState, key: String, durable: Bool = true) throws(FileError) {
         var s = state
         s.updated = Int64(time(nil))
         let encoder = JSONEncoder()
@@ -42,7 +43,7 @@ public struct Cache: Sendable {
         guard let data = try? encoder.encode(s) else {
             throw FileError(path: statePath(key), operation: "encode the cache record", errno: EINVAL)
         }
-        try FS.writeAtomically(Array(data), to: statePath(key))
+        try FS.writeAtomically(Array(data), to: statePath(key), durable: durable)
     }
 
     /// Removes the record first (so no record ever vouches for missing data), then the data.

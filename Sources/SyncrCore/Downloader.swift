@@ -14,6 +14,16 @@ struct Downloader: Sendable {
     let engine: TransferEngine
     let redactor: Redactor
     let reporter: (any ProgressReporter)?
+    /// Flushes small finished files together.
+    let flusher: GroupFlush
+    /// Folders to flush once at the end of the run.
+    let folders: ChangedFolders
+    /// Network slots (`jobs`): held while fetching, given back before the finished file is
+    /// flushed and moved, so that the next files download while this one is made durable.
+    let slots: AsyncSemaphore
+    /// Files at least this large are flushed on their own (`fdatasync`); smaller ones join a
+    /// group flush.
+    static let ownFlushThreshold: Int64 = 8 << 20
     /// How often progress is made durable while bytes flow.
     var checkpointInterval: Duration = EntryRecorder.interval
 
@@ -46,8 +56,10 @@ struct Downloader: Sendable {
             break
         }
         reporter?.report(.started(item: item))
+        let slot = Slot(semaphore: slots)
+        defer { Task { await slot.release() } }
         do {
-            try await fetchVerifyPromote(notes: &notes, transferred: &transferred)
+            try await fetchVerifyPromote(notes: &notes, transferred: &transferred, slot: slot)
             return result(.ok)
         } catch let failure as Failure {
             return result(.failed, failure.message)
@@ -76,7 +88,8 @@ struct Downloader: Sendable {
         try? cache.saveState(state, key: key)
     }
 
-    private func fetchVerifyPromote(notes: inout [String], transferred: inout Int64) async throws {
+    private func fetchVerifyPromote(notes: inout [String], transferred: inout Int64, slot: Slot) async throws {
+        await slot.acquire()
         try cache.prepare()
         let dataPath = cache.dataPath(key)
         var offset: Int64 = 0
@@ -177,10 +190,7 @@ struct Downloader: Sendable {
             _ = await ticker.value
             let written = sink.written
             transferred += written
-            if written > 0 {
-                try await recorder.checkpoint(good: base + written, head: sink.head)
-                offset = base + written
-            }
+            offset = base + written
 
             var failure: TransferError?
             switch outcome {
@@ -193,14 +203,19 @@ struct Downloader: Sendable {
                     if let total = state.size, offset < total {
                         failure = .connection(url: url, code: 18,
                             message: "the connection closed after \(offset) of \(total) bytes")
-                    } else if state.size == nil {
-                        try await recorder.update { $0.size = offset }
                     }
                 }
             case .failure(let error):
                 failure = error
             }
-            guard let failure else { break }
+            guard let failure else {
+                await recorder.remember(0..<offset, head: sink.head)
+                break
+            }
+            if written > 0 {
+                // Keep what arrived: flushed, then recorded, so the next attempt (or run) resumes.
+                try await recorder.checkpoint(good: offset, head: sink.head)
+            }
 
             switch failure {
             case .rangeNotHonoured:
@@ -240,23 +255,32 @@ struct Downloader: Sendable {
             try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
         }
 
-        // Complete: trim anything beyond the end (left by an older, longer attempt), flush.
+        await slot.release()
+        // Complete: trim anything beyond the end (left by an older, longer attempt), then make
+        // the bytes durable before anything points at them.
         state = await recorder.state
         let finalSize = state.size ?? offset
-        if ftruncate(fd, off_t(finalSize)) != 0 || fdatasync(fd) != 0 {
-            throw FileError(path: dataPath, operation: "finish", errno: errno)
+        var st = stat()
+        if fstat(fd, &st) == 0, Int64(st.st_size) != finalSize, ftruncate(fd, off_t(finalSize)) != 0 {
+            throw FileError(path: dataPath, operation: "trim", errno: errno)
+        }
+        if finalSize >= Self.ownFlushThreshold {
+            try await BlockingIO.run { [fd, dataPath] in
+                if fdatasync(fd) != 0 { throw FileError(path: dataPath, operation: "flush", errno: errno) }
+            }
+        } else {
+            try await flusher.flush()
         }
         close(fd)
         fdOpen = false
-        try verify(dataPath: dataPath)
+        try await verify(dataPath: dataPath)
         let digests = Dictionary(uniqueKeysWithValues: download.checksums.map { ($0.algorithm, $0.hex) })
-        try await recorder.update {
-            $0.good = finalSize
+        await recorder.remember(0..<finalSize, head: nil)
+        try await promote(dataPath: dataPath, recorder: recorder) {
             $0.size = finalSize
             $0.complete = true
             $0.verified = digests
         }
-        try await promote(dataPath: dataPath, recorder: recorder)
     }
 
     /// Whether to fetch in parallel pieces, and with which validator: only a file of at least
@@ -273,9 +297,10 @@ struct Downloader: Sendable {
         return (size, validator)
     }
 
-    private func verify(dataPath: String) throws {
+    private func verify(dataPath: String) async throws {
         guard !download.checksums.isEmpty else { return }
-        let actual = try FS.digests(of: dataPath, algorithms: download.checksums.map(\.algorithm))
+        let algorithms = download.checksums.map(\.algorithm)
+        let actual = try await BlockingIO.run { try FS.digests(of: dataPath, algorithms: algorithms) }
         for expected in download.checksums where actual[expected.algorithm] != expected.hex {
             cache.discard(key)
             throw Failure(message: "\(url): \(expected.algorithm) mismatch: expected \(expected.hex), got \(actual[expected.algorithm] ?? "?"); "
@@ -284,7 +309,10 @@ struct Downloader: Sendable {
     }
 
     /// Moves the finished data onto the destination in one step.
-    private func promote(dataPath: String, recorder: EntryRecorder) async throws {
+    /// The record is written (with `finish` applied) before the rename without a flush of its
+    /// own: losing it to a power cut costs a second download, never a wrong file.
+    private func promote(dataPath: String, recorder: EntryRecorder,
+                         finish: @Sendable (inout EntryState) -> Void) async throws {
         let destination = download.destination
         let folder = (destination as NSString).deletingLastPathComponent
         try FS.makeDirectories(folder)
@@ -301,12 +329,13 @@ struct Downloader: Sendable {
         // rename keeps the inode, size and mtime, so the fingerprint can be recorded first: a
         // crash right after the rename still finds a record that matches the destination.
         let fingerprint = FS.fingerprint(dataPath)
-        try await recorder.update {
+        try await recorder.update(durable: false) {
+            finish(&$0)
             $0.destination = destination
             $0.destinationFingerprint = fingerprint
         }
         if rename(dataPath, destination) == 0 {
-            FS.syncDirectory(folder)
+            await folders.add(folder)
             return
         }
         let code = errno
@@ -317,7 +346,7 @@ struct Downloader: Sendable {
         // The cache is on another file system: copy beside the destination, then rename.
         let temp = folder + "/.syncr-" + key + ".tmp"
         do {
-            try FS.copy(dataPath, to: temp)
+            try await BlockingIO.run { try FS.copy(dataPath, to: temp) }
         } catch {
             FS.remove(temp)
             try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
@@ -328,9 +357,9 @@ struct Downloader: Sendable {
             FS.remove(temp)
             throw FileError(path: download.to, operation: "move the finished file into place", errno: e)
         }
-        FS.syncDirectory(folder)
+        await folders.add(folder)
         let copied = FS.fingerprint(destination)
-        try await recorder.update { $0.destinationFingerprint = copied }
+        try await recorder.update(durable: false) { $0.destinationFingerprint = copied }
         FS.remove(dataPath)
     }
 
@@ -342,5 +371,27 @@ struct Downloader: Sendable {
         default:
             return error.description + kept
         }
+    }
+}
+
+/// One entry's hold on a network slot; releasing twice is harmless.
+actor Slot {
+    private let semaphore: AsyncSemaphore
+    private var held = false
+
+    init(semaphore: AsyncSemaphore) {
+        self.semaphore = semaphore
+    }
+
+    func acquire() async {
+        guard !held else { return }
+        await semaphore.acquire()
+        held = true
+    }
+
+    func release() async {
+        guard held else { return }
+        held = false
+        await semaphore.release()
     }
 }

@@ -72,8 +72,15 @@ actor EntryRecorder {
         try checkpoint([0..<good], head: head)
     }
 
-    func update(_ change: (inout EntryState) -> Void) throws(FileError) {
+    func update(durable: Bool = true, _ change: (inout EntryState) -> Void) throws(FileError) {
         change(&state)
-        try cache.saveState(state, key: key)
+        try cache.saveState(state, key: key, durable: durable)
+    }
+
+    /// Counts bytes of a transfer that completed, in memory only: the finished file is flushed
+    /// once, before it is moved into place, and needs no partial record on the way.
+    func remember(_ range: Range<Int64>, head: HTTPResponseHead?) {
+        if let head { adopt(head) }
+        state.add(range)
     }
 }

@@ -88,8 +88,9 @@ enum FS {
     }
 
     /// Writes bytes to `path` so that a reader sees either the old file or the whole new one:
-    /// write a temporary file beside it, flush it, rename it over.
-    static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
+    /// write a temporary file beside it, flush it (when `durable`), rename it over. Without the
+    /// flush a power loss may bring back the previous version, never a torn one.
+    static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(FileError) {
         let temp = path + ".tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileError(path: temp, operation: "create", errno: errno) }
@@ -105,7 +106,7 @@ enum FS {
             }
             offset += n
         }
-        if fdatasync(fd) != 0 {
+        if durable && fdatasync(fd) != 0 {
             let code = errno
             close(fd)
             unlink(temp)

@@ -30,6 +30,9 @@ public final class Session: Sendable {
     public let redactor: Redactor
     private let engine: TransferEngine
     private let reporter: (any ProgressReporter)?
+    private let flusher: GroupFlush
+    private let folders = ChangedFolders()
+    private let slots: AsyncSemaphore
 
     public init(manifest: Manifest, options: RunOptions = RunOptions(), reporter: (any ProgressReporter)? = nil) {
         var manifest = manifest
@@ -41,6 +44,8 @@ public final class Session: Sendable {
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
         redactor = Redactor(secrets: manifest.secrets)
         engine = TransferEngine(configuration: .init(maxConnectionsPerHost: manifest.defaults.maxConnectionsPerHost))
+        flusher = GroupFlush(directory: cache.directory)
+        slots = AsyncSemaphore(limit: jobs)
         self.reporter = reporter
     }
 
@@ -133,22 +138,48 @@ public final class Session: Sendable {
 
     // MARK: apply
 
-    /// Carries out a plan: up to `jobs` entries at once; every entry runs to its end whatever
-    /// happens to the others.
+    /// Plans and carries out every entry: up to `jobs` entries at once, each asked about and then
+    /// fetched in one go, so the questions for some overlap with the transfers of others. Every
+    /// entry runs to its end whatever happens to the others.
+    public func apply() async -> ApplyReport {
+        let clock = ContinuousClock()
+        let start = clock.now
+        if !manifest.downloads.isEmpty { try? cache.prepare() }
+        // More entries in flight than network slots: the extra ones are being flushed and moved.
+        let results = await Self.mapBounded(manifest.downloads, width: jobs + Self.finishing) { download -> ItemResult in
+            let item = await self.planItem(download)
+            let result = await self.downloader(download, item).run()
+            self.reporter?.report(.finished(result: result))
+            return result
+        }
+        await folders.syncAll()
+        let elapsed = clock.now - start
+        return ApplyReport(results: results,
+                           seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Carries out a plan made earlier by `plan()`.
     public func apply(_ plan: Plan) async -> ApplyReport {
         let clock = ContinuousClock()
         let start = clock.now
         let byIndex = Dictionary(uniqueKeysWithValues: manifest.downloads.map { ($0.index, $0) })
-        let results = await Self.mapBounded(plan.items, width: jobs) { item -> ItemResult in
-            let downloader = Downloader(download: byIndex[item.index]!, item: item, cache: self.cache,
-                                        engine: self.engine, redactor: self.redactor, reporter: self.reporter)
-            let result = await downloader.run()
+        let results = await Self.mapBounded(plan.items, width: jobs + Self.finishing) { item -> ItemResult in
+            let result = await self.downloader(byIndex[item.index]!, item).run()
             self.reporter?.report(.finished(result: result))
             return result
         }
+        await folders.syncAll()
         let elapsed = clock.now - start
         return ApplyReport(results: results,
                            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Finished files waiting for their flush at most, beyond the `jobs` transferring.
+    static let finishing = 256
+
+    private func downloader(_ download: Download, _ item: PlanItem) -> Downloader {
+        Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
+                   reporter: reporter, flusher: flusher, folders: folders, slots: slots)
     }
 
     /// Maps with at most `width` operations in flight, keeping the input order.

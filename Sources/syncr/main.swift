@@ -76,10 +76,9 @@ func run(_ invocation: Invocation) async -> Int32 {
                                                   connections: invocation.connections),
                               reporter: reporter)
         defer { session.close() }
-        let plan = await session.plan()
-        let report = await session.apply(plan)
+        let report = await session.apply()
         if invocation.json {
-            Output.out(Rendering.applyJSON(report, plan: plan))
+            Output.out(Rendering.applyJSON(report, plan: Plan(items: report.results.map(\.item))))
         }
         let ok = report.results.filter { $0.status == .ok }.count
         let skipped = report.results.filter { $0.status == .skipped }.count

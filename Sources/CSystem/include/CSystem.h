@@ -5,4 +5,7 @@
 /* fallocate(2) is a GNU extension that Swift's Glibc module does not export. Returns 0, or -1
    with errno set (EOPNOTSUPP where the file system cannot preallocate). */
 int syncr_fallocate(int fd, off_t offset, off_t length);
+
+/* syncfs(2), also GNU-only in glibc's headers: flushes the file system that holds fd. */
+int syncr_syncfs(int fd);
 #endif

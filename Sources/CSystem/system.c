@@ -1,7 +1,12 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <unistd.h>
 #include "CSystem.h"
 
 int syncr_fallocate(int fd, off_t offset, off_t length) {
     return fallocate(fd, 0, offset, length);
+}
+
+int syncr_syncfs(int fd) {
+    return syncfs(fd);
 }
