@@ -114,6 +114,7 @@ struct Downloader: Sendable {
         // Cleared when the server showed it cannot continue a partial file; from then on every
         // attempt starts at byte 0.
         var canResume = true
+        var leadTried = false
         func note(_ message: String) {
             notes.append(message)
             reporter?.report(.note(index: item.index, message: message))
@@ -163,16 +164,25 @@ struct Downloader: Sendable {
                 offset = 0
                 state = await recorder.state
             }
-            let range = offset > 0 ? ByteRange(start: offset) : nil
+            // A fresh file no one asked the server about (apply skips the HEAD for those): ask for
+            // `bytes=0-`, so that the answer says at once whether ranges work and how large the
+            // file is; a large one is then shared out to the other connections as it arrives.
+            let leading = offset == 0 && item.remote == nil && canResume && !leadTried
+                && download.settings.connections > 1
+            leadTried = leadTried || leading
+            let range = offset > 0 ? ByteRange(start: offset) : (leading ? ByteRange(start: 0) : nil)
+            let headSignal = OneShot<HTTPResponseHead>()
             let request = HTTPRequest(url: download.url.expanded, displayURL: url,
                                       headers: download.settings.headers.map { ($0.name, $0.value.expanded) },
                                       range: range, ifRange: offset > 0 ? state.ifRangeValidator : nil,
                                       connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
                                       lowSpeedLimit: Int(download.settings.lowSpeed),
                                       lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
+            var onResponse: (@Sendable (HTTPResponseHead) -> Void)?
+            if leading { onResponse = { head in headSignal.fulfil(head) } }
             let sink = FileSink(fd: fd, offset: offset, requestedRange: range,
                                 expectedTotal: offset > 0 ? state.size : nil,
-                                displayURL: url, displayPath: dataPath)
+                                displayURL: url, displayPath: dataPath, onResponse: onResponse)
             let base = offset
             let ticker = Task { [checkpointInterval, reporter, index = item.index] in
                 while !Task.isCancelled {
@@ -185,9 +195,70 @@ struct Downloader: Sendable {
                     }
                 }
             }
-            let outcome = await engine.perform(request, sink: sink)
+            var helped: (size: Int64, fallback: String?)?
+            let outcome: Result<HTTPResponse, TransferError>
+            if leading {
+                let transfer = Task { await engine.perform(request, sink: sink) }
+                let watcher = Task { _ = await transfer.value; headSignal.fulfil(nil) }
+                do {
+                    if let head = await headSignal.wait(), let split = leadSplit(head) {
+                        await recorder.adopt(head)
+                        try await recorder.update { _ in }
+                        try SegmentedFetch.preallocate(fd: fd, size: split.size, path: dataPath)
+                        sink.bound(to: split.size)
+                        let helpers = SegmentedFetch(download: download, size: split.size, validator: split.validator,
+                                                     fd: fd, dataPath: dataPath, engine: engine, recorder: recorder,
+                                                     reporter: reporter, index: item.index)
+                        let (helpOutcome, received) = try await helpers.help(sink)
+                        transferred += received
+                        if case .fallback(let reason) = helpOutcome {
+                            transfer.cancel()
+                            helped = (split.size, reason)
+                        } else {
+                            helped = (split.size, nil)
+                        }
+                    }
+                } catch {
+                    transfer.cancel()
+                    _ = await transfer.value
+                    ticker.cancel()
+                    throw error
+                }
+                outcome = await transfer.value
+                watcher.cancel()
+            } else {
+                outcome = await engine.perform(request, sink: sink)
+            }
             ticker.cancel()
             _ = await ticker.value
+            if let helped {
+                // The lead's own part is recorded; whatever no connection finished is fetched
+                // in pieces again, with the usual retries.
+                transferred += sink.written
+                if sink.written > 0 { try await recorder.checkpoint([0..<sink.written], head: sink.head) }
+                var fallback = helped.fallback
+                if fallback == nil {
+                    let gaps = await recorder.state.ranges.gaps(upTo: helped.size)
+                    if !gaps.isEmpty {
+                        let rest = SegmentedFetch(download: download, size: helped.size,
+                                                  validator: await recorder.state.ifRangeValidator ?? "",
+                                                  fd: fd, dataPath: dataPath, engine: engine, recorder: recorder,
+                                                  reporter: reporter, index: item.index)
+                        let (restOutcome, received) = try await rest.run(missing: gaps)
+                        transferred += received
+                        if case .fallback(let reason) = restOutcome { fallback = reason }
+                    }
+                }
+                if let fallback {
+                    note("\(fallback); fell back to one stream from byte 0")
+                    canResume = false
+                    try await recorder.reset()
+                    offset = 0
+                    continue
+                }
+                offset = helped.size
+                break
+            }
             let written = sink.written
             transferred += written
             offset = base + written
@@ -281,6 +352,14 @@ struct Downloader: Sendable {
             $0.complete = true
             $0.verified = digests
         }
+    }
+
+    /// Whether a `bytes=0-` answer is worth sharing out: a 206 for a file of at least
+    /// `min_split` bytes that names a validator for the other connections' If-Range.
+    private func leadSplit(_ head: HTTPResponseHead) -> (size: Int64, validator: String)? {
+        guard head.status == 206, let size = head.contentRange?.total, size >= download.settings.minSplit,
+              let validator = RemoteResource(head: head, method: "GET").ifRangeValidator else { return nil }
+        return (size, validator)
     }
 
     /// Whether to fetch in parallel pieces, and with which validator: only a file of at least

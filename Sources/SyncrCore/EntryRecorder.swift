@@ -48,8 +48,13 @@ actor EntryRecorder {
             state.etag = head.etag
             state.lastModified = head.lastModified
             state.size = head.contentLength
-        } else if state.size == nil {
-            state.size = head.contentRange?.total
+        } else {
+            if state.size == nil { state.size = head.contentRange?.total }
+            if state.etag == nil && state.lastModified == nil {
+                // A fresh file fetched as `bytes=0-`: its 206 names the version.
+                state.etag = head.etag
+                state.lastModified = head.lastModified
+            }
         }
         state.finalURL = redactor.scrub(head.effectiveURL)
     }

@@ -39,7 +39,21 @@ struct SegmentedFetch: Sendable {
     /// Fetches `missing` (ranges of the file not on disk). Returns the outcome and the bytes
     /// received.
     func run(missing: [Range<Int64>]) async throws -> (Outcome, Int64) {
-        let board = Board(pieces: Self.pieces(missing, count: download.settings.connections, minimum: minimumPiece))
+        let pieces = Self.pieces(missing, count: download.settings.connections, minimum: minimumPiece)
+        return try await run(board: Board(pieces: pieces), workers: min(download.settings.connections, pieces.count))
+    }
+
+    /// Helps a transfer already under way (`lead`, bounded to the file's size): the other
+    /// connections split its remainder between them. Returns when nothing is left worth taking;
+    /// the lead may still be finishing its own part. The bytes returned exclude the lead's.
+    func help(_ lead: FileSink) async throws -> (Outcome, Int64) {
+        let board = Board(pieces: [])
+        await board.begin(lead)
+        let (outcome, transferred) = try await run(board: board, workers: download.settings.connections - 1)
+        return (outcome, transferred - lead.written)
+    }
+
+    private func run(board: Board, workers: Int) async throws -> (Outcome, Int64) {
         let ticker = Task { [checkpointInterval, recorder, reporter, index, size] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: checkpointInterval)
@@ -50,7 +64,6 @@ struct SegmentedFetch: Sendable {
             }
         }
         defer { ticker.cancel() }
-        let workers = min(download.settings.connections, max(1, await board.pendingCount))
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<workers {
@@ -189,7 +202,6 @@ private actor Board {
         pending = pieces
     }
 
-    var pendingCount: Int { pending.count }
 
     /// The next piece: a pending one, else the second half of the running transfer with the
     /// most left to fetch; nil when there is nothing left worth taking.

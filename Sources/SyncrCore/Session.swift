@@ -98,6 +98,19 @@ public final class Session: Sendable {
         return item
     }
 
+    /// Like `planItem`, but without asking the server when nothing local could be kept: the GET
+    /// that follows learns size and validators anyway, and a HEAD per small file would cost
+    /// as much as the file.
+    func applyItem(_ download: Download) async -> PlanItem {
+        let local = localFacts(download)
+        let mustAsk = local.state != nil || local.destinationBlocked
+            || (local.destination != nil && !download.checksums.isEmpty)
+        guard !mustAsk else { return await planItem(download) }
+        return PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
+                        action: .download, size: nil, offset: 0, bytes: nil,
+                        reason: local.destination == nil ? "nothing cached" : "the destination exists but syncr has no record of it")
+    }
+
     /// HEAD (or ranged GET) with the entry's retry policy.
     func probe(_ download: Download) async -> Result<RemoteResource, TransferError> {
         let request = HTTPRequest(method: .head, url: download.url.expanded, displayURL: download.url.written,
@@ -147,7 +160,7 @@ public final class Session: Sendable {
         if !manifest.downloads.isEmpty { try? cache.prepare() }
         // More entries in flight than network slots: the extra ones are being flushed and moved.
         let results = await Self.mapBounded(manifest.downloads, width: jobs + Self.finishing) { download -> ItemResult in
-            let item = await self.planItem(download)
+            let item = await self.applyItem(download)
             let result = await self.downloader(download, item).run()
             self.reporter?.report(.finished(result: result))
             return result

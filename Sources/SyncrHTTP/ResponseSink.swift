@@ -47,6 +47,8 @@ public final class FileSink: ResponseSink {
     public let expectedTotal: Int64?
     public let displayURL: String
     public let displayPath: String
+    /// Called on the engine thread once the response was checked and accepted.
+    private let onResponse: (@Sendable (HTTPResponseHead) -> Void)?
 
     private let writtenCounter = Atomic<Int64>(0)
     private let headBox = Mutex<HTTPResponseHead?>(nil)
@@ -69,7 +71,9 @@ public final class FileSink: ResponseSink {
     public var head: HTTPResponseHead? { headBox.withLock { $0 } }
 
     public init(fd: Int32, offset: Int64, requestedRange: ByteRange?, expectedTotal: Int64?,
-                displayURL: String, displayPath: String) {
+                displayURL: String, displayPath: String,
+                onResponse: (@Sendable (HTTPResponseHead) -> Void)? = nil) {
+        self.onResponse = onResponse
         self.fd = fd
         self.offset = offset
         self.requestedRange = requestedRange
@@ -83,6 +87,14 @@ public final class FileSink: ResponseSink {
 
     /// The file offset this sink stops at (exclusive); `Int64.max` when open-ended.
     public var limit: Int64 { cursor.withLock { $0.limit } }
+
+    /// Gives an open-ended transfer its end (exclusive file offset), once the size is known,
+    /// so that `split` can hand parts of it to other connections.
+    public func bound(to end: Int64) {
+        cursor.withLock { c in
+            if c.limit == Int64.max { c.limit = end }
+        }
+    }
 
     /// Bytes between the write position and the limit.
     public var remaining: Int64 { cursor.withLock { $0.limit == Int64.max ? Int64.max : $0.limit - offset - $0.reserved } }
@@ -112,7 +124,9 @@ public final class FileSink: ResponseSink {
                 message: "the server sent the body with Content-Encoding: \(encoding), so its bytes are not the file's bytes"))
         }
         switch ResponseCheck.check(head, requested: requestedRange, expectedTotal: expectedTotal) {
-        case .ok: return .proceed
+        case .ok:
+            onResponse?(head)
+            return .proceed
         case .rangeIgnored: return .fail(.rangeNotHonoured(url: displayURL))
         case .invalid(let message): return .fail(.invalidResponse(url: displayURL, message: message))
         }
