@@ -188,7 +188,7 @@ public final class Session: Sendable {
     }
 
     /// Finished files waiting for their flush at most, beyond the `jobs` transferring.
-    static let finishing = 256
+    static let finishing = 64
 
     private func downloader(_ download: Download, _ item: PlanItem) -> Downloader {
         Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
