@@ -42,7 +42,7 @@ extension ManifestDecoder {
     static let retriesRange = 0...100
     static let connectionsRange = 1...64
     static let maxConnectionsPerHostRange = 1...256
-    static let minSplitRange: ClosedRange<Int64> = (64 << 10)...(1 << 50)
+    static let minSplitRange: ClosedRange<Int64> = (64 << 10)...(1 << 40)
     static let lowSpeedRange: ClosedRange<Int64> = 1...(1 << 40)
 
     /// Decodes `key` if it is a setting, into `settings`.

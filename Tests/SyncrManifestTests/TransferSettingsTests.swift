@@ -1,0 +1,73 @@
+import Testing
+@testable import SyncrManifest
+
+/// `connections`, `min_split`, `low_speed` and `max_connections_per_host`.
+@Suite struct TransferSettingsTests {
+    @Test func builtInDefaults() throws {
+        let manifest = try parse("""
+            version: 1
+            downloads:
+              - { url: https://example.com/a, to: a }
+            """)
+        let s = try #require(manifest.downloads.first).settings
+        #expect(s.connections == 8)
+        #expect(s.minSplit == 16 << 20)
+        #expect(s.lowSpeed == 1024)
+        #expect(manifest.defaults.maxConnectionsPerHost == 16)
+    }
+
+    @Test func defaultsAndPerEntryOverrides() throws {
+        let manifest = try parse("""
+            version: 1
+            defaults: { connections: 4, min_split: 64MiB, low_speed: 10KiB, max_connections_per_host: 6 }
+            downloads:
+              - { url: https://example.com/a, to: a }
+              - { url: https://example.com/b, to: b, connections: 1, min_split: 1048576, low_speed: 512 }
+            """)
+        let a = manifest.downloads[0].settings, b = manifest.downloads[1].settings
+        #expect(a.connections == 4 && a.minSplit == 64 << 20 && a.lowSpeed == 10 << 10)
+        #expect(b.connections == 1 && b.minSplit == 1 << 20 && b.lowSpeed == 512)
+        #expect(manifest.defaults.maxConnectionsPerHost == 6)
+    }
+
+    @Test func perHostCapIsRunWide() {
+        #expect(errors("""
+            version: 1
+            downloads:
+              - url: https://example.com/a
+                to: a
+                max_connections_per_host: 2
+            """) == """
+            syncr.yml:5:5: error: downloads[0].max_connections_per_host: max_connections_per_host applies to the whole run; set it under defaults:
+                max_connections_per_host: 2
+                ^
+            """)
+    }
+
+    @Test func outOfRangeAndMalformedValues() {
+        #expect(errors("""
+            version: 1
+            defaults:
+              connections: 0
+              min_split: 1KiB
+              low_speed: fast
+            """) == """
+            syncr.yml:3:16: error: defaults.connections: expected an integer from 1 to 64, found 0
+              connections: 0
+                           ^
+            syncr.yml:4:14: error: defaults.min_split: expected a size from 64.0 KiB to 1.0 TiB, found "1KiB"
+              min_split: 1KiB
+                         ^
+            syncr.yml:5:14: error: defaults.low_speed: expected a size like 512, 64KiB or 16MiB, found "fast"
+              low_speed: fast
+                         ^
+            """)
+    }
+
+    @Test func typoGetsASuggestion() {
+        #expect(errors("""
+            version: 1
+            defaults: { conections: 4 }
+            """).contains("did you mean 'connections'?"))
+    }
+}
