@@ -40,9 +40,16 @@ struct Downloader: Sendable {
         let start = clock.now
         var notes: [String] = []
         var transferred: Int64 = 0
+        var finalSize: Int64?
         func result(_ status: ItemResult.Status, _ error: String? = nil) -> ItemResult {
             let elapsed = clock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            var item = self.item
+            if item.size == nil, let finalSize {
+                // Fetched without asking first: the answer told the size.
+                item.size = finalSize
+                item.bytes = finalSize - item.offset
+            }
             return ItemResult(item: item, status: status, transferred: transferred, seconds: seconds,
                               error: error.map(redactor.scrub), notes: notes.map(redactor.scrub))
         }
@@ -59,7 +66,7 @@ struct Downloader: Sendable {
         let slot = Slot(semaphore: slots)
         defer { Task { await slot.release() } }
         do {
-            try await fetchVerifyPromote(notes: &notes, transferred: &transferred, slot: slot)
+            finalSize = try await fetchVerifyPromote(notes: &notes, transferred: &transferred, slot: slot)
             return result(.ok)
         } catch let failure as Failure {
             return result(.failed, failure.message)
@@ -88,7 +95,8 @@ struct Downloader: Sendable {
         try? cache.saveState(state, key: key)
     }
 
-    private func fetchVerifyPromote(notes: inout [String], transferred: inout Int64, slot: Slot) async throws {
+    /// Returns the size of the file now in place.
+    private func fetchVerifyPromote(notes: inout [String], transferred: inout Int64, slot: Slot) async throws -> Int64 {
         await slot.acquire()
         try cache.prepare()
         let dataPath = cache.dataPath(key)
@@ -352,6 +360,7 @@ struct Downloader: Sendable {
             $0.complete = true
             $0.verified = digests
         }
+        return finalSize
     }
 
     /// Whether a `bytes=0-` answer is worth sharing out: a 206 for a file of at least

@@ -275,6 +275,8 @@ struct DownloadTests {
         #expect((all[0]["error"] as? String)?.contains("404") == true)
         #expect((all[0]["error"] as? String)?.contains(server.url("/missing.bin")) == true)
         #expect(all[1]["status"] as? String == "ok")
+        #expect(all[1]["size"] as? Int == 10_000, "apply learnt the size from the GET it made")
+        #expect(all[1]["transferred"] as? Int == 10_000)
         #expect(try await server.stats()["/missing.bin"].requests == 1, "a 404 is not retried")
     }
 
