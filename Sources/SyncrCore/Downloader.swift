@@ -116,9 +116,7 @@ struct Downloader: Sendable {
         var fdOpen = true
         defer { if fdOpen { close(fd) } }
         let recorder = EntryRecorder(state: state, cache: cache, key: key, fd: fd, redactor: redactor)
-        let policy = RetryPolicy(maxRetries: download.settings.retries)
-        var failuresWithoutProgress = 0
-        var highWater = offset
+        var budget = RetryBudget(retries: download.settings.retries, position: offset)
         // Cleared when the server showed it cannot continue a partial file; from then on every
         // attempt starts at byte 0.
         var canResume = true
@@ -148,7 +146,6 @@ struct Downloader: Sendable {
             switch outcome {
             case .complete:
                 offset = plan.size
-                highWater = offset
             case .fallback(let reason):
                 note("\(reason); fell back to one stream from byte 0")
                 canResume = false
@@ -312,24 +309,13 @@ struct Downloader: Sendable {
             default:
                 break
             }
-            guard policy.isRetryable(failure) else {
-                throw Failure(message: describe(failure, offset: offset))
+            let delay: Double
+            do {
+                delay = try budget.delay(after: failure, position: offset)
+            } catch {
+                throw Failure(message: describe(failure, offset: offset) + error.suffix)
             }
-            // An attempt that moved the file forward does not use up the budget: a server that
-            // keeps dropping the connection still gets the file finished.
-            let progressed = offset > highWater
-            highWater = max(highWater, offset)
-            failuresWithoutProgress = progressed ? 0 : failuresWithoutProgress + 1
-            if failuresWithoutProgress > policy.maxRetries {
-                throw Failure(message: describe(failure, offset: offset) + " (gave up after \(policy.maxRetries) retries)")
-            }
-            var retryAfter: RetryAfter?
-            if case .status(_, _, let ra, _) = failure { retryAfter = ra }
-            guard let delay = policy.delay(attempt: max(0, failuresWithoutProgress - 1), retryAfter: retryAfter,
-                                           now: Int64(time(nil))) else {
-                throw Failure(message: describe(failure, offset: offset) + " (the server asks to wait longer than \(Int(policy.maxRetryAfter)) s)")
-            }
-            reporter?.report(.retrying(index: item.index, attempt: failuresWithoutProgress, delay: delay,
+            reporter?.report(.retrying(index: item.index, attempt: budget.failuresWithoutProgress, delay: delay,
                                        error: redactor.scrub(failure.description)))
             try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
         }

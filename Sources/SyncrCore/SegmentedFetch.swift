@@ -94,11 +94,9 @@ struct SegmentedFetch: Sendable {
 
     /// One connection's loop: take a piece, fetch it (retrying what is left of it), repeat.
     private func work(_ board: Board) async throws {
-        let policy = RetryPolicy(maxRetries: download.settings.retries)
         while let piece = await board.take(minimum: minimumPiece) {
             var start = piece.lowerBound, end = piece.upperBound
-            var failures = 0
-            var highWater = start
+            var budget = RetryBudget(retries: download.settings.retries, position: start)
             while start < end {
                 try Task.checkCancellation()
                 let range = ByteRange(start: start, end: end - 1)
@@ -131,21 +129,14 @@ struct SegmentedFetch: Sendable {
                 default:
                     break
                 }
-                guard policy.isRetryable(failure) else {
-                    throw Downloader.Failure(message: failure.description)
+                let delay: Double
+                do {
+                    delay = try budget.delay(after: failure, position: start)
+                } catch {
+                    throw Downloader.Failure(message: failure.description + error.suffix)
                 }
-                failures = start > highWater ? 0 : failures + 1
-                highWater = max(highWater, start)
-                if failures > policy.maxRetries {
-                    throw Downloader.Failure(message: failure.description + " (gave up after \(policy.maxRetries) retries)")
-                }
-                var retryAfter: RetryAfter?
-                if case .status(_, _, let ra, _) = failure { retryAfter = ra }
-                guard let delay = policy.delay(attempt: max(0, failures - 1), retryAfter: retryAfter,
-                                               now: Int64(time(nil))) else {
-                    throw Downloader.Failure(message: failure.description)
-                }
-                reporter?.report(.retrying(index: index, attempt: failures, delay: delay, error: failure.description))
+                reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,
+                                           error: failure.description))
                 try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             }
         }

@@ -118,19 +118,12 @@ public final class Session: Sendable {
                                   connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
                                   lowSpeedLimit: 1,
                                   lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
-        let policy = RetryPolicy(maxRetries: download.settings.retries)
-        var attempt = 0
+        var budget = RetryBudget(retries: download.settings.retries, position: 0)
         while true {
             let result = await engine.probe(request)
-            guard case .failure(let error) = result, policy.isRetryable(error), attempt < policy.maxRetries,
-                  !Task.isCancelled else { return result }
-            var retryAfter: RetryAfter?
-            if case .status(_, _, let ra, _) = error { retryAfter = ra }
-            guard let delay = policy.delay(attempt: attempt, retryAfter: retryAfter, now: Int64(time(nil))) else {
-                return result
-            }
-            attempt += 1
-            reporter?.report(.retrying(index: download.index, attempt: attempt, delay: delay,
+            guard case .failure(let error) = result, !Task.isCancelled,
+                  let delay = try? budget.delay(after: error, position: 0) else { return result }
+            reporter?.report(.retrying(index: download.index, attempt: budget.failuresWithoutProgress, delay: delay,
                                        error: redactor.scrub(error.description)))
             try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
         }

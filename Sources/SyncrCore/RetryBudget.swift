@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncrHTTP
+
+/// The retry bookkeeping of one transfer: which failures are worth another attempt, how long to
+/// wait, and when to give up.
+///
+/// Only attempts that made no progress use up the budget: a server that keeps dropping the
+/// connection still gets the file finished, as long as every attempt moves it forward.
+struct RetryBudget {
+    let policy: RetryPolicy
+    private(set) var failuresWithoutProgress = 0
+    private var highWater: Int64
+
+    /// - Parameter position: how far the transfer has got before its first attempt.
+    init(retries: Int, position: Int64) {
+        policy = RetryPolicy(maxRetries: retries)
+        highWater = position
+    }
+
+    /// Why retrying stopped, with the failure's own description as `detail`.
+    enum Refusal: Error {
+        case notRetryable
+        case exhausted(retries: Int)
+        case waitTooLong(seconds: Int)
+
+        /// The text to append to the failure's description.
+        var suffix: String {
+            switch self {
+            case .notRetryable: return ""
+            case .exhausted(let retries): return " (gave up after \(retries) retries)"
+            case .waitTooLong(let seconds): return " (the server asks to wait longer than \(seconds) s)"
+            }
+        }
+    }
+
+    /// Counts a failed attempt that left the transfer at `position`, and returns how many
+    /// seconds to wait before the next one.
+    mutating func delay(after failure: TransferError, position: Int64) throws(Refusal) -> Double {
+        guard policy.isRetryable(failure) else { throw .notRetryable }
+        failuresWithoutProgress = position > highWater ? 0 : failuresWithoutProgress + 1
+        highWater = max(highWater, position)
+        if failuresWithoutProgress > policy.maxRetries { throw .exhausted(retries: policy.maxRetries) }
+        var retryAfter: RetryAfter?
+        if case .status(_, _, let asked, _) = failure { retryAfter = asked }
+        guard let delay = policy.delay(attempt: max(0, failuresWithoutProgress - 1), retryAfter: retryAfter,
+                                       now: Int64(time(nil))) else {
+            throw .waitTooLong(seconds: Int(policy.maxRetryAfter))
+        }
+        return delay
+    }
+}
