@@ -16,6 +16,25 @@ enum HTTPSyntax {
         text.unicodeScalars.contains { $0 == "\r" || $0 == "\n" || $0 == "\0" }
     }
 
+    /// Whether `text` has the shape of a media type (RFC 9110 §8.3.1): `type/subtype`, both
+    /// tokens, then optionally `;` and parameters (not parsed further; no control characters
+    /// other than tab).
+    static func isMediaType(_ text: String) -> Bool {
+        let main: Substring
+        let parameters: Substring
+        if let semicolon = text.firstIndex(of: ";") {
+            main = text[..<semicolon]
+            parameters = text[semicolon...]
+        } else {
+            main = text[...]
+            parameters = ""
+        }
+        let trimmed = main.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
+        let parts = String(trimmed).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, isToken(String(parts[0])), isToken(String(parts[1])) else { return false }
+        return !parameters.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }
+    }
+
     /// Whether `text` is an absolute `http://` or `https://` URL with a non-empty host, a valid
     /// port if any, and no whitespace or control characters (curl would reject or re-encode them).
     static func isHTTPURL(_ text: String) -> Bool {
@@ -59,18 +78,29 @@ enum HTTPSyntax {
 
 /// Finds the key a user probably meant, for `did you mean '...'?`.
 enum KeySuggestion {
-    /// Words people reach for that are not edit-distance close to the real key.
-    private static let synonyms: [String: String] = [
-        "retry": "retries", "dest": "to", "destination": "to", "path": "to", "output": "to",
-        "file": "to", "sha": "sha256", "sha-256": "sha256", "checksum": "sha256",
-        "header": "headers", "download": "downloads", "concurrency": "jobs", "parallel": "jobs",
-        "uri": "url", "link": "url", "src": "url", "source": "url",
+    /// Words people reach for that are not edit-distance close to the real key, with what they
+    /// mean in each block, most likely first: the first one valid where the key was written wins
+    /// (`source` is `url` in a download, `from` in an upload; `file` is `to` in a download).
+    private static let synonyms: [String: [String]] = [
+        "retry": ["retries"], "dest": ["to"], "destination": ["to"], "target": ["to"],
+        "path": ["from", "to"], "output": ["to"], "file": ["from", "to"], "input": ["from"],
+        "sha": ["sha256"], "sha-256": ["sha256"], "checksum": ["sha256"],
+        "header": ["headers"], "download": ["downloads"], "upload": ["uploads"],
+        "concurrency": ["jobs"], "parallel": ["jobs"],
+        "uri": ["url", "to"], "link": ["url", "to"], "url": ["to"],
+        "src": ["url", "from"], "source": ["url", "from"],
+        "verb": ["method"], "http_method": ["method"], "mime": ["content_type"],
+        "mime_type": ["content_type"], "type": ["content_type"], "form": ["fields"],
+        "form_fields": ["fields"], "form_data": ["fields"], "params": ["fields"],
+        "name": ["field"], "archive": ["zip"], "compress": ["zip"], "reproducible": ["deterministic"],
     ]
 
     /// The closest valid key, or nil when nothing is close enough to be a plausible typo.
     static func suggestion(for key: String, among valid: [String]) -> String? {
         let lower = key.lowercased()
-        if let s = synonyms[lower], valid.contains(s) { return s }
+        // A key that is only in the wrong case wins over any synonym (`URL` is `url`, not `to`).
+        if let exact = valid.first(where: { $0.lowercased() == lower }) { return exact }
+        if let s = synonyms[lower]?.first(where: valid.contains) { return s }
         let limit = lower.count <= 4 ? 1 : 2
         var best: (key: String, distance: Int)?
         for candidate in valid {

@@ -17,9 +17,12 @@ public struct Manifest: Sendable {
     public var defaults: Settings
     /// The `downloads:` entries, in manifest order, with defaults merged in.
     public var downloads: [Download]
+    /// The `uploads:` entries, in manifest order, with defaults merged in.
+    public var uploads: [Upload]
 
+    /// Creates a manifest.
     public init(path: String, directory: String, version: Int, cache: String, cacheDirectory: String,
-                defaults: Settings, downloads: [Download]) {
+                defaults: Settings, downloads: [Download], uploads: [Upload] = []) {
         self.path = path
         self.directory = directory
         self.version = version
@@ -27,14 +30,22 @@ public struct Manifest: Sendable {
         self.cacheDirectory = cacheDirectory
         self.defaults = defaults
         self.downloads = downloads
+        self.uploads = uploads
     }
 
-    /// Every secret value the manifest expanded from the environment, for output scrubbing.
+    /// Every secret value the manifest expanded from the environment, for output scrubbing:
+    /// from header values, download and upload URLs, and upload form field values. Longest first,
+    /// so that scrubbing a secret never leaves part of a longer one.
     public var secrets: [String] {
         var all: [String] = defaults.headers.flatMap { $0.value.secrets }
         for d in downloads {
             all += d.url.secrets
             all += d.settings.headers.flatMap { $0.value.secrets }
+        }
+        for u in uploads {
+            all += u.url.secrets
+            all += u.settings.headers.flatMap { $0.value.secrets }
+            all += u.fields.flatMap { $0.value.secrets }
         }
         return Array(Set(all.filter { !$0.isEmpty })).sorted { $0.count > $1.count }
     }
@@ -183,6 +194,91 @@ public struct Download: Sendable {
         self.destination = destination
         self.allowOutside = allowOutside
         self.checksums = checksums
+        self.settings = settings
+    }
+}
+
+/// One entry of `uploads:`: a local file or folder sent to an http(s) URL.
+///
+/// `post` sends a `multipart/form-data` body (the `fields` first, then the file part or parts
+/// under `field`); `put` sends the file itself as the request body.
+public struct Upload: Sendable, Equatable {
+    /// How the file is sent (`method:`, written in any case: `post`, `POST`, `Put`).
+    public enum Method: String, Sendable, Equatable {
+        /// A `multipart/form-data` POST (the default).
+        case post
+        /// The file as the request body.
+        case put
+    }
+
+    /// One extra form field of a `post` upload, sent before the file part(s).
+    public struct FormField: Sendable, Equatable {
+        /// The field name as written (case matters to servers, so it is kept as is).
+        public var name: String
+        /// The value; may use `${VAR}` (its expansion is a secret).
+        public var value: Template
+
+        /// Creates a form field.
+        public init(name: String, value: Template) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// Zero-based index in `uploads:`; messages print it as `uploads[N]`.
+    public var index: Int
+    /// Where the entry starts (the `-` of the sequence item).
+    public var location: SourceLocation
+    /// The source file or folder as written (`from:`).
+    public var from: String
+    /// `from` resolved against the manifest's folder (or absolute as written) and normalized.
+    /// It may lie outside the manifest's folder: reading there is harmless. Its existence is not
+    /// checked when the manifest is read.
+    public var source: String
+    /// The target URL (`to:`); `expanded` is an http(s) URL and may hold secrets.
+    public var url: Template
+    /// `post` (multipart, the default) or `put`.
+    public var method: Method
+    /// The form field name of the file part(s) (`field:`, default `file`); only used by `post`.
+    public var field: String
+    /// Extra form fields in manifest order (`fields:`); always empty for `put`.
+    public var fields: [FormField]
+    /// The file's media type (`content_type:`), or nil to guess it from the extension.
+    public var contentType: String?
+    /// Whether a POST may be retried after the request was sent (`retry:`, default false): a
+    /// POST is not idempotent, so by default it is retried only when nothing reached the server.
+    /// Always false for `put`, which is idempotent and follows `settings.retries` anyway.
+    public var retryPost: Bool
+    /// Whether a folder is sent as one zip archive (`zip:`, default false).
+    public var zip: Bool
+    /// With `zip`, whether the archive uses fixed timestamps so that the same tree always gives
+    /// the same bytes (`deterministic:`, default true). Meaningless without `zip`.
+    public var deterministic: Bool
+    /// Settings with the defaults merged in (headers merged by name). Of the download-only
+    /// settings (`connections`, `min_split`, `low_speed`) only the defaults' values appear here,
+    /// and they do not apply to uploads.
+    public var settings: Settings
+
+    /// The form field name of the file part(s) when `field:` is not given.
+    public static let defaultField = "file"
+
+    /// Creates an upload entry.
+    public init(index: Int, location: SourceLocation, from: String, source: String, url: Template,
+                method: Method = .post, field: String = Upload.defaultField, fields: [FormField] = [],
+                contentType: String? = nil, retryPost: Bool = false, zip: Bool = false,
+                deterministic: Bool = true, settings: Settings) {
+        self.index = index
+        self.location = location
+        self.from = from
+        self.source = source
+        self.url = url
+        self.method = method
+        self.field = field
+        self.fields = fields
+        self.contentType = contentType
+        self.retryPost = retryPost
+        self.zip = zip
+        self.deterministic = deterministic
         self.settings = settings
     }
 }

@@ -58,13 +58,19 @@ extension ManifestDecoder {
             downloads = decodeDownloads(entry.value, defaults: defaults)
         }
 
+        var uploads: [Upload] = []
+        if let entry = found["uploads"] {
+            uploads = decodeUploads(entry.value, defaults: defaults)
+        }
+
         guard diagnostics.isEmpty, let version else { return nil }
         return Manifest(path: file, directory: directory, version: version, cache: cache,
                         cacheDirectory: LexicalPath.resolve(cache, against: directory),
-                        defaults: defaults, downloads: downloads)
+                        defaults: defaults, downloads: downloads, uploads: uploads)
     }
 
-    /// The `defaults:` block: settings only; download keys get a pointer to where they belong.
+    /// The `defaults:` block: settings only; download and upload keys get a pointer to where
+    /// they belong.
     mutating func decodeDefaults(_ node: YAMLNode, into overrides: inout SettingsOverrides) {
         guard let entries = mappingEntries(node, path: "defaults", nullIsEmpty: true) else { return }
         for entry in entries {
@@ -72,6 +78,11 @@ extension ManifestDecoder {
             if ManifestKeys.download.contains(entry.key) {
                 report(Self.join("defaults", entry.key), at: entry.keyMark,
                        "\(entry.key) is set on each download entry, not under defaults:")
+            } else if ManifestKeys.upload.contains(entry.key), entry.key != "retry" {
+                // `retry` is left to the suggestion: under defaults it is far more likely a
+                // misspelt `retries` than the upload-only POST flag.
+                report(Self.join("defaults", entry.key), at: entry.keyMark,
+                       "\(entry.key) is set on each upload entry, not under defaults:")
             } else {
                 unknownKey(entry.key, at: entry.keyMark, parent: "defaults", valid: ManifestKeys.defaults)
             }

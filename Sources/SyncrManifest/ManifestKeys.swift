@@ -1,11 +1,11 @@
 /// The keys of manifest version 1, by where they may appear.
 ///
 /// To add a key: list it here, then decode it where its block is decoded (`decodeSetting` for a
-/// setting, `decodeDownload` for a download key, `decodeManifest` for a top-level key). The lists
-/// also feed the `did you mean` suggestions and the "valid keys are" listing.
+/// setting, `decodeDownload` / `decodeUpload` for an entry key, `decodeManifest` for a top-level
+/// key). The lists also feed the `did you mean` suggestions and the "valid keys are" listing.
 enum ManifestKeys {
     /// Keys of the document itself.
-    static let topLevel = ["version", "cache", "defaults", "downloads"]
+    static let topLevel = ["version", "cache", "defaults", "downloads", "uploads"]
     /// Settings that apply to the whole run; valid only under `defaults:`.
     static let runWideSettings = ["jobs", "max_connections_per_host"]
     /// Settings that `defaults:` sets and each entry may override.
@@ -16,6 +16,18 @@ enum ManifestKeys {
     static let download = ["url", "to", "sha256", "md5", "allow_outside"] + entrySettings
     /// Keys every `downloads:` entry must have.
     static let downloadRequired = ["url", "to"]
+    /// Entry settings that only make sense for downloads (segmented Range requests); refused on
+    /// an upload entry with a message of their own.
+    static let downloadOnlySettings = ["connections", "min_split", "low_speed"]
+    /// Entry settings an upload may override.
+    static let uploadSettings = entrySettings.filter { !downloadOnlySettings.contains($0) }
+    /// Keys of one `uploads:` entry.
+    static let upload = ["from", "to", "method", "field", "fields", "content_type", "retry", "zip",
+                         "deterministic"] + uploadSettings
+    /// Keys every `uploads:` entry must have.
+    static let uploadRequired = ["from", "to"]
+    /// Upload keys that only make sense with `method: post` (multipart).
+    static let postOnly = ["field", "fields", "retry"]
 
     /// The only manifest versions this syncr reads.
     static let supportedVersions = [1]

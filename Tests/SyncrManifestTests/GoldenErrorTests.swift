@@ -56,7 +56,7 @@ import Testing
             colour: blue
             """
         #expect(errors(yaml) == """
-            syncr.yml:2:1: error: colour: unknown key 'colour'; valid keys are: version, cache, defaults, downloads
+            syncr.yml:2:1: error: colour: unknown key 'colour'; valid keys are: version, cache, defaults, downloads, uploads
             colour: blue
             ^
             """)
