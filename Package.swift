@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
         .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore"]),
         // Runs the built `syncr` binary against real servers on 127.0.0.1.
-        .testTarget(name: "SyncrIntegrationTests", dependencies: ["SyncrCore", "syncr"]),
+        .testTarget(name: "SyncrIntegrationTests", dependencies: ["SyncrCore", "SyncrHTTP", "syncr"]),
     ],
     swiftLanguageModes: [.v6]
 )

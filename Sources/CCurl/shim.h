@@ -60,4 +60,11 @@ static inline size_t syncr_zero_terminated(void) { return CURL_ZERO_TERMINATED; 
 
 /* Return value of a write callback that pauses or aborts. */
 static inline size_t syncr_writefunc_error(void) { return CURL_WRITEFUNC_ERROR; }
+
+/* Return value of a read callback that aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
+static inline size_t syncr_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
+
+/* Return values of a seek callback. */
+static inline int syncr_seekfunc_ok(void) { return CURL_SEEKFUNC_OK; }
+static inline int syncr_seekfunc_cantseek(void) { return CURL_SEEKFUNC_CANTSEEK; }
 #endif

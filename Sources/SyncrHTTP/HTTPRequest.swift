@@ -25,11 +25,16 @@ public struct HTTPRequest: Sendable {
     public var lowSpeedTimeSeconds: Int
     /// Redirects followed at most (http and https only).
     public var maxRedirects: Int
+    /// The body sent with a PUT or POST, streamed from disk with a `Content-Length`. A multipart
+    /// body adds its `Content-Type` unless `headers` has one. GET and HEAD cannot carry one
+    /// (`perform` fails with `.local` naming the body).
+    public var body: RequestBody?
 
     public init(method: Method = .get, url: String, displayURL: String,
                 headers: [(name: String, value: String)] = [], range: ByteRange? = nil,
                 ifRange: String? = nil, connectTimeoutMilliseconds: Int = 30_000,
-                lowSpeedLimit: Int = 1, lowSpeedTimeSeconds: Int = 30, maxRedirects: Int = 10) {
+                lowSpeedLimit: Int = 1, lowSpeedTimeSeconds: Int = 30, maxRedirects: Int = 10,
+                body: RequestBody? = nil) {
         self.method = method
         self.url = url
         self.displayURL = displayURL
@@ -40,6 +45,14 @@ public struct HTTPRequest: Sendable {
         self.lowSpeedLimit = lowSpeedLimit
         self.lowSpeedTimeSeconds = lowSpeedTimeSeconds
         self.maxRedirects = maxRedirects
+        self.body = body
+    }
+
+    /// An upload: `body` sent with the method it is normally sent with (PUT for a file, POST for
+    /// a form).
+    public static func upload(_ body: RequestBody, url: String, displayURL: String,
+                              headers: [(name: String, value: String)] = []) -> HTTPRequest {
+        HTTPRequest(method: body.defaultMethod, url: url, displayURL: displayURL, headers: headers, body: body)
     }
 }
 

@@ -9,12 +9,18 @@ public struct HTTPResponse: Sendable {
     /// For a non-2xx answer: the start of its body, control characters removed. The sink sees
     /// none of such a body.
     public var errorBody: String
+    /// Request body bytes sent (curl's `CURLINFO_SIZE_UPLOAD_T`); 0 for requests without a
+    /// body, and less than the body's length when the server answered before taking all of it
+    /// (e.g. a 413 in reply to `Expect: 100-continue`).
+    public var uploadedBytes: Int64
 
-    public init(head: HTTPResponseHead, bodyBytes: Int64, stoppedEarly: Bool, errorBody: String) {
+    public init(head: HTTPResponseHead, bodyBytes: Int64, stoppedEarly: Bool, errorBody: String,
+                uploadedBytes: Int64 = 0) {
         self.head = head
         self.bodyBytes = bodyBytes
         self.stoppedEarly = stoppedEarly
         self.errorBody = errorBody
+        self.uploadedBytes = uploadedBytes
     }
 
     /// The answer as an error when it is not a 2xx.

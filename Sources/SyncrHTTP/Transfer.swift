@@ -9,10 +9,12 @@ import Synchronization
 final class Transfer: @unchecked Sendable {
     let request: HTTPRequest
     let sink: ResponseSink
+    /// The request body's reader; its file is open from the first read until `finish`.
+    let body: BodyReader?
     let easy: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
     let errorBuffer: UnsafeMutablePointer<CChar>
-    var continuation: CheckedContinuation<Result<HTTPResponse, TransferError>, Never>?
+    var continuation: CheckedContinuation<TransferOutcome, Never>?
     let cancelRequested = Atomic<Bool>(false)
 
     // Filled by callbacks on the engine thread.
@@ -25,10 +27,11 @@ final class Transfer: @unchecked Sendable {
     private(set) var sinkOutcome: SinkDecision?
     private var errorBodyCapped = false
 
-    init?(request: HTTPRequest, sink: ResponseSink, bufferSize: Int) {
+    init?(request: HTTPRequest, sink: ResponseSink, body: BodyReader?, bufferSize: Int) {
         guard let easy = curl_easy_init() else { return nil }
         self.request = request
         self.sink = sink
+        self.body = body
         self.easy = easy
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -59,12 +62,35 @@ final class Transfer: @unchecked Sendable {
         syncr_easy_setopt_pointer(h, CURLOPT_ERRORBUFFER, errorBuffer)
         syncr_easy_setopt_pointer(h, CURLOPT_PRIVATE, me)
         syncr_easy_setopt_string(h, CURLOPT_USERAGENT, "syncr/\(SyncrHTTPInfo.version)")
-        switch request.method {
-        case .get: syncr_easy_setopt_long(h, CURLOPT_HTTPGET, 1)
-        case .head: syncr_easy_setopt_long(h, CURLOPT_NOBODY, 1)
-        case .put, .post: syncr_easy_setopt_string(h, CURLOPT_CUSTOMREQUEST, request.method.rawValue)
-        }
         var list: UnsafeMutablePointer<curl_slist>? = nil
+        switch (request.method, body) {
+        case (.get, _): syncr_easy_setopt_long(h, CURLOPT_HTTPGET, 1)
+        case (.head, _): syncr_easy_setopt_long(h, CURLOPT_NOBODY, 1)
+        case (.put, let body?):
+            // CURLOPT_UPLOAD over HTTP is a PUT; with the size set it carries Content-Length.
+            syncr_easy_setopt_long(h, CURLOPT_UPLOAD, 1)
+            syncr_easy_setopt_off(h, CURLOPT_INFILESIZE_LARGE, curl_off_t(body.length))
+            configureBody(bufferSize: bufferSize)
+        case (.post, let body?):
+            syncr_easy_setopt_long(h, CURLOPT_POST, 1)
+            syncr_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.length))
+            configureBody(bufferSize: bufferSize)
+            // curl resends a request on its own when a reused connection turns out to be dead
+            // before any answer arrived, rewinding the body: harmless for a PUT (idempotent), but
+            // a POST the server had already acted on would then be applied twice (RFC 9110
+            // §9.2.2). A fresh connection per POST leaves curl nothing to resend, so every
+            // POST is sent once per attempt and the caller decides about retries.
+            syncr_easy_setopt_long(h, CURLOPT_FRESH_CONNECT, 1)
+            // Without a Content-Type curl would label the body form-urlencoded.
+            if !hasHeader("Content-Type"), case .file(let path)? = request.body {
+                list = curl_slist_append(list, "Content-Type: \(ContentType.forFilename(path))")
+            }
+        case (.put, nil), (.post, nil):
+            syncr_easy_setopt_string(h, CURLOPT_CUSTOMREQUEST, request.method.rawValue)
+        }
+        if let type = request.body?.contentType, !hasHeader("Content-Type") {
+            list = curl_slist_append(list, "Content-Type: \(type)")
+        }
         for (name, value) in request.headers {
             // "Name;" is curl's way to send a header with an empty value.
             list = curl_slist_append(list, value.isEmpty ? "\(name);" : "\(name): \(value)")
@@ -79,7 +105,43 @@ final class Transfer: @unchecked Sendable {
         syncr_easy_setopt_pointer(h, CURLOPT_WRITEDATA, me)
     }
 
+    private func hasHeader(_ name: String) -> Bool {
+        request.headers.contains { $0.name.lowercased() == name.lowercased() }
+    }
+
+    /// Read and seek callbacks for a request body.
+    ///
+    /// `Expect: 100-continue` is left as curl does it (sent for bodies over 1 MiB) with the wait
+    /// for `100 Continue` set to 1 s: a server that refuses the upload (413, 401, 507, a
+    /// redirect) then answers before the body is sent, instead of after reading, or cutting
+    /// off, gigabytes; a server that ignores `Expect` costs one second per upload at most.
+    private func configureBody(bufferSize: Int) {
+        let h = easy
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        syncr_easy_setopt_data_callback(h, CURLOPT_READFUNCTION, transferReadCallback)
+        syncr_easy_setopt_pointer(h, CURLOPT_READDATA, me)
+        syncr_easy_setopt_seek_callback(h, transferSeekCallback)
+        syncr_easy_setopt_pointer(h, CURLOPT_SEEKDATA, me)
+        syncr_easy_setopt_long(h, CURLOPT_EXPECT_100_TIMEOUT_MS, 1000)
+        // The read callback is asked for up to this many bytes at a time; curl caps it at 2 MiB.
+        syncr_easy_setopt_long(h, CURLOPT_UPLOAD_BUFFERSIZE, min(bufferSize, 2 << 20))
+    }
+
     // MARK: callbacks (engine thread)
+
+    /// Fills curl's upload buffer; returns the byte count, or curl's abort value on failure.
+    func readBody(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let body else { return 0 }
+        if cancelRequested.load(ordering: .relaxed) { return Int(syncr_readfunc_abort()) }
+        guard let n = body.read(into: buffer) else { return Int(syncr_readfunc_abort()) }
+        return n
+    }
+
+    /// Rewinds the body (curl does before re-sending it after a redirect or an auth round).
+    func seekBody(to offset: Int64, origin: Int32) -> Int32 {
+        guard let body, origin == SEEK_SET, body.seek(to: offset) else { return syncr_seekfunc_cantseek() }
+        return syncr_seekfunc_ok()
+    }
 
     func headerLine(_ bytes: UnsafeRawBufferPointer) {
         let line = String(decoding: bytes, as: UTF8.self)
@@ -143,7 +205,9 @@ final class Transfer: @unchecked Sendable {
 
     /// Turns curl's result into the transfer's outcome.
     func finish(code: CURLcode) -> Result<HTTPResponse, TransferError> {
+        body?.close()
         if cancelRequested.load(ordering: .relaxed) { return .failure(.cancelled) }
+        if code != CURLE_OK, let failure = body?.failure { return .failure(failure) }
         if code == CURLE_OK && !bodyStarted { _ = startBody() }
         switch sinkOutcome {
         case .fail(let error)?: return .failure(error)
@@ -159,7 +223,32 @@ final class Transfer: @unchecked Sendable {
 
     private func response(stopped: Bool) -> HTTPResponse {
         HTTPResponse(head: head ?? currentHead(), bodyBytes: bodyBytes, stoppedEarly: stopped,
-                     errorBody: HTTPResponse.printable(errorBytes))
+                     errorBody: HTTPResponse.printable(errorBytes), uploadedBytes: uploadedBytes)
+    }
+
+    /// Request body bytes curl has sent so far.
+    var uploadedBytes: Int64 {
+        var sent: curl_off_t = 0
+        syncr_easy_getinfo_off(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
+        return Int64(sent)
+    }
+
+    /// Whether any part of the request may have reached the server, for the rule that a POST
+    /// is retried only when it certainly did not.
+    ///
+    /// True as soon as curl has written request bytes to a socket (`CURLINFO_REQUEST_SIZE`, the
+    /// headers; `CURLINFO_SIZE_UPLOAD_T`, the body) or has taken body bytes from us that it may
+    /// have sent. A failure to resolve or connect without any earlier request (a redirect) is
+    /// false. Errs towards true: a wrong true costs a retry, a wrong false could apply a POST twice.
+    func requestSent(code: CURLcode?) -> Bool {
+        var requestSize = 0
+        syncr_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestSize)
+        if requestSize > 0 || uploadedBytes > 0 { return true }
+        if let code, code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY
+            || code == CURLE_COULDNT_CONNECT {
+            return false
+        }
+        return (body?.delivered ?? 0) > 0
     }
 
     private func error(for code: CURLcode) -> TransferError {
@@ -188,6 +277,19 @@ private let transferHeaderCallback: syncr_data_callback = { pointer, size, count
     let length = size * count
     transfer.headerLine(UnsafeRawBufferPointer(start: pointer, count: length))
     return length
+}
+
+private let transferReadCallback: syncr_data_callback = { pointer, size, count, user in
+    guard let pointer, let user else { return syncr_readfunc_abort() }
+    let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+    let n = transfer.readBody(UnsafeMutableRawBufferPointer(start: pointer, count: size * count))
+    return size_t(n)
+}
+
+private let transferSeekCallback: syncr_seek_callback = { user, offset, origin in
+    guard let user else { return syncr_seekfunc_cantseek() }
+    let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+    return transfer.seekBody(to: Int64(offset), origin: origin)
 }
 
 private let transferWriteCallback: syncr_data_callback = { pointer, size, count, user in

@@ -71,9 +71,36 @@ public final class TransferEngine: @unchecked Sendable {
     /// Returns `.success` for every answer the server gave (including 4xx/5xx, whose body start
     /// is in `errorBody`), and `.failure` when no complete answer arrived or the sink refused it.
     public func perform(_ request: HTTPRequest, sink: ResponseSink) async -> Result<HTTPResponse, TransferError> {
-        guard !stopped.load(ordering: .acquiring) else { return .failure(.cancelled) }
-        guard let transfer = Transfer(request: request, sink: sink, bufferSize: configuration.bufferSize) else {
-            return .failure(.connection(url: request.displayURL, code: -1, message: "cannot create a curl handle"))
+        await attempt(request, sink: sink).result
+    }
+
+    /// Performs a request like `perform`, and also tells whether any of the request left before
+    /// a failure: what the retry rule for non-idempotent requests (POST) needs.
+    ///
+    /// A request with a `body` reads it from disk as curl sends it; a body file that cannot be
+    /// opened fails the attempt with `.local` before anything is sent.
+    public func attempt(_ request: HTTPRequest, sink: ResponseSink) async -> TransferOutcome {
+        guard !stopped.load(ordering: .acquiring) else { return TransferOutcome(result: .failure(.cancelled), requestSent: false) }
+        var reader: BodyReader? = nil
+        if let body = request.body {
+            guard request.method == .put || request.method == .post else {
+                let path: String
+                switch body {
+                case .file(let p): path = p
+                case .multipart: path = "multipart form"
+                }
+                return TransferOutcome(result: .failure(.local(path: path, errno: EINVAL,
+                    message: "cannot be sent with \(request.method.rawValue) \(request.displayURL): only PUT and POST carry a body")),
+                    requestSent: false)
+            }
+            switch BodyReader.open(body) {
+            case .success(let r): reader = r
+            case .failure(let error): return TransferOutcome(result: .failure(error), requestSent: false)
+            }
+        }
+        guard let transfer = Transfer(request: request, sink: sink, body: reader, bufferSize: configuration.bufferSize) else {
+            return TransferOutcome(result: .failure(.connection(url: request.displayURL, code: -1, message: "cannot create a curl handle")),
+                                   requestSent: false)
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -98,13 +125,13 @@ public final class TransferEngine: @unchecked Sendable {
                 return (box.added, box.cancelled, box.stopping)
             }
             if stopping {
-                for t in added { t.continuation?.resume(returning: .failure(.cancelled)); t.continuation = nil }
+                for t in added { t.continuation?.resume(returning: t.outcome(.failure(.cancelled), code: nil)); t.continuation = nil }
                 for t in Array(active.values) { complete(t, with: .failure(.cancelled)) }
                 break
             }
             for t in added {
                 if t.cancelRequested.load(ordering: .relaxed) {
-                    t.continuation?.resume(returning: .failure(.cancelled))
+                    t.continuation?.resume(returning: t.outcome(.failure(.cancelled), code: nil))
                     t.continuation = nil
                     continue
                 }
@@ -125,7 +152,7 @@ public final class TransferEngine: @unchecked Sendable {
                 syncr_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &privatePointer)
                 guard let privatePointer else { continue }
                 let t = Unmanaged<Transfer>.fromOpaque(privatePointer).takeUnretainedValue()
-                complete(t, with: t.finish(code: code))
+                complete(t, with: t.finish(code: code), code: code)
             }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
@@ -133,10 +160,34 @@ public final class TransferEngine: @unchecked Sendable {
         finished.signal()
     }
 
-    private func complete(_ t: Transfer, with result: Result<HTTPResponse, TransferError>) {
+    private func complete(_ t: Transfer, with result: Result<HTTPResponse, TransferError>, code: CURLcode? = nil) {
         curl_multi_remove_handle(multi, t.easy)
         active[ObjectIdentifier(t)] = nil
-        t.continuation?.resume(returning: result)
+        t.body?.close()
+        t.continuation?.resume(returning: t.outcome(result, code: code))
         t.continuation = nil
+    }
+}
+
+/// The result of one attempt at a request, with what a retry decision needs beyond the error.
+public struct TransferOutcome: Sendable {
+    /// The answer, or why there is none (as `TransferEngine.perform` returns it).
+    public var result: Result<HTTPResponse, TransferError>
+    /// Whether any of the request (headers or body) may have reached the server. False only
+    /// when it certainly did not: the name did not resolve, the connection was refused or
+    /// timed out, a body file could not be opened, or the attempt was cancelled before it began.
+    public var requestSent: Bool
+
+    public init(result: Result<HTTPResponse, TransferError>, requestSent: Bool) {
+        self.result = result
+        self.requestSent = requestSent
+    }
+}
+
+extension Transfer {
+    /// The outcome for the submitter; `code` is curl's result when curl finished the transfer.
+    func outcome(_ result: Result<HTTPResponse, TransferError>, code: CURLcode?) -> TransferOutcome {
+        if case .success = result { return TransferOutcome(result: result, requestSent: true) }
+        return TransferOutcome(result: result, requestSent: requestSent(code: code))
     }
 }

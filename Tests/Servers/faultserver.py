@@ -7,7 +7,19 @@ that real servers produce but cannot be asked to produce: dropped connections,
 ignored ranges, error statuses with Retry-After, missing lengths or validators,
 stalls, throttling, wrong Content-Range, redirects.
 
-Usage:  python3 faultserver.py --root DIR [--port 0] [--log FILE]
+Accepts uploads to any path (stored under --uploads, never under --root):
+  PUT  /p    the body is stored as <uploads>/p; 201 (new) or 200 (replaced).
+  POST /p    the raw body is stored as <uploads>/p.<n>.body (n = 1, 2, ... per path);
+             a multipart/form-data body (RFC 7578) is also parsed: each file part is
+             saved as <uploads>/p.<n>.parts/<filename> and a summary (fields, files,
+             sizes) as <uploads>/p.<n>.json, which is also the 201 response body.
+  A body must have Content-Length: chunked or unframed bodies get 411 (and the
+  connection is closed). A body is written to a temporary name and renamed when
+  complete, so a cut-off upload never looks like a stored file. Expect: 100-continue
+  is honoured; when `status` applies, that status is sent instead of 100 Continue and
+  the body is never read (the connection is closed).
+
+Usage:  python3 faultserver.py --root DIR [--uploads DIR] [--port 0] [--log FILE]
 Prints "PORT <n>" on stdout once listening. Exits cleanly on SIGTERM or SIGINT.
 Python 3 standard library only.
 
@@ -16,18 +28,23 @@ Control API (paths under /_control/ are never counted in stats):
                          ({"path": ...} alone clears it); unknown options -> 400
   POST /_control/reset                                      clears behaviours and stats
   GET  /_control/stats                                      JSON, see Stats.snapshot
+  GET  /_control/uploads                                    JSON {"dir": ..., "files":
+                         {relative path: size}} of the stored uploads
   POST /_control/release {"path": "/big.bin"}               ends the stalls in progress on
                          that path (they go on sending), so tests need no timing
   POST /_control/put     {"path": "/f.bin", "file": "/abs/src"}  atomically replaces a file
                          under the root with a copy of src (new inode, so a new ETag)
 
 Options (combinable; evaluated in this order per request):
-  status: int, retry_after: str, status_times: int, status_on: "all"|"get"|"head"
+  status: int, retry_after: str, status_times: int,
+  status_on: "all"|"get"|"head"|"put"|"post"
       Answer `status` with a small text body (and Retry-After when given) to the first
-      `status_times` requests whose method matches `status_on` (default "all": GET and
-      HEAD both count); then behave normally. Without status_times: every time.
+      `status_times` requests whose method matches `status_on` (default "all": every
+      method counts); then behave normally. Without status_times: every time. An
+      upload's body is read (and counted) first, unless it waits for 100 Continue.
   head_status: int            HEAD answered with this status (e.g. 405), GET unaffected.
-  redirect_to: str, redirect_status: int (default 302)   Location: http://<host><redirect_to>.
+  redirect_to: str, redirect_status: int (default 302; 307 for PUT and POST, after the
+      body was read)          Location: http://<host><redirect_to>.
   no_length: bool             no Content-Length; GET bodies use chunked transfer coding.
   no_validators: bool         omit ETag and Last-Modified (If-Range then never matches).
   weak_etag: bool             ETag sent as W/"..." (never matches If-Range: strong comparison).
@@ -45,6 +62,10 @@ Options (combinable; evaluated in this order per request):
       `stall_times` GETs only (default: every GET). /_control/release ends the stalls in
       progress on the path; server shutdown ends them by closing the connection.
   rate: int                   throttle GET bodies to this many bytes per second.
+  drop_body_after: int, drop_times: int
+      Close the connection after reading `drop_body_after` bytes of a PUT or POST body
+      (0 = right after the headers), for the first `drop_times` uploads (default: every
+      upload); nothing is stored.
 """
 
 import argparse
@@ -73,7 +94,10 @@ KNOWN_OPTIONS = {
     "drop_after": int, "drop_times": int, "drop_rst": bool,
     "stall_after": int, "stall_seconds": (int, float), "stall_times": int,
     "rate": int,
+    "drop_body_after": int,
 }
+
+STATUS_ON = ("all", "get", "head", "put", "post")
 
 STOPPING = threading.Event()
 
@@ -87,7 +111,12 @@ class PathStats:
         self.requests = 0
         self.gets = 0
         self.heads = 0
+        self.puts = 0
+        self.posts = 0
         self.bytes_sent = 0
+        self.bytes_received = 0
+        self.content_lengths = []
+        self.chunked = 0
         self.ranges = []
         self.if_ranges = []
         self.statuses = []
@@ -98,6 +127,9 @@ class PathStats:
     def snapshot(self):
         return {
             "requests": self.requests, "gets": self.gets, "heads": self.heads,
+            "puts": self.puts, "posts": self.posts,
+            "bytes_received": self.bytes_received,
+            "content_lengths": list(self.content_lengths), "chunked": self.chunked,
             "bytes_sent": self.bytes_sent, "ranges": list(self.ranges),
             "if_ranges": list(self.if_ranges), "statuses": list(self.statuses),
             "max_concurrent": self.max_concurrent,
@@ -119,6 +151,7 @@ class State:
         self.total_connections = 0
         self.next_connection_id = 0
         self.sockets = {}          # connection id -> socket, to unblock them on shutdown
+        self.post_numbers = {}     # path -> POSTs stored so far (never reset: files stay)
 
     def reset(self):
         with self.lock:
@@ -276,14 +309,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path.startswith("/_control/"):
             self.control(path)
         else:
-            self.discard_body()
-            self.send_simple(405, "method not allowed\n", {"Allow": "GET, HEAD"})
+            self.serve("POST")
 
     def do_PUT(self):
-        self.discard_body()
-        self.send_simple(405, "method not allowed\n", {"Allow": "GET, HEAD"})
+        self.serve("PUT")
 
-    do_DELETE = do_PUT
+    def do_DELETE(self):
+        self.discard_body()
+        self.send_simple(405, "method not allowed\n", {"Allow": "GET, HEAD, PUT, POST"})
+
+    def parse_request(self):
+        self.expect_status = None
+        return super().parse_request()
+
+    def handle_expect_100(self):
+        """Answers an injected status instead of 100 Continue, as a server that checks the
+        request head first would (the client then never sends the body)."""
+        path = urllib.parse.urlsplit(self.path).path
+        if self.command in ("PUT", "POST") and not path.startswith("/_control/"):
+            with STATE.lock:
+                b = dict(STATE.behaviours.get(path, {}))
+            if "status" in b and b.get("status_on", "all") in ("all", self.command.lower()) \
+                    and STATE.take(path, "status", b.get("status_times")):
+                self.expect_status = b
+                return True
+        return super().handle_expect_100()
 
     def discard_body(self):
         length = int(self.headers.get("Content-Length") or 0)
@@ -331,6 +381,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_json({"ok": True})
         elif path == "/_control/put":
             self.control_put(body)
+        elif path == "/_control/uploads":
+            uploads = self.server.uploads
+            files = {}
+            for folder, _, names in os.walk(uploads):
+                for name in names:
+                    if name.startswith(".part-"):
+                        continue
+                    full = os.path.join(folder, name)
+                    files[os.path.relpath(full, uploads)] = os.path.getsize(full)
+            self.send_json({"dir": uploads, "files": files})
         else:
             self.send_simple(404, f"unknown control endpoint {path}\n")
 
@@ -347,8 +407,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if kind is int and isinstance(value, bool) or not isinstance(value, kind):
                 self.send_simple(400, f"option {key!r}: wrong type {type(value).__name__}\n")
                 return
-        if options.get("status_on", "all") not in ("all", "get", "head"):
-            self.send_simple(400, "status_on must be all, get or head\n")
+        if options.get("status_on", "all") not in STATUS_ON:
+            self.send_simple(400, f"status_on must be one of {', '.join(STATUS_ON)}\n")
             return
         with STATE.lock:
             STATE.behaviours[body["path"]] = options
@@ -383,9 +443,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     # -- file serving ----------------------------------------------------------
 
-    def resolve(self, url_path):
+    def resolve(self, url_path, root=None):
         """Maps a URL path to a file under the root, or None if it would escape it."""
-        root = self.server.root
+        root = root or self.server.root
         relative = urllib.parse.unquote(url_path).lstrip("/")
         candidate = os.path.realpath(os.path.join(root, relative))
         if candidate != root and not candidate.startswith(root + os.sep):
@@ -405,8 +465,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             stats.requests += 1
             if method == "GET":
                 stats.gets += 1
-            else:
+            elif method == "HEAD":
                 stats.heads += 1
+            elif method == "PUT":
+                stats.puts += 1
+            else:
+                stats.posts += 1
             if range_header is not None:
                 stats.ranges.append(range_header)
             if if_range is not None:
@@ -425,7 +489,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.body_sent = 0
         self.stats = stats
         try:
-            self.respond(method, path, behaviour, range_header, if_range)
+            if method in ("PUT", "POST"):
+                self.receive(method, path, behaviour)
+            else:
+                self.respond(method, path, behaviour, range_header, if_range)
         except Dropped:
             self.close_connection = True
         except (BrokenPipeError, ConnectionResetError, socket.timeout):
@@ -436,7 +503,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 stats.in_flight -= 1
             log(f"conn={self.connection_id} {method} {path} range={range_header or '-'} "
                 f"if-range={if_range or '-'} status={self.response_status} "
-                f"bytes={self.body_sent}")
+                f"bytes={self.body_sent} received={getattr(self, 'body_received', 0)}")
 
     def send_response(self, code, message=None):
         # Recorded before any byte leaves, so a client that has its answer can read stats
@@ -534,6 +601,123 @@ class Handler(http.server.BaseHTTPRequestHandler):
             f.seek(start)
             self.stream(f, path, length, chunked, b)
 
+    # -- uploads ---------------------------------------------------------------
+
+    def receive(self, method, path, b):
+        self.body_received = 0
+        stats = self.stats
+        if self.headers.get("Transfer-Encoding") is not None or \
+                not (self.headers.get("Content-Length") or "").strip().isdigit():
+            if self.headers.get("Transfer-Encoding") is not None:
+                with STATE.lock:
+                    stats.chunked += 1
+            # Without a length the body cannot be skipped: the connection ends with the answer.
+            self.close_connection = True
+            self.send_simple(411, "a Content-Length is required (chunked bodies are refused)\n",
+                             {"Connection": "close"})
+            return
+        length = int(self.headers["Content-Length"])
+        with STATE.lock:
+            stats.content_lengths.append(length)
+
+        injected = self.expect_status
+        if injected is not None:
+            # Answered instead of 100 Continue: the body was never asked for.
+            self.close_connection = True
+            self.send_injected_status(injected, {"Connection": "close"})
+            return
+        if "status" in b and b.get("status_on", "all") in ("all", method.lower()) \
+                and STATE.take(path, "status", b.get("status_times")):
+            self.read_body(path, length, b, None)
+            self.send_injected_status(b)
+            return
+
+        if "redirect_to" in b:
+            # Read first, so the client sees the answer rather than a reset, and has to
+            # rewind its body to send it again (307/308 keep the method and body).
+            self.read_body(path, length, b, None)
+            host = self.headers.get("Host") or f"127.0.0.1:{self.server.server_port}"
+            location = f"http://{host}{b['redirect_to']}"
+            self.send_simple(b.get("redirect_status", 307), f"see {location}\n", {"Location": location})
+            return
+
+        target = self.resolve(path, self.server.uploads)
+        if target is None or target == self.server.uploads:
+            self.read_body(path, length, b, None)
+            self.send_simple(400, "cannot store an upload at this path\n")
+            return
+        if method == "POST":
+            with STATE.lock:
+                n = STATE.post_numbers[path] = STATE.post_numbers.get(path, 0) + 1
+            target = f"{target}.{n}.body"
+        existed = os.path.exists(target)
+        self.read_body(path, length, b, target)
+        if method == "PUT":
+            self.send_simple(200 if existed else 201, f"stored {length} bytes\n")
+            return
+        summary = {"body": os.path.relpath(target, self.server.uploads), "length": length,
+                   "fields": [], "files": []}
+        content_type = self.headers.get("Content-Type") or ""
+        if content_type.lower().startswith("multipart/form-data"):
+            try:
+                summary.update(save_multipart(target, content_type, target[:-len(".body")],
+                                              self.server.uploads))
+            except ValueError as error:
+                self.send_simple(400, f"malformed multipart body: {error}\n")
+                return
+        with open(target[:-len(".body")] + ".json", "w") as f:
+            json.dump(summary, f, indent=1)
+        data = json.dumps(summary).encode()
+        self.send_response(201)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_injected_status(self, b, extra=None):
+        headers = dict(extra or {})
+        if "retry_after" in b:
+            headers["Retry-After"] = b["retry_after"]
+        self.send_simple(b["status"], f"{b['status']} injected by faultserver\n", headers)
+
+    def read_body(self, path, length, b, target):
+        """Reads `length` body bytes into `target` (None: discard), honouring drop_body_after."""
+        drop_at = None
+        if "drop_body_after" in b and STATE.take(path, "drop_body", b.get("drop_times")):
+            drop_at = b["drop_body_after"]
+        out = None
+        if target is not None:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".part-")
+            out = os.fdopen(fd, "wb")
+        try:
+            received = 0
+            while True:
+                if drop_at is not None and received >= drop_at:
+                    self.drop(False)
+                if received >= length:
+                    break
+                n = min(CHUNK, length - received)
+                if drop_at is not None:
+                    n = min(n, drop_at - received)
+                data = self.rfile.read(n)
+                if not data:
+                    raise Dropped()  # the client went away mid-body
+                received += len(data)
+                self.body_received = received
+                with STATE.lock:
+                    self.stats.bytes_received += len(data)
+                if out is not None:
+                    out.write(data)
+            if out is not None:
+                out.close()
+                out = None
+                os.replace(temporary, target)
+        finally:
+            if out is not None:
+                out.close()
+                os.unlink(temporary)
+
     def if_range_matches(self, if_range, etag, last_modified):
         value = if_range.strip()
         if value.startswith('"') or value.startswith("W/"):
@@ -620,6 +804,104 @@ class Handler(http.server.BaseHTTPRequestHandler):
         raise Dropped()
 
 
+def parse_parameters(header):
+    """Splits `value; a="x"; b=y` into (value, {a: x, b: y}).
+
+    Quoted strings end at the next `"`: as in the HTML spec's multipart encoding, `"` is
+    sent as %22 and a backslash is an ordinary character.
+    """
+    value, _, rest = header.partition(";")
+    params = {}
+    rest = rest.strip()
+    while rest:
+        name, eq, rest = rest.partition("=")
+        name = name.strip().lower()
+        rest = rest.lstrip()
+        if rest.startswith('"'):
+            end = rest.find('"', 1)
+            if end < 0:
+                raise ValueError(f"unterminated quoted parameter {name}")
+            params[name] = rest[1:end]
+            rest = rest[end + 1:]
+        else:
+            raw, _, rest = rest.partition(";")
+            params[name] = raw.strip()
+            rest = ";" + rest if rest else ""
+        rest = rest.strip()
+        if rest.startswith(";"):
+            rest = rest[1:].strip()
+        elif rest:
+            raise ValueError(f"junk after parameter {name}: {rest[:40]!r}")
+    return value.strip().lower(), params
+
+
+def save_multipart(body_path, content_type, stem, uploads):
+    """Parses a stored multipart/form-data body strictly (RFC 7578, RFC 2046 5.1.1).
+
+    Saves each file part as <stem>.parts/<filename> and returns {"fields": [[name, value]],
+    "files": [{name, filename, content_type, size, saved}]}. Works on an mmap of the stored
+    body, so files of any size are copied without being held in memory. Raises ValueError
+    for a body that is not well-formed.
+    """
+    import mmap
+    _, params = parse_parameters(content_type)
+    boundary = params.get("boundary")
+    if not boundary:
+        raise ValueError("no boundary parameter")
+    delimiter = b"--" + boundary.encode()
+    fields, files = [], []
+    with open(body_path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            raise ValueError("empty body")
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            if m[:len(delimiter)] != delimiter:
+                raise ValueError("the body does not start with the boundary")
+            pos = len(delimiter)
+            while True:
+                if m[pos:pos + 2] == b"--":
+                    if m[pos + 2:pos + 4] != b"\r\n" or pos + 4 != len(m):
+                        raise ValueError("the closing boundary is not followed by CRLF and the end")
+                    break
+                if m[pos:pos + 2] != b"\r\n":
+                    raise ValueError(f"no CRLF after a boundary at byte {pos}")
+                pos += 2
+                header_end = m.find(b"\r\n\r\n", pos)
+                if header_end < 0:
+                    raise ValueError(f"part headers at byte {pos} never end")
+                headers = {}
+                for line in m[pos:header_end].split(b"\r\n"):
+                    name, colon, value = line.decode("utf-8").partition(":")
+                    if not colon:
+                        raise ValueError(f"bad part header line {line[:60]!r}")
+                    headers[name.strip().lower()] = value.strip()
+                start = header_end + 4
+                end = m.find(b"\r\n" + delimiter, start)
+                if end < 0:
+                    raise ValueError(f"the part at byte {pos} has no closing boundary")
+                disposition, dparams = parse_parameters(headers.get("content-disposition", ""))
+                if disposition != "form-data" or "name" not in dparams:
+                    raise ValueError("a part without Content-Disposition: form-data; name=...")
+                if "filename" in dparams:
+                    folder = stem + ".parts"
+                    os.makedirs(folder, exist_ok=True)
+                    safe = os.path.basename(dparams["filename"]) or "unnamed"
+                    saved = os.path.join(folder, safe)
+                    with open(saved, "wb") as out:
+                        for at in range(start, end, CHUNK):
+                            out.write(m[at:min(at + CHUNK, end)])
+                    files.append({"name": dparams["name"], "filename": dparams["filename"],
+                                  "content_type": headers.get("content-type"),
+                                  "size": end - start,
+                                  "saved": os.path.relpath(saved, uploads)})
+                else:
+                    fields.append([dparams["name"], m[start:end].decode("utf-8")])
+                pos = end + 2 + len(delimiter)
+        finally:
+            m.close()
+    return {"fields": fields, "files": files}
+
+
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -633,6 +915,8 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--log", help="request log file (default: stderr)")
+    parser.add_argument("--uploads", help="where PUT and POST bodies are stored "
+                        "(default: a new temporary folder)")
     parser.add_argument("--exit-with-parent", action="store_true",
                         help="exit when the parent process dies (a crashed test run)")
     args = parser.parse_args()
@@ -641,6 +925,9 @@ def main():
 
     server = Server((args.host, args.port), Handler)
     server.root = os.path.realpath(args.root)
+    if args.uploads:
+        os.makedirs(args.uploads, exist_ok=True)
+    server.uploads = os.path.realpath(args.uploads or tempfile.mkdtemp(prefix="faultserver-uploads-"))
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

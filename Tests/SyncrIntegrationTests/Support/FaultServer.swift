@@ -7,7 +7,7 @@ import Foundation
 /// `*_times` counters.
 struct FaultBehaviour: Codable, Sendable, Equatable {
     /// Which requests `status` applies to.
-    enum StatusOn: String, Codable, Sendable { case all, get, head }
+    enum StatusOn: String, Codable, Sendable { case all, get, head, put, post }
 
     /// Answer this status (with a small text body) instead of the file.
     var status: Int? = nil
@@ -15,7 +15,8 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
     var retryAfter: String? = nil
     /// Only the first N matching requests get `status` (nil: all of them).
     var statusTimes: Int? = nil
-    /// Which methods `status` and `statusTimes` apply to (nil: GET and HEAD both).
+    /// Which methods `status` and `statusTimes` apply to (nil: every method). An upload
+    /// that waits for `100 Continue` gets the status instead, and its body is never read.
     var statusOn: StatusOn? = nil
     /// HEAD alone is answered with this status (e.g. 405); GET is unaffected.
     var headStatus: Int? = nil
@@ -50,6 +51,9 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
     var stallTimes: Int? = nil
     /// Throttle GET bodies to this many bytes per second.
     var rate: Int? = nil
+    /// Close the connection after reading this many bytes of a PUT or POST body (with
+    /// `dropTimes`: only the first N uploads); nothing is stored.
+    var dropBodyAfter: Int? = nil
 
     enum CodingKeys: String, CodingKey {
         case status, rate
@@ -61,15 +65,24 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
         case wrongContentRange = "wrong_content_range", dropAfter = "drop_after"
         case dropTimes = "drop_times", dropRST = "drop_rst", stallAfter = "stall_after"
         case stallSeconds = "stall_seconds", stallTimes = "stall_times"
+        case dropBodyAfter = "drop_body_after"
     }
 }
 
 /// Request statistics for one path (control requests are never counted).
 struct FaultPathStats: Decodable, Sendable, Equatable {
-    /// GET and HEAD requests.
+    /// Requests of every method.
     var requests = 0
     var gets = 0
     var heads = 0
+    var puts = 0
+    var posts = 0
+    /// Request body bytes read from uploads.
+    var bytesReceived = 0
+    /// The `Content-Length` of each upload, in order.
+    var contentLengths: [Int] = []
+    /// Uploads that came with `Transfer-Encoding` (refused with 411).
+    var chunked = 0
     /// Body bytes handed to the kernel for this path (a failed write counts 0).
     var bytesSent = 0
     /// The `Range` headers received, in order (requests without one are not listed).
@@ -84,9 +97,34 @@ struct FaultPathStats: Decodable, Sendable, Equatable {
     var connections = 0
 
     enum CodingKeys: String, CodingKey {
-        case requests, gets, heads, ranges, statuses, connections
+        case requests, gets, heads, puts, posts, chunked, ranges, statuses, connections
         case bytesSent = "bytes_sent", ifRanges = "if_ranges", maxConcurrent = "max_concurrent"
+        case bytesReceived = "bytes_received", contentLengths = "content_lengths"
     }
+}
+
+/// What the fault server stored for one POST (its `<path>.<n>.json`).
+struct FaultPostSummary: Decodable, Sendable, Equatable {
+    struct File: Decodable, Sendable, Equatable {
+        var name: String
+        var filename: String
+        var contentType: String?
+        var size: Int
+        /// Relative to `FaultServer.uploadDirectory`.
+        var saved: String
+
+        enum CodingKeys: String, CodingKey {
+            case name, filename, size, saved
+            case contentType = "content_type"
+        }
+    }
+
+    /// The raw body's file, relative to `FaultServer.uploadDirectory`.
+    var body: String
+    var length: Int
+    /// The form's text fields as (name, value) pairs, in order.
+    var fields: [[String]]
+    var files: [File]
 }
 
 /// Server-wide statistics since start or the last `reset()`.
@@ -139,6 +177,9 @@ final class FaultServer: Sendable {
     let root: URL
     /// Its private folder with `faultserver.log` (one line per request) and stderr.
     let directory: TemporaryDirectory
+    /// Where uploads are stored: `PUT /p` as `p`; `POST /p` as `p.<n>.body`, with a form's
+    /// files in `p.<n>.parts/<filename>` and a summary in `p.<n>.json` (see faultserver.py).
+    var uploadDirectory: URL { directory.appending("uploads") }
     private let child: ChildProcess
 
     /// `baseURL` + `path` (`path` starts with `/`).
@@ -167,6 +208,7 @@ final class FaultServer: Sendable {
         process.arguments = [
             "-u", script.path, "--root", root.path, "--port", "0",
             "--log", directory.appending("faultserver.log").path, "--exit-with-parent",
+            "--uploads", directory.appending("uploads").path,
         ]
         let stdout = Pipe()
         process.standardInput = FileHandle.nullDevice
@@ -250,6 +292,19 @@ final class FaultServer: Sendable {
     /// The statistics since start or the last `reset()`.
     func stats() async throws -> FaultStats {
         try JSONDecoder().decode(FaultStats.self, from: try await control("stats", body: nil))
+    }
+
+    /// The stored uploads: path relative to `uploadDirectory` → size (bodies being received
+    /// are not listed).
+    func uploads() async throws -> [String: Int] {
+        struct Listing: Decodable { var files: [String: Int] }
+        return try JSONDecoder().decode(Listing.self, from: try await control("uploads", body: nil)).files
+    }
+
+    /// What the server made of POST number `n` (from 1) to `path`.
+    func postSummary(path: String, number: Int = 1) throws -> FaultPostSummary {
+        let file = uploadDirectory.appendingPathComponent(String(path.dropFirst()) + ".\(number).json")
+        return try JSONDecoder().decode(FaultPostSummary.self, from: Data(contentsOf: file))
     }
 
     /// The request log so far, for diagnostics.

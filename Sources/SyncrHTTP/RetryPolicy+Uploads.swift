@@ -1,0 +1,21 @@
+extension RetryPolicy {
+    /// Whether an attempt at a request with this method is worth another.
+    ///
+    /// PUT (like GET and HEAD) is idempotent (RFC 9110 §9.2.2): sending it again leaves the
+    /// server as one success would, so it follows `isRetryable(_:)`. A POST may have been acted on
+    /// even when its answer never arrived, so it is retried only when the request certainly did
+    /// not reach the server (`TransferOutcome.requestSent` is false: no name, refused, connect
+    /// timeout), or when the server answered with a status that says it did not act on it
+    /// (408, 429, 503, which RFC 9110 §15.5.9, RFC 6585 §4 and §15.6.4 define as "not processed").
+    public func isRetryable(_ error: TransferError, method: HTTPRequest.Method, requestSent: Bool) -> Bool {
+        guard method == .post else { return isRetryable(error) }
+        switch error {
+        case .connection, .timedOut:
+            return !requestSent
+        case .status(_, let code, _, _):
+            return code == 408 || code == 429 || code == 503
+        case .tls, .rangeNotHonoured, .invalidResponse, .local, .redirect, .cancelled:
+            return false
+        }
+    }
+}

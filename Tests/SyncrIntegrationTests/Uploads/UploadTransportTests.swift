@@ -1,0 +1,346 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrHTTP
+import Testing
+
+/// The HTTP layer's uploads, driven through `TransferEngine` directly, against real servers on
+/// 127.0.0.1: nginx's WebDAV PUT, the fault server (which stores and parses what it receives,
+/// and misbehaves on demand) and PyPI's `uploadserver` (a real multipart consumer, cgi-based).
+@Suite("UploadTransportTests", .timeLimit(.minutes(5)))
+struct UploadTransportTests {
+    /// Runs `body` with a fresh engine (so no connection is shared between tests) and shuts it down.
+    func withEngine<T>(_ body: (TransferEngine) async throws -> T) async rethrows -> T {
+        let engine = TransferEngine()
+        defer { engine.shutdown() }
+        return try await body(engine)
+    }
+
+    /// Sends `body` to `url` with its usual method (PUT for a file, POST for a form).
+    func upload(_ engine: TransferEngine, _ body: RequestBody, to url: String,
+                sink: BodyPrefixSink = BodyPrefixSink()) async -> TransferOutcome {
+        await engine.attempt(.upload(body, url: url, displayURL: url), sink: sink)
+    }
+
+    /// The response of a successful outcome, or a recorded issue.
+    func response(_ outcome: TransferOutcome, sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPResponse {
+        switch outcome.result {
+        case .success(let response): return response
+        case .failure(let error):
+            Issue.record("expected an answer, got \(error)", sourceLocation: sourceLocation)
+            throw error
+        }
+    }
+
+    /// A form with two text fields and two files (one above curl's 1 MiB `Expect` threshold).
+    func makeForm(in dir: TemporaryDirectory) throws -> (MultipartForm, csv: URL, png: URL) {
+        let csv = try makeFile(path: dir.appending("report.csv"), size: 300_000, seed: 11)
+        let png = try makeFile(path: dir.appending("photo.png"), size: 1_500_000, seed: 12)
+        let form = MultipartForm(parts: [
+            .field(name: "title", value: "Quarterly ümlaut report"),
+            .field(name: "empty", value: ""),
+            try .file(name: "data", path: csv.path),
+            try .file(name: "image", path: png.path, filename: "photo.png"),
+        ])
+        return (form, csv, png)
+    }
+
+    // MARK: nginx
+
+    @Test func putTwentyMiBToNginxArrivesWholeWithContentLength() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let source = try makeFile(path: www.appending("x.bin"), size: 20 << 20, seed: 3)
+        // nginx takes chunked PUTs too, so make it refuse any upload without Content-Length:
+        // a 201 then proves the request carried one.
+        let nginx = try await Nginx.start(root: www.url, options: .init(extraServerDirectives: """
+                    if ($http_transfer_encoding) { return 411; }
+                    set $syncr_length "$request_method:$http_content_length";
+                    if ($syncr_length = "PUT:") { return 411; }
+            """))
+        defer { nginx.stop() }
+
+        // The guard itself works: curl sending chunked is refused.
+        let chunked = try await runProcess(executable: "/usr/bin/curl", arguments: [
+            "-sS", "--noproxy", "*", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Transfer-Encoding: chunked",
+            "-T", source.path, nginx.url("/upload/chunked.bin")])
+        #expect(chunked.stdout == "411")
+
+        let outcome = await withEngine { await upload($0, .file(path: source.path), to: nginx.url("/upload/x.bin")) }
+        let answer = try response(outcome)
+        #expect(answer.head.status == 201, "\(answer.errorBody)")
+        #expect(answer.uploadedBytes == 20 << 20)
+        let stored = nginx.uploadDirectory.appendingPathComponent("x.bin")
+        #expect(try await sha256(file: stored) == (try await sha256(file: source)))
+        let log = try await nginx.accessLog(atLeast: 2).to("/upload/x.bin")
+        #expect(log.map(\.method) == ["PUT"])
+        #expect(log.map(\.status) == [201])
+    }
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["SYNCR_BIG_TESTS"] == "1",
+                   "a 1 GiB upload; set SYNCR_BIG_TESTS=1"))
+    func oneGiBPutKeepsMemoryFlat() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let source = try makeFile(path: www.appending("big.bin"), size: 1 << 30, seed: 5)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let before = peakResidentKiB()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let outcome = await withEngine { await upload($0, .file(path: source.path), to: nginx.url("/upload/big.bin")) }
+        let elapsed = clock.now - start
+        let answer = try response(outcome)
+        #expect(answer.head.status == 201)
+        #expect(answer.uploadedBytes == 1 << 30)
+        let growth = peakResidentKiB() - before
+        print("1 GiB PUT to nginx: \(elapsed), peak RSS growth \(growth) KiB")
+        #expect(growth < 64 * 1024, "memory must not grow with the body")
+        #expect(try await sha256(file: nginx.uploadDirectory.appendingPathComponent("big.bin"))
+                == (try await sha256(file: source)))
+    }
+
+    /// VmHWM of this process in KiB.
+    func peakResidentKiB() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    // MARK: fault server
+
+    @Test func putToFaultServerCarriesContentLengthNotChunked() async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        let source = try makeFile(path: dir.appending("a.bin"), size: 2_000_001, seed: 4)
+        let answer = try response(await withEngine { await upload($0, .file(path: source.path), to: server.url("/dir/a.bin")) })
+        #expect(answer.head.status == 201)
+        let stats = try await server.stats()["/dir/a.bin"]
+        #expect(stats.puts == 1)
+        #expect(stats.contentLengths == [2_000_001])
+        #expect(stats.chunked == 0)
+        #expect(stats.bytesReceived == 2_000_001)
+        #expect(try await sha256(file: server.uploadDirectory.appendingPathComponent("dir/a.bin"))
+                == (try await sha256(file: source)))
+    }
+
+    @Test func postMultipartFormArrivesByteIdenticalAndWellFormed() async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        let (form, csv, png) = try makeForm(in: dir)
+        let sink = BodyPrefixSink()
+        let answer = try response(await withEngine { await upload($0, .multipart(form), to: server.url("/forms/new"), sink: sink) })
+        #expect(answer.head.status == 201)
+        #expect(answer.uploadedBytes == form.length)
+        #expect(sink.text.contains("\"photo.png\""), "the server's receipt: \(sink.text)")
+
+        let stats = try await server.stats()["/forms/new"]
+        #expect(stats.posts == 1)
+        #expect(stats.contentLengths == [Int(form.length)])
+        #expect(stats.chunked == 0)
+
+        // The fault server's own strict parser.
+        let summary = try server.postSummary(path: "/forms/new")
+        #expect(summary.length == Int(form.length))
+        #expect(summary.fields == [["title", "Quarterly ümlaut report"], ["empty", ""]])
+        #expect(summary.files.map(\.name) == ["data", "image"])
+        #expect(summary.files.map(\.filename) == ["report.csv", "photo.png"])
+        #expect(summary.files.map(\.contentType) == ["text/csv", "image/png"])
+        let stored = summary.files.map { server.uploadDirectory.appendingPathComponent($0.saved) }
+        #expect(try await sha256(file: stored[0]) == (try await sha256(file: csv)))
+        #expect(try await sha256(file: stored[1]) == (try await sha256(file: png)))
+
+        // An independent parser: Python's email package reads the raw body as a MIME message.
+        let raw = server.uploadDirectory.appendingPathComponent(summary.body)
+        let check = try await runProcess(executable: "python3", arguments: ["-c", """
+            import email.parser, email.policy, hashlib, json, sys
+            raw = open(sys.argv[1], "rb").read()
+            head = ("Content-Type: " + sys.argv[2] + "\\r\\nMIME-Version: 1.0\\r\\n\\r\\n").encode()
+            msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + raw)
+            parts = [{"name": p.get_param("name", header="content-disposition"),
+                      "filename": p.get_filename(),
+                      "sha256": hashlib.sha256(p.get_payload(decode=True)).hexdigest(),
+                      "defects": [str(d) for d in p.defects]} for p in msg.iter_parts()]
+            print(json.dumps({"multipart": msg.is_multipart(), "defects": [str(d) for d in msg.defects],
+                              "parts": parts}))
+            """, raw.path, form.contentType])
+        #expect(check.exitCode == 0, "\(check.stderr)")
+        let parsed = try #require(try JSONSerialization.jsonObject(with: check.stdoutData) as? [String: Any])
+        #expect(parsed["multipart"] as? Bool == true)
+        #expect((parsed["defects"] as? [String])?.isEmpty == true, "\(parsed)")
+        let parts = try #require(parsed["parts"] as? [[String: Any]])
+        #expect(parts.compactMap { $0["name"] as? String } == ["title", "empty", "data", "image"])
+        #expect(parts.map { $0["filename"] as? String } == [nil, nil, "report.csv", "photo.png"])
+        #expect(parts.allSatisfy { ($0["defects"] as? [String])?.isEmpty == true })
+        let digests = parts.compactMap { $0["sha256"] as? String }
+        #expect(try await digests[0] == sha256Hex(Array("Quarterly ümlaut report".utf8)))
+        #expect(try await digests[1] == sha256Hex([]))
+        #expect(digests[2] == (try await sha256(file: csv)))
+        #expect(digests[3] == (try await sha256(file: png)))
+    }
+
+    /// SHA-256 of bytes, via a file and `sha256(file:)`.
+    func sha256Hex(_ bytes: [UInt8]) async throws -> String {
+        let dir = try TemporaryDirectory(prefix: "digest")
+        let file = dir.appending("bytes")
+        try Data(bytes).write(to: file)
+        return try await sha256(file: file)
+    }
+
+    @Test func rejectionsComeBackAsStatusesWithTheirText() async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        let big = try makeFile(path: dir.appending("big.bin"), size: 3 << 20, seed: 6)
+        let small = try makeFile(path: dir.appending("small.txt"), size: 1000, seed: 7)
+        try await server.behave(path: "/too-large", FaultBehaviour(status: 413))
+        try await server.behave(path: "/busy", FaultBehaviour(status: 503, retryAfter: "7", statusTimes: 1))
+        try await withEngine { engine in
+            // 3 MiB goes with `Expect: 100-continue`: the 413 comes instead of 100 Continue,
+            // and the body is not sent.
+            let refused = try response(await upload(engine, .file(path: big.path), to: server.url("/too-large")))
+            #expect(refused.head.status == 413)
+            #expect(refused.errorBody == "413 injected by faultserver")
+            #expect(refused.uploadedBytes < 3 << 20)
+            guard case .status(_, 413, _, let text)? = refused.statusError(url: "/too-large") else {
+                Issue.record("expected a status error"); return
+            }
+            #expect(text == "413 injected by faultserver")
+
+            // A small form is sent whole, then answered 503 with Retry-After; the next succeeds.
+            let form = MultipartForm(parts: [try .file(name: "f", path: small.path)])
+            let busy = try response(await upload(engine, .multipart(form), to: server.url("/busy")))
+            #expect(busy.head.status == 503)
+            #expect(busy.errorBody == "503 injected by faultserver")
+            guard case .status(_, 503, let retryAfter, _)? = busy.statusError(url: "/busy") else {
+                Issue.record("expected a status error"); return
+            }
+            #expect(retryAfter == .seconds(7))
+            let again = try response(await upload(engine, .multipart(form), to: server.url("/busy")))
+            #expect(again.head.status == 201)
+        }
+        let stats = try await server.stats()
+        #expect(stats["/too-large"].bytesReceived == 0)
+        #expect(stats["/busy"].statuses == [503, 201])
+    }
+
+    @Test(arguments: ["PUT", "POST"])
+    func connectionDroppedMidBodyIsAConnectionFailureAfterSending(method: String) async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        let (form, _, png) = try makeForm(in: dir)
+        try await server.behave(path: "/cut", FaultBehaviour(dropBodyAfter: 100_000))
+        let body: RequestBody = method == "PUT" ? .file(path: png.path) : .multipart(form)
+        let outcome = await withEngine { await upload($0, body, to: server.url("/cut")) }
+        guard case .failure(.connection(let url, _, let message)) = outcome.result else {
+            Issue.record("expected a connection failure, got \(outcome.result)"); return
+        }
+        #expect(url == server.url("/cut"))
+        #expect(!message.isEmpty)
+        #expect(outcome.requestSent)
+        let stats = try await server.stats()["/cut"]
+        #expect(stats.bytesReceived == 100_000)
+        // curl did not quietly send it again.
+        #expect(stats.puts + stats.posts == 1)
+        #expect(try await server.uploads().isEmpty, "a cut-off upload is never stored")
+    }
+
+    @Test(arguments: ["PUT", "POST"])
+    func refusedConnectionFailsBeforeSending(method: String) async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let file = try makeFile(path: dir.appending("a.txt"), size: 10, seed: 1)
+        let port = try freePort() // nothing listens there
+        let body: RequestBody = method == "PUT" ? .file(path: file.path)
+            : .multipart(MultipartForm(parts: [try .file(name: "f", path: file.path)]))
+        let outcome = await withEngine { await upload($0, body, to: "http://127.0.0.1:\(port)/x") }
+        guard case .failure(.connection(_, let code, _)) = outcome.result else {
+            Issue.record("expected a connection failure, got \(outcome.result)"); return
+        }
+        #expect(code == 7) // CURLE_COULDNT_CONNECT
+        #expect(!outcome.requestSent)
+        // So a POST may be retried, which the rule allows only now.
+        #expect(RetryPolicy(maxRetries: 1).isRetryable(.connection(url: "", code: code, message: ""),
+                                                        method: .post, requestSent: outcome.requestSent))
+    }
+
+    @Test func redirectedPutRewindsAndSendsTheBodyAgain() async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        let source = try makeFile(path: dir.appending("a.bin"), size: 1_200_000, seed: 8)
+        try await server.behave(path: "/old", FaultBehaviour(redirectTo: "/new", redirectStatus: 307))
+        let answer = try response(await withEngine { await upload($0, .file(path: source.path), to: server.url("/old")) })
+        #expect(answer.head.status == 201)
+        #expect(answer.head.effectiveURL == server.url("/new"))
+        let stats = try await server.stats()
+        #expect(stats["/old"].bytesReceived == 1_200_000)
+        #expect(stats["/new"].bytesReceived == 1_200_000)
+        #expect(try await sha256(file: server.uploadDirectory.appendingPathComponent("new")) == (try await sha256(file: source)))
+    }
+
+    @Test func missingFileFailsLocallyWithoutConnecting() async throws {
+        let outcome = await withEngine { await upload($0, .file(path: "/nonexistent/file.bin"), to: "http://127.0.0.1:9/x") }
+        guard case .failure(.local(let path, let code, _)) = outcome.result else {
+            Issue.record("expected a local failure, got \(outcome.result)"); return
+        }
+        #expect(path == "/nonexistent/file.bin")
+        #expect(code == ENOENT)
+        #expect(!outcome.requestSent)
+    }
+
+    // MARK: uploadserver (PyPI)
+
+    static let uploadserverInstalled: Bool = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import uploadserver"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }()
+
+    @Test(.enabled(if: uploadserverInstalled,
+                   "the uploadserver package is not installed (pip install uploadserver)"))
+    func postToUploadserverLandsByteIdentical() async throws {
+        let dir = try TemporaryDirectory(prefix: "uploadserver")
+        let served = try dir.makeDirectory("served")
+        let (_, csv, png) = try makeForm(in: dir)
+        // `python3 -m uploadserver PORT --bind 127.0.0.1 --directory DIR`: POST /upload takes a
+        // multipart form whose files are in the field `files`, stores them in DIR under their
+        // filenames and answers 204.
+        var child: ChildProcess? = nil
+        var port: UInt16 = 0
+        for _ in 0..<5 where child == nil {
+            port = try freePort()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
+            process.arguments = ["-m", "uploadserver", String(port), "--bind", "127.0.0.1", "--directory", served.path]
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try launch(process)
+            let candidate = ChildProcess(process)
+            if await poll(timeout: .seconds(15), { isAccepting(port: port) || !candidate.isRunning }), candidate.isRunning {
+                child = candidate
+            } else {
+                candidate.terminate(grace: .seconds(1))
+            }
+        }
+        let server = try #require(child, "uploadserver did not start")
+        defer { server.terminate(grace: .seconds(2)) }
+
+        let form = MultipartForm(parts: [
+            .field(name: "note", value: "ignored by uploadserver"),
+            try .file(name: "files", path: csv.path),
+            try .file(name: "files", path: png.path, filename: "photo.png"),
+        ])
+        let answer = try response(await withEngine { await upload($0, .multipart(form), to: "http://127.0.0.1:\(port)/upload") })
+        #expect(answer.head.status == 204, "\(answer.errorBody)")
+        #expect(try await sha256(file: served.appendingPathComponent("report.csv")) == (try await sha256(file: csv)))
+        #expect(try await sha256(file: served.appendingPathComponent("photo.png")) == (try await sha256(file: png)))
+    }
+}
