@@ -59,6 +59,8 @@ struct Downloader: Sendable {
         case .skip:
             recordVerifiedDestination()
             return result(.skipped)
+        case .upload:
+            return result(.failed, "an upload item reached the downloader")
         case .download, .restart, .resume:
             break
         }

@@ -10,16 +10,20 @@ public enum Action: String, Sendable, Codable, CaseIterable {
     case resume
     /// A partial download is cached but cannot be continued: discard it and fetch from 0.
     case restart
+    /// An upload will be sent.
+    case upload
     /// The entry could not be planned (the server could not be asked, or refused).
     case error
 }
 
 /// One line of a plan.
 public struct PlanItem: Sendable {
-    /// "download" (uploads come later).
+    /// "download" or "upload".
     public var kind: String
-    /// Index of the entry in `downloads:`.
+    /// Index of the entry in `downloads:` or `uploads:`.
     public var index: Int
+    /// An upload's `from`, as written.
+    public var from: String?
     /// The URL as written in the manifest.
     public var url: String
     /// The destination as written in the manifest.
@@ -40,6 +44,8 @@ public struct PlanItem: Sendable {
     public var probeError: TransferError?
     /// Destination digests computed while planning, to record on skip.
     var destinationDigests: [String: String]?
+    /// What an upload will send.
+    var uploadContext: UploadContext?
 
     public init(kind: String = "download", index: Int, url: String, to: String, action: Action,
                 size: Int64?, offset: Int64, bytes: Int64?, reason: String) {
@@ -64,7 +70,9 @@ public struct Plan: Sendable {
     }
 
     /// Bytes all downloads would fetch (unknown sizes count as 0; see `unknownSizes`).
-    public var downloadBytes: Int64 { items.reduce(0) { $0 + ($1.bytes ?? 0) } }
+    public var downloadBytes: Int64 { items.filter { $0.kind == "download" }.reduce(0) { $0 + ($1.bytes ?? 0) } }
+    /// Bytes all uploads would send.
+    public var uploadBytes: Int64 { items.filter { $0.kind == "upload" }.reduce(0) { $0 + ($1.bytes ?? 0) } }
     /// Entries that will transfer but whose size the server did not give.
     public var unknownSizes: Int { items.filter { $0.bytes == nil && $0.action != .skip && $0.action != .error }.count }
 

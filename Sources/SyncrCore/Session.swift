@@ -13,11 +13,14 @@ public struct RunOptions: Sendable {
     public var jobs: Int?
     /// `--connections N`: parallel Range requests per large file, for every entry.
     public var connections: Int?
+    /// `--force`: upload even what is unchanged since the last upload.
+    public var force: Bool
 
-    public init(cacheDirectory: String? = nil, jobs: Int? = nil, connections: Int? = nil) {
+    public init(cacheDirectory: String? = nil, jobs: Int? = nil, connections: Int? = nil, force: Bool = false) {
         self.cacheDirectory = cacheDirectory
         self.jobs = jobs
         self.connections = connections
+        self.force = force
     }
 }
 
@@ -28,6 +31,8 @@ public final class Session: Sendable {
     public let cache: Cache
     public let jobs: Int
     public let redactor: Redactor
+    /// `--force` was given.
+    public let force: Bool
     private let engine: TransferEngine
     private let reporter: (any ProgressReporter)?
     private let flusher: GroupFlush
@@ -40,6 +45,7 @@ public final class Session: Sendable {
             for i in manifest.downloads.indices { manifest.downloads[i].settings.connections = connections }
         }
         self.manifest = manifest
+        force = options.force
         cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
         redactor = Redactor(secrets: manifest.secrets)
@@ -56,15 +62,31 @@ public final class Session: Sendable {
 
     // MARK: plan
 
+    /// One manifest entry, download or upload.
+    enum Entry: Sendable {
+        case download(Download)
+        case upload(Upload)
+    }
+
+    /// Downloads first, then uploads, each in manifest order.
+    var entries: [Entry] { manifest.downloads.map(Entry.download) + manifest.uploads.map(Entry.upload) }
+
     /// Asks every server about its file (concurrently) and decides what apply would do.
     public func plan() async -> Plan {
-        let downloads = manifest.downloads
+        let entries = self.entries
         // Probes are small: run more of them at once than transfers, but keep a bound.
-        let width = max(jobs, min(16, downloads.count))
-        let items = await Self.mapBounded(downloads, width: width) { download in
-            await self.planItem(download)
+        let width = max(jobs, min(16, entries.count))
+        let items = await Self.mapBounded(entries, width: width) { entry in
+            switch entry {
+            case .download(let download): return await self.planItem(download)
+            case .upload(let upload): return await self.uploadPlanner.plan(upload)
+            }
         }
         return Plan(items: items)
+    }
+
+    private var uploadPlanner: UploadPlanner {
+        UploadPlanner(cache: cache, engine: engine, redactor: redactor, force: force)
     }
 
     func planItem(_ download: Download) async -> PlanItem {
@@ -152,9 +174,19 @@ public final class Session: Sendable {
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
         // More entries in flight than network slots: the extra ones are being flushed and moved.
-        let results = await Self.mapBounded(manifest.downloads, width: jobs + Self.finishing) { download -> ItemResult in
-            let item = await self.applyItem(download)
-            let result = await self.downloader(download, item).run()
+        let results = await Self.mapBounded(entries, width: jobs + Self.finishing) { entry -> ItemResult in
+            let result: ItemResult
+            switch entry {
+            case .download(let download):
+                let item = await self.applyItem(download)
+                result = await self.downloader(download, item).run()
+            case .upload(let upload):
+                let item = await self.uploadPlanner.plan(upload)
+                await self.slots.acquire()
+                result = await Uploader(upload: upload, item: item, cache: self.cache, engine: self.engine,
+                                        redactor: self.redactor, reporter: self.reporter).run()
+                await self.slots.release()
+            }
             self.reporter?.report(.finished(result: result))
             return result
         }
@@ -164,21 +196,6 @@ public final class Session: Sendable {
                            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
-    /// Carries out a plan made earlier by `plan()`.
-    public func apply(_ plan: Plan) async -> ApplyReport {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let byIndex = Dictionary(uniqueKeysWithValues: manifest.downloads.map { ($0.index, $0) })
-        let results = await Self.mapBounded(plan.items, width: jobs + Self.finishing) { item -> ItemResult in
-            let result = await self.downloader(byIndex[item.index]!, item).run()
-            self.reporter?.report(.finished(result: result))
-            return result
-        }
-        await folders.syncAll()
-        let elapsed = clock.now - start
-        return ApplyReport(results: results,
-                           seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-    }
 
     /// Finished files waiting for their flush at most, beyond the `jobs` transferring.
     static let finishing = 64

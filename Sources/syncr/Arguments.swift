@@ -19,6 +19,7 @@ struct Invocation {
     var cacheDirectory: String?
     var jobs: Int?
     var connections: Int?
+    var force = false
     var quiet = false
     /// `help COMMAND` or `COMMAND --help`.
     var helpTopic: CommandName?
@@ -41,6 +42,7 @@ enum ArgumentParser {
         OptionSpec(name: "--cache", takesValue: true, commands: [.plan, .apply]),
         OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply]),
         OptionSpec(name: "--connections", takesValue: true, commands: [.apply]),
+        OptionSpec(name: "--force", takesValue: false, commands: [.plan, .apply]),
         OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply]),
         OptionSpec(name: "--help", takesValue: false, commands: Set(CommandName.allCases)),
     ]
@@ -101,6 +103,7 @@ enum ArgumentParser {
             case "--json": invocation.json = true
             case "--detailed-exitcode": invocation.detailedExitcode = true
             case "--quiet": invocation.quiet = true
+            case "--force": invocation.force = true
             case "--help": invocation.showHelp = true
             case "--cache":
                 guard let value, !value.isEmpty else {

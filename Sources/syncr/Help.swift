@@ -40,28 +40,29 @@ enum Help {
             """
         case .plan:
             return """
-            Usage: syncr plan [--json] [--detailed-exitcode] [--cache DIR] [--jobs N] [--quiet] [MANIFEST]
+            Usage: syncr plan [--json] [--detailed-exitcode] [--cache DIR] [--jobs N] [--force] [--quiet] [MANIFEST]
 
             Sends HEAD to every server (a ranged GET where HEAD is refused), compares the answers
             with the cache and the destinations, and prints each entry's action: skip, download,
-            resume (with the offset) or restart, with sizes and a reason. Changes nothing.
+            resume (with the offset), restart or upload, with sizes and a reason. Changes nothing.
 
             Options:
               --json                Print one JSON object: {"version": 1, "items": [...], "totals": {...}}.
               --detailed-exitcode   Exit 2 when there is work to do, 0 when everything is up to date.
               --cache DIR           Use DIR as the cache folder instead of the manifest's 'cache:'.
               --jobs N              Ask up to N servers at once (default: defaults.jobs, 4).
+              --force               Plan to upload even what is unchanged since the last upload.
               --quiet               Print only the totals line.
               -h, --help            Show this help.
             """
         case .apply:
             return """
-            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--quiet] [MANIFEST]
+            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force] [--quiet] [MANIFEST]
 
-            Plans, then downloads what the plan says: up to N files at once, resuming partial
-            files, retrying with backoff, verifying checksums, and moving each file into place
-            only when it is complete. Progress and the summary go to stderr; stdout carries
-            only the --json output.
+            Plans, then does what the plan says: up to N entries at once, resuming partial
+            downloads, retrying with backoff, verifying checksums, moving each file into place
+            only when it is complete, and sending uploads streamed from disk. Progress and the
+            summary go to stderr; stdout carries only the --json output.
 
             Options:
               --json                Print the results as one JSON object on stdout.
@@ -69,6 +70,7 @@ enum Help {
               --jobs N              Transfer up to N files at once (default: defaults.jobs, 4).
               --connections N       Fetch each file of at least min_split over up to N parallel
                                     Range requests (default: connections, 8).
+              --force               Upload even what is unchanged since the last upload.
               --quiet               Print only failures and the summary.
               -h, --help            Show this help.
             """

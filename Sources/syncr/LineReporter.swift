@@ -21,33 +21,33 @@ final class LineReporter: ProgressReporter {
         case .started(let item):
             guard !quiet else { return }
             let n = started.withLock { value -> Int in value += 1; return value }
-            var what = "\(item.action.rawValue) \(item.to)"
+            var what = "\(item.action.rawValue) \(Rendering.name(item))"
             if let size = item.size {
                 what += item.action == .resume
                     ? " from \(ByteSize.format(item.offset)) of \(ByteSize.format(size))"
                     : " (\(ByteSize.format(size)))"
             }
-            Output.err("[\(n)/\(total)] \(what) from \(item.url)")
+            Output.err("[\(n)/\(total)] \(what)" + (item.kind == "upload" ? "" : " from \(item.url)"))
         case .progress:
             break
         case .retrying(let index, let attempt, let delay, let error):
             guard !quiet else { return }
-            Output.err("  retry #\(attempt) of downloads[\(index)] in \(Rendering.seconds(delay)): \(error)")
+            Output.err("  retry #\(attempt) of entry \(index) in \(Rendering.seconds(delay)): \(error)")
         case .note(let index, let message):
             guard !quiet else { return }
-            Output.err("  note: downloads[\(index)]: \(message)")
+            Output.err("  note: entry \(index): \(message)")
         case .finished(let result):
             switch result.status {
             case .ok:
                 guard !quiet else { return }
                 let note = result.item.action == .resume && result.transferred < (result.item.size ?? 0)
                     ? " (resumed at byte \(result.item.offset))" : ""
-                Output.err("  done \(result.item.to): \(ByteSize.format(result.transferred)) in "
+                Output.err("  done \(Rendering.name(result.item)): \(ByteSize.format(result.transferred)) in "
                     + "\(Rendering.seconds(result.seconds)), \(Rendering.speed(bytes: result.transferred, seconds: result.seconds))\(note)")
             case .skipped:
                 break
             case .failed:
-                Output.err("  FAILED \(result.item.to): \(result.error ?? "unknown error")")
+                Output.err("  FAILED \(Rendering.name(result.item)): \(result.error ?? "unknown error")")
             }
         }
     }

@@ -6,7 +6,18 @@ enum Rendering {
     // MARK: JSON
 
     static func json(_ item: PlanItem) -> [(String, JSON)] {
-        [
+        if item.kind == "upload" {
+            return [
+                ("kind", .string(item.kind)),
+                ("from", .optional(item.from)),
+                ("url", .string(item.url)),
+                ("action", .string(item.action.rawValue)),
+                ("size", .optional(item.size)),
+                ("bytes", .optional(item.bytes)),
+                ("reason", .string(item.reason)),
+            ]
+        }
+        return [
             ("kind", .string(item.kind)),
             ("url", .string(item.url)),
             ("to", .string(item.to)),
@@ -19,7 +30,8 @@ enum Rendering {
     }
 
     static func totals(_ plan: Plan) -> [(String, JSON)] {
-        var pairs: [(String, JSON)] = [("download_bytes", .int(plan.downloadBytes))]
+        var pairs: [(String, JSON)] = [("download_bytes", .int(plan.downloadBytes)),
+                                       ("upload_bytes", .int(plan.uploadBytes))]
         for action in Action.allCases { pairs.append((action.rawValue, .int(Int64(plan.count(action))))) }
         pairs.append(("unknown_sizes", .int(Int64(plan.unknownSizes))))
         return pairs
@@ -61,8 +73,8 @@ enum Rendering {
     static func planText(_ plan: Plan, manifest: String, quiet: Bool) -> String {
         var lines: [String] = []
         if !quiet {
-            let toWidth = min(48, plan.items.map { $0.to.count }.max() ?? 2)
-            lines.append(pad("ACTION", 9) + pad("TO", toWidth + 2) + pad("SIZE", 11) + pad("FETCH", 11) + "REASON")
+            let toWidth = min(48, plan.items.map { name($0).count }.max() ?? 2)
+            lines.append(pad("ACTION", 9) + pad("ENTRY", toWidth + 2) + pad("SIZE", 11) + pad("MOVE", 11) + "REASON")
             for item in plan.items {
                 let size = item.size.map(ByteSize.format) ?? "?"
                 let fetch: String
@@ -78,21 +90,28 @@ enum Rendering {
                 if item.action == .error {
                     reason = "cannot plan: " + reason
                 }
-                lines.append(pad(item.action.rawValue, 9) + pad(item.to, toWidth + 2) + pad(size, 11) + pad(fetch, 11) + reason)
+                lines.append(pad(item.action.rawValue, 9) + pad(name(item), toWidth + 2) + pad(size, 11) + pad(fetch, 11) + reason)
             }
         }
         lines.append(planSummary(plan, manifest: manifest))
         return lines.joined(separator: "\n")
     }
 
+    /// What a plan line names: a download's destination, an upload's source and target.
+    static func name(_ item: PlanItem) -> String {
+        item.kind == "upload" ? "\(item.from ?? "?") -> \(item.url)" : item.to
+    }
+
     static func planSummary(_ plan: Plan, manifest: String) -> String {
-        let fetching = plan.count(.download) + plan.count(.resume) + plan.count(.restart)
         var text = "Plan for \(manifest): \(plan.count(.download)) to download, \(plan.count(.resume)) to resume, "
-            + "\(plan.count(.restart)) to restart, \(plan.count(.skip)) up to date"
+            + "\(plan.count(.restart)) to restart"
+        if plan.items.contains(where: { $0.kind == "upload" }) { text += ", \(plan.count(.upload)) to upload" }
+        text += ", \(plan.count(.skip)) up to date"
         if plan.count(.error) > 0 { text += ", \(plan.count(.error)) failed to plan" }
         text += "; \(ByteSize.format(plan.downloadBytes)) (\(plan.downloadBytes) bytes) to fetch"
         if plan.unknownSizes > 0 { text += " plus \(plan.unknownSizes) of unknown size" }
-        if fetching == 0 && plan.count(.error) == 0 { text += ". Nothing to do." } else { text += "." }
+        if plan.uploadBytes > 0 { text += ", \(ByteSize.format(plan.uploadBytes)) (\(plan.uploadBytes) bytes) to send" }
+        text += plan.hasWork ? "." : ". Nothing to do."
         return text
     }
 

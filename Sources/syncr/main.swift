@@ -52,13 +52,14 @@ func run(_ invocation: Invocation) async -> Int32 {
     case .validate:
         guard let manifest = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
         if !invocation.quiet {
-            Output.out("\(invocation.manifest): valid (\(manifest.downloads.count) download\(manifest.downloads.count == 1 ? "" : "s"))")
+            let d = manifest.downloads.count, u = manifest.uploads.count
+            Output.out("\(invocation.manifest): valid (\(d) download\(d == 1 ? "" : "s"), \(u) upload\(u == 1 ? "" : "s"))")
         }
         return ExitCode.success
     case .plan:
         guard let manifest = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
         let session = Session(manifest: manifest, options: RunOptions(cacheDirectory: invocation.cacheDirectory,
-                                                                      jobs: invocation.jobs))
+                                                                      jobs: invocation.jobs, force: invocation.force))
         defer { session.close() }
         let plan = await session.plan()
         if invocation.json {
@@ -70,10 +71,10 @@ func run(_ invocation: Invocation) async -> Int32 {
         return invocation.detailedExitcode && plan.hasWork ? ExitCode.changesPending : ExitCode.success
     case .apply:
         guard let manifest = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
-        let reporter = LineReporter(quiet: invocation.quiet, total: manifest.downloads.count)
+        let reporter = LineReporter(quiet: invocation.quiet, total: manifest.downloads.count + manifest.uploads.count)
         let session = Session(manifest: manifest,
                               options: RunOptions(cacheDirectory: invocation.cacheDirectory, jobs: invocation.jobs,
-                                                  connections: invocation.connections),
+                                                  connections: invocation.connections, force: invocation.force),
                               reporter: reporter)
         defer { session.close() }
         let report = await session.apply()
@@ -83,10 +84,12 @@ func run(_ invocation: Invocation) async -> Int32 {
         let ok = report.results.filter { $0.status == .ok }.count
         let skipped = report.results.filter { $0.status == .skipped }.count
         let failed = report.failed
-        Output.err("syncr: \(ok) fetched, \(skipped) up to date, \(failed.count) failed; "
-            + "\(ByteSize.format(report.transferred)) received in \(Rendering.seconds(report.seconds)).")
+        let sentBytes = report.results.filter { $0.item.kind == "upload" }.reduce(0) { $0 + $1.transferred }
+        Output.err("syncr: \(ok) transferred, \(skipped) up to date, \(failed.count) failed; "
+            + "\(ByteSize.format(report.transferred - sentBytes)) received, \(ByteSize.format(sentBytes)) sent "
+            + "in \(Rendering.seconds(report.seconds)).")
         for f in failed {
-            Output.err("  failed: \(f.item.to): \(f.error ?? "unknown error")")
+            Output.err("  failed: \(Rendering.name(f.item)): \(f.error ?? "unknown error")")
         }
         return failed.isEmpty ? ExitCode.success : ExitCode.failures
     }

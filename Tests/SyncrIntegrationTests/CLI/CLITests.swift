@@ -133,7 +133,7 @@ struct CLITests {
             """)
         let r = try await harness.run(["validate", "syncr.yml"])
         #expect(r.status == 0)
-        #expect(r.stdout == "syncr.yml: valid (1 download)\n")
+        #expect(r.stdout == "syncr.yml: valid (1 download, 0 uploads)\n")
         #expect(r.stderr.isEmpty)
         // The manifest defaults to syncr.yml in the current folder.
         let implicit = try await harness.run(["validate"])

@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// The files an upload sends: one file, or every regular file below a folder, sorted by path.
+struct UploadTree: Sendable {
+    struct File: Sendable, Equatable {
+        /// Path relative to the upload's folder (for a single file: its name), `/`-separated.
+        var relative: String
+        /// Absolute path.
+        var path: String
+        var fingerprint: FileFingerprint
+    }
+
+    /// Whether `from` named a folder.
+    var isDirectory: Bool
+    var files: [File]
+
+    var totalSize: Int64 { files.reduce(0) { $0 + $1.fingerprint.size } }
+
+    enum Problem: Error, CustomStringConvertible {
+        case missing(String)
+        case unreadable(String, Int32)
+        case notAFileOrFolder(String)
+
+        var description: String {
+            switch self {
+            case .missing(let path): return "\(path): no such file or folder"
+            case .unreadable(let path, let code): return "\(path): cannot read: \(String(cString: strerror(code)))"
+            case .notAFileOrFolder(let path): return "\(path): not a regular file or folder"
+            }
+        }
+    }
+
+    /// Reads the tree at `source`. Symbolic links to files are followed; links to folders are
+    /// not entered (a loop would never end), nor are other special files sent.
+    static func scan(_ source: String) throws(Problem) -> UploadTree {
+        var st = stat()
+        guard stat(source, &st) == 0 else {
+            throw errno == ENOENT ? .missing(source) : .unreadable(source, errno)
+        }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG:
+            guard let fp = FS.fingerprint(source) else { throw .unreadable(source, errno) }
+            return UploadTree(isDirectory: false,
+                              files: [File(relative: (source as NSString).lastPathComponent, path: source, fingerprint: fp)])
+        case S_IFDIR:
+            var files: [File] = []
+            try walk(source, relative: "", into: &files)
+            files.sort { $0.relative < $1.relative }
+            return UploadTree(isDirectory: true, files: files)
+        default:
+            throw .notAFileOrFolder(source)
+        }
+    }
+
+    private static func walk(_ folder: String, relative: String, into files: inout [File]) throws(Problem) {
+        guard let dir = opendir(folder) else { throw .unreadable(folder, errno) }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name == "." || name == ".." { continue }
+            let path = folder + "/" + name
+            let rel = relative.isEmpty ? name : relative + "/" + name
+            var lst = stat()
+            guard lstat(path, &lst) == 0 else { throw .unreadable(path, errno) }
+            switch lst.st_mode & S_IFMT {
+            case S_IFDIR:
+                try walk(path, relative: rel, into: &files)
+            case S_IFREG, S_IFLNK:
+                // `fingerprint` follows links and answers only for regular files, so a link to
+                // a folder is skipped here.
+                if let fp = FS.fingerprint(path) { files.append(File(relative: rel, path: path, fingerprint: fp)) }
+            default:
+                continue
+            }
+        }
+    }
+}
+
+/// What was sent by the last successful upload of an entry, kept in the cache as
+/// `<md5 of method, source and URL>.upload`.
+struct UploadRecord: Codable, Sendable, Equatable {
+    struct SentFile: Codable, Sendable, Equatable {
+        var size: Int64
+        var sha256: String
+        /// How the file looked when it was hashed, so an unchanged file is not hashed again.
+        var fingerprint: FileFingerprint
+    }
+
+    var format = 1
+    var method: String
+    /// The URL as written (never expanded).
+    var url: String
+    var from: String
+    /// Per relative path.
+    var files: [String: SentFile]
+    var uploaded: Int64 = 0
+
+    var totalSize: Int64 { files.values.reduce(0) { $0 + $1.size } }
+}

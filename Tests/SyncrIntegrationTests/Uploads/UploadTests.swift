@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+
+/// `syncr apply` with `uploads:` against real receivers: nginx WebDAV for PUT, the fault server
+/// (which parses multipart forms with Python's standard library) for POST and for failures.
+@Suite("uploads", .timeLimit(.minutes(5)))
+struct UploadTests {
+    private func write(_ project: Project, _ yaml: String) throws {
+        try yaml.write(to: project.folder.appending("syncr.yml"), atomically: true, encoding: .utf8)
+    }
+
+    @Test func putAFileThenSkipItUntilItChangesOrGoesMissing() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try FileManager.default.createDirectory(at: project.file("build"), withIntermediateDirectories: true)
+        try makeFile(path: project.file("build/app.tar"), size: 5 << 20, seed: 51)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: build/app.tar, to: "\(nginx.url("/upload/app.tar"))", method: put }
+            """)
+        let first = try await project.run(["apply", "--json"])
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        let sent = nginx.uploadDirectory.appendingPathComponent("app.tar")
+        #expect(try await sha256(file: sent) == (try await sha256(file: project.file("build/app.tar"))))
+        let item = try #require(items(try jsonObject(first.stdout)).first)
+        #expect(item["kind"] as? String == "upload")
+        #expect(item["from"] as? String == "build/app.tar")
+        #expect(item["action"] as? String == "upload")
+        #expect(item["status"] as? String == "ok")
+        #expect(item["bytes"] as? Int == 5 << 20)
+
+        let plan = try await project.run(["plan", "--json", "--detailed-exitcode"])
+        #expect(plan.exitCode == 0, "unchanged: nothing to do")
+        #expect(items(try jsonObject(plan.stdout)).first?["action"] as? String == "skip")
+
+        #expect(try await project.run(["plan", "--json", "--force"]).stdout.contains("\"action\":\"upload\""))
+
+        // The remote copy disappears: HEAD says 404, so it is sent again.
+        try FileManager.default.removeItem(at: sent)
+        let missing = try await project.run(["plan", "--json"])
+        let again = try #require(items(try jsonObject(missing.stdout)).first)
+        #expect(again["action"] as? String == "upload")
+        #expect((again["reason"] as? String)?.contains("missing") == true)
+
+        // The local file changes.
+        #expect(try await project.run(["apply"]).exitCode == 0)
+        try makeFile(path: project.file("build/app.tar"), size: 5 << 20, seed: 52)
+        let changed = try await project.run(["plan", "--json"])
+        #expect((items(try jsonObject(changed.stdout)).first?["reason"] as? String)?.contains("changed") == true)
+    }
+
+    @Test func putAFolderMirrorsTheTree() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        let site = project.file("build/site")
+        try FileManager.default.createDirectory(at: site.appendingPathComponent("assets/img"), withIntermediateDirectories: true)
+        try makeFile(path: site.appendingPathComponent("index.html"), size: 3000, seed: 53)
+        try makeFile(path: site.appendingPathComponent("assets/app.js"), size: 70_000, seed: 54)
+        try makeFile(path: site.appendingPathComponent("assets/img/a b.png"), size: 1234, seed: 55)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: build/site/, to: "\(nginx.url("/upload/site/"))", method: put }
+            """)
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        for name in ["index.html", "assets/app.js", "assets/img/a b.png"] {
+            let arrived = nginx.uploadDirectory.appendingPathComponent("site/" + name)
+            #expect(try await sha256(file: arrived) == (try await sha256(file: site.appendingPathComponent(name))), "\(name)")
+        }
+        #expect(try await project.run(["plan", "--detailed-exitcode"]).exitCode == 0)
+    }
+
+    @Test func postAFileWithFieldsAsAMultipartForm() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        try makeFile(path: project.file("app.tar"), size: 3 << 20, seed: 56)
+        try write(project, """
+            version: 1
+            uploads:
+              - from: app.tar
+                to: \(server.url("/api/upload"))
+                field: artifact
+                fields: { build: "${SYNCR_IT_BUILD}", channel: nightly }
+                headers: { Authorization: "Bearer ${SYNCR_IT_UPLOAD_TOKEN}" }
+            """)
+        let env = ["SYNCR_IT_BUILD": "build-7781", "SYNCR_IT_UPLOAD_TOKEN": "up-tok-5c6d7e8f"]
+        let result = try await project.run(["apply"], environment: env)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(!result.stderr.contains("up-tok-5c6d7e8f"))
+        let summary = try server.postSummary(path: "/api/upload")
+        #expect(summary.fields == [["build", "build-7781"], ["channel", "nightly"]])
+        let file = try #require(summary.files.first)
+        #expect(file.name == "artifact" && file.filename == "app.tar")
+        #expect(file.contentType == "application/x-tar")
+        #expect(try await sha256(file: server.uploadDirectory.appendingPathComponent(file.saved))
+                == (try await sha256(file: project.file("app.tar"))))
+        let stats = try await server.stats()["/api/upload"]
+        #expect(stats.chunked == 0, "sent with Content-Length")
+
+        let second = try await project.run(["apply", "--json"], environment: env)
+        #expect(items(try jsonObject(second.stdout)).first?["status"] as? String == "skipped")
+        #expect(try await server.stats()["/api/upload"].posts == 1)
+    }
+
+    @Test func postAFolderSendsEveryFileUnderOneField() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        let reports = project.file("reports")
+        try FileManager.default.createDirectory(at: reports.appendingPathComponent("unit"), withIntermediateDirectories: true)
+        try makeFile(path: reports.appendingPathComponent("summary.json"), size: 900, seed: 57)
+        try makeFile(path: reports.appendingPathComponent("unit/junit.xml"), size: 40_000, seed: 58)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: reports, to: "\(server.url("/collect"))", field: files }
+            """)
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let summary = try server.postSummary(path: "/collect")
+        #expect(summary.files.map(\.filename) == ["summary.json", "unit/junit.xml"])
+        #expect(summary.files.allSatisfy { $0.name == "files" })
+    }
+
+    @Test func aRefusedUploadFailsWithTheStatusAndTheServersWords() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/api/upload", FaultBehaviour(status: 413))
+        let project = try Project()
+        try makeFile(path: project.file("big.bin"), size: 1 << 20, seed: 59)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: big.bin, to: "\(server.url("/api/upload"))" }
+            """)
+        let result = try await project.run(["apply", "--json"])
+        #expect(result.exitCode == 1)
+        let item = try #require(items(try jsonObject(result.stdout)).first)
+        let error = try #require(item["error"] as? String)
+        #expect(error.contains("413") && error.contains(server.url("/api/upload")))
+        #expect(error.contains("server said"))
+        #expect(try await server.stats()["/api/upload"].posts == 1, "a 413 is not retried")
+    }
+
+    @Test func aPostCutOffMidBodyIsNotRepeatedUnlessAllowed() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/p", FaultBehaviour(dropTimes: 1, dropBodyAfter: 100_000))
+        try await server.behave(path: "/q", FaultBehaviour(dropTimes: 1, dropBodyAfter: 100_000))
+        let project = try Project()
+        try makeFile(path: project.file("f.bin"), size: 1 << 20, seed: 60)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: f.bin, to: "\(server.url("/p"))" }
+              - { from: f.bin, to: "\(server.url("/q"))", retry: true }
+            """)
+        let result = try await project.run(["apply", "--json"])
+        let all = items(try jsonObject(result.stdout))
+        #expect(all[0]["status"] as? String == "failed", "a POST that may have arrived is not sent twice")
+        #expect(all[1]["status"] as? String == "ok", "retry: true allows it")
+        #expect(result.exitCode == 1)
+    }
+
+    @Test func aPutCutOffMidBodyIsRetried() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/f.bin", FaultBehaviour(status: 503, retryAfter: "1", statusTimes: 1,
+                                                               dropTimes: 1, dropBodyAfter: 200_000))
+        let project = try Project()
+        try makeFile(path: project.file("f.bin"), size: 1 << 20, seed: 61)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: f.bin, to: "\(server.url("/f.bin"))", method: put }
+            """)
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let uploads = try await server.uploads()
+        #expect(uploads.values.contains(1 << 20))
+    }
+
+    @Test func aMissingSourceIsAnErrorThatNamesIt() async throws {
+        let project = try Project()
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: nowhere/app.tar, to: "http://127.0.0.1:9/x" }
+            """)
+        let plan = try await project.run(["plan"])
+        #expect(plan.exitCode == 1)
+        #expect(plan.stdout.contains("nowhere/app.tar: no such file or folder"))
+    }
+}
