@@ -5,8 +5,10 @@ extension RetryPolicy {
     /// server as one success would, so it follows `isRetryable(_:)`. A POST may have been acted on
     /// even when its answer never arrived, so it is retried only when the request certainly did
     /// not reach the server (`TransferOutcome.requestSent` is false: no name, refused, connect
-    /// timeout), or when the server answered with a status that says it did not act on it
-    /// (408, 429, 503, which RFC 9110 §15.5.9, RFC 6585 §4 and §15.6.4 define as "not processed").
+    /// timeout), or when the server answered with a status that says it did not act on it:
+    /// 408 (it gave up before the request was complete, RFC 9110 §15.5.9), 429 (rate limited,
+    /// RFC 6585 §4) and 503 (unable to handle it, RFC 9110 §15.6.4). A 500 or 502 may come after
+    /// the server acted, so a POST answered with one is not sent again.
     public func isRetryable(_ error: TransferError, method: HTTPRequest.Method, requestSent: Bool) -> Bool {
         guard method == .post else { return isRetryable(error) }
         switch error {

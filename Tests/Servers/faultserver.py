@@ -66,6 +66,9 @@ Options (combinable; evaluated in this order per request):
       Close the connection after reading `drop_body_after` bytes of a PUT or POST body
       (0 = right after the headers), for the first `drop_times` uploads (default: every
       upload); nothing is stored.
+  stall_body_after: int, stall_seconds: float, stall_times: int
+      Stop reading a PUT or POST body after `stall_body_after` bytes for `stall_seconds`
+      (default: until /_control/release for the path), then read on.
 """
 
 import argparse
@@ -94,7 +97,7 @@ KNOWN_OPTIONS = {
     "drop_after": int, "drop_times": int, "drop_rst": bool,
     "stall_after": int, "stall_seconds": (int, float), "stall_times": int,
     "rate": int,
-    "drop_body_after": int,
+    "drop_body_after": int, "stall_body_after": int,
 }
 
 STATUS_ON = ("all", "get", "head", "put", "post")
@@ -685,6 +688,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         drop_at = None
         if "drop_body_after" in b and STATE.take(path, "drop_body", b.get("drop_times")):
             drop_at = b["drop_body_after"]
+        stall_at = None
+        if "stall_body_after" in b and STATE.take(path, "stall", b.get("stall_times")):
+            stall_at = b["stall_body_after"]
         out = None
         if target is not None:
             os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -695,11 +701,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             while True:
                 if drop_at is not None and received >= drop_at:
                     self.drop(False)
+                if stall_at is not None and received >= stall_at:
+                    stall_at = None
+                    self.stall(path, b.get("stall_seconds", 3600))
                 if received >= length:
                     break
                 n = min(CHUNK, length - received)
-                if drop_at is not None:
-                    n = min(n, drop_at - received)
+                for limit in (drop_at, stall_at):
+                    if limit is not None and limit > received:
+                        n = min(n, limit - received)
                 data = self.rfile.read(n)
                 if not data:
                     raise Dropped()  # the client went away mid-body

@@ -54,6 +54,9 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
     /// Close the connection after reading this many bytes of a PUT or POST body (with
     /// `dropTimes`: only the first N uploads); nothing is stored.
     var dropBodyAfter: Int? = nil
+    /// Stop reading a PUT or POST body after this many bytes (for `stallSeconds`, or until
+    /// `release(path:)`; with `stallTimes`: only the first N uploads).
+    var stallBodyAfter: Int? = nil
 
     enum CodingKeys: String, CodingKey {
         case status, rate
@@ -65,7 +68,7 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
         case wrongContentRange = "wrong_content_range", dropAfter = "drop_after"
         case dropTimes = "drop_times", dropRST = "drop_rst", stallAfter = "stall_after"
         case stallSeconds = "stall_seconds", stallTimes = "stall_times"
-        case dropBodyAfter = "drop_body_after"
+        case dropBodyAfter = "drop_body_after", stallBodyAfter = "stall_body_after"
     }
 }
 

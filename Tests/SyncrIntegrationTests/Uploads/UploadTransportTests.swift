@@ -280,6 +280,35 @@ struct UploadTransportTests {
         #expect(try await sha256(file: server.uploadDirectory.appendingPathComponent("new")) == (try await sha256(file: source)))
     }
 
+    @Test func fileGrowingDuringThePutFailsLocallyAndNothingIsStored() async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        // Far more than loopback socket buffers hold, so most of it is still unread when the
+        // server stalls.
+        let source = try makeFile(path: dir.appending("growing.log"), size: 64 << 20, seed: 9)
+        try await server.behave(path: "/growing.log", FaultBehaviour(stallBodyAfter: 1 << 20))
+        let engine = TransferEngine()
+        defer { engine.shutdown() }
+        async let outcome = upload(engine, .file(path: source.path), to: server.url("/growing.log"))
+        let stalled = try await poll { try await server.stats()["/growing.log"].bytesReceived >= 1 << 20 }
+        #expect(stalled)
+        let handle = try FileHandle(forWritingTo: source)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("one more line\n".utf8))
+        try handle.close()
+        try await server.release(path: "/growing.log")
+        let result = await outcome
+        guard case .failure(.local(let path, _, let message)) = result.result else {
+            Issue.record("expected a local failure, got \(result.result)"); return
+        }
+        #expect(path == source.path)
+        #expect(message.contains("changed while being uploaded"), "\(message)")
+        #expect(message.contains("\(64 << 20) bytes when the upload started"), "\(message)")
+        #expect(result.requestSent)
+        #expect(try await server.uploads().isEmpty, "the server never got a complete body")
+    }
+
     @Test func missingFileFailsLocallyWithoutConnecting() async throws {
         let outcome = await withEngine { await upload($0, .file(path: "/nonexistent/file.bin"), to: "http://127.0.0.1:9/x") }
         guard case .failure(.local(let path, let code, _)) = outcome.result else {
@@ -288,6 +317,34 @@ struct UploadTransportTests {
         #expect(path == "/nonexistent/file.bin")
         #expect(code == ENOENT)
         #expect(!outcome.requestSent)
+    }
+
+    /// The fault server's upload side checked with `/usr/bin/curl` (its own multipart encoder),
+    /// so that a failure above points at syncr rather than at the harness.
+    @Test func faultServerUploadSideAgreesWithCurl() async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        let (_, csv, png) = try makeForm(in: dir)
+        func curl(_ arguments: [String]) async throws -> String {
+            try await runProcess(executable: "/usr/bin/curl", arguments: [
+                "-sS", "--noproxy", "*", "-o", "/dev/null", "-w", "%{http_code}"] + arguments).stdout
+        }
+        #expect(try await curl(["-F", "title=hi", "-F", "a=@\(csv.path);type=text/csv", "-F", "b=@\(png.path);type=image/png",
+                                server.url("/curl")]) == "201")
+        let summary = try server.postSummary(path: "/curl")
+        #expect(summary.fields == [["title", "hi"]])
+        #expect(summary.files.map(\.filename) == ["report.csv", "photo.png"])
+        #expect(summary.files.map(\.contentType) == ["text/csv", "image/png"])
+        #expect(try await sha256(file: server.uploadDirectory.appendingPathComponent(summary.files[1].saved))
+                == (try await sha256(file: png)))
+        #expect(try await curl(["-T", csv.path, "-H", "Transfer-Encoding: chunked", server.url("/chunked")]) == "411")
+        #expect(try await curl(["-T", csv.path, server.url("/put")]) == "201")
+        #expect(try await curl(["-T", csv.path, server.url("/put")]) == "200")
+        let stats = try await server.stats()
+        #expect(stats["/chunked"].chunked == 1)
+        #expect(stats["/put"].contentLengths == [300_000, 300_000])
+        #expect(try await server.uploads()["put"] == 300_000)
     }
 
     // MARK: uploadserver (PyPI)
