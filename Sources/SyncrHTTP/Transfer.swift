@@ -21,6 +21,8 @@ final class Transfer: @unchecked Sendable {
     private var fields: [HTTPResponseHead.HeaderField] = []
     private var head: HTTPResponseHead?
     private var bodyStarted = false
+    /// The sink accepted the response, so it may hold bytes to flush at the end.
+    private var sinkAccepted = false
     private var bodyIsError = false
     private var errorBytes: [UInt8] = []
     private(set) var bodyBytes: Int64 = 0
@@ -173,7 +175,10 @@ final class Transfer: @unchecked Sendable {
         head = h
         if h.isSuccess {
             let decision = sink.responseStarted(h)
-            if case .proceed = decision { return true }
+            if case .proceed = decision {
+                sinkAccepted = true
+                return true
+            }
             sinkOutcome = decision
             return false
         }
@@ -206,6 +211,10 @@ final class Transfer: @unchecked Sendable {
     /// Turns curl's result into the transfer's outcome.
     func finish(code: CURLcode) -> Result<HTTPResponse, TransferError> {
         body?.close()
+        if sinkAccepted, case .fail(let error) = sink.finish() {
+            // The bytes held back could not be written (a full disk): that is the outcome.
+            if case .fail? = sinkOutcome {} else { sinkOutcome = .fail(error) }
+        }
         if cancelRequested.load(ordering: .relaxed) { return .failure(.cancelled) }
         if code != CURLE_OK, let failure = body?.failure { return .failure(failure) }
         if code == CURLE_OK && !bodyStarted { _ = startBody() }

@@ -58,9 +58,30 @@ struct FileSinkTests {
                  displayURL: url, displayPath: "downloads/big.iso")
     }
 
+    /// Writes a piece and then flushes what the sink holds back, as the engine does at the end
+    /// of a transfer, so that `written` and the file show the piece at once.
     @discardableResult
     static func write(_ sink: FileSink, _ s: String) -> SinkDecision {
-        Array(s.utf8).withUnsafeBytes { sink.write($0) }
+        let decision = Array(s.utf8).withUnsafeBytes { sink.write($0) }
+        if case .fail = decision { return decision }
+        if case .fail(let error) = sink.finish() { return .fail(error) }
+        return decision
+    }
+
+    @Test("small pieces are held back and written together, at the end or when 256 KiB gather")
+    func coalescesWrites() throws {
+        let file = try TempFile()
+        let sink = Self.sink(file, offset: 0, range: nil)
+        #expect(sink.responseStarted(makeHead(200, [])).isProceed)
+        let piece = [UInt8](repeating: 7, count: 16 * 1024)
+        for _ in 0..<15 { #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed) }
+        #expect(sink.written == 0, "15 × 16 KiB are still held back")
+        #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
+        #expect(sink.written == 256 * 1024, "the 16th piece fills the buffer, which is written")
+        #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
+        #expect(sink.finish().isProceed)
+        #expect(sink.written == 17 * 16 * 1024)
+        #expect(file.contents() == [UInt8](repeating: 7, count: 17 * 16 * 1024))
     }
 
     @Test("writes at the offset with positional writes and counts what it wrote")
@@ -105,6 +126,7 @@ struct FileSinkTests {
             let piece = Array(data[chunk..<min(chunk + 7, 1000)])
             #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
         }
+        #expect(sink.finish().isProceed)
         #expect(sink.written == 1000)
         #expect(file.contents() == data)
     }
