@@ -110,6 +110,25 @@ struct UploadTests {
         #expect(try await server.stats()["/api/upload"].posts == 1)
     }
 
+    @Test(.enabled(if: Uploadserver.installed, "the uploadserver package is not installed (pip install uploadserver)"))
+    func postToARealMultipartReceiver() async throws {
+        let dir = try TemporaryDirectory(prefix: "uploadserver")
+        let served = try dir.makeDirectory("served")
+        let (server, port) = try await Uploadserver.start(directory: served)
+        defer { server.terminate(grace: .seconds(2)) }
+        let project = try Project()
+        try makeFile(path: project.file("release.tar.gz"), size: 6 << 20, seed: 62)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: release.tar.gz, to: "http://127.0.0.1:\(port)/upload", field: files, fields: { note: hello } }
+            """)
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(try await sha256(file: served.appendingPathComponent("release.tar.gz"))
+                == (try await sha256(file: project.file("release.tar.gz"))))
+    }
+
     @Test func postAFolderSendsEveryFileUnderOneField() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         let server = try await FaultServer.start(root: www.url)

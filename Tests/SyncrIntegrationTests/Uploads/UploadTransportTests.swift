@@ -349,45 +349,13 @@ struct UploadTransportTests {
 
     // MARK: uploadserver (PyPI)
 
-    static let uploadserverInstalled: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import uploadserver"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
-
-    @Test(.enabled(if: uploadserverInstalled,
+    @Test(.enabled(if: Uploadserver.installed,
                    "the uploadserver package is not installed (pip install uploadserver)"))
     func postToUploadserverLandsByteIdentical() async throws {
         let dir = try TemporaryDirectory(prefix: "uploadserver")
         let served = try dir.makeDirectory("served")
         let (_, csv, png) = try makeForm(in: dir)
-        // `python3 -m uploadserver PORT --bind 127.0.0.1 --directory DIR`: POST /upload takes a
-        // multipart form whose files are in the field `files`, stores them in DIR under their
-        // filenames and answers 204.
-        var child: ChildProcess? = nil
-        var port: UInt16 = 0
-        for _ in 0..<5 where child == nil {
-            port = try freePort()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
-            process.arguments = ["-m", "uploadserver", String(port), "--bind", "127.0.0.1", "--directory", served.path]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try launch(process)
-            let candidate = ChildProcess(process)
-            if await poll(timeout: .seconds(15), { isAccepting(port: port) || !candidate.isRunning }), candidate.isRunning {
-                child = candidate
-            } else {
-                candidate.terminate(grace: .seconds(1))
-            }
-        }
-        let server = try #require(child, "uploadserver did not start")
+        let (server, port) = try await Uploadserver.start(directory: served)
         defer { server.terminate(grace: .seconds(2)) }
 
         let form = MultipartForm(parts: [
