@@ -1,0 +1,37 @@
+/// Why an archive could not be read, written or unpacked. Every case names the archive and,
+/// where there is one, the entry.
+public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The archive's structure is broken or cut short.
+    case corrupt(archive: String, entry: String?, detail: String)
+    /// A feature syncr does not read (encryption, a compression method, multi-disk archives).
+    case unsupported(archive: String, entry: String?, detail: String)
+    /// An entry's data does not match its CRC-32 or its recorded size.
+    case checksum(archive: String, entry: String, detail: String)
+    /// An entry's path or link would leave the destination, or is not a safe name.
+    case unsafePath(archive: String, entry: String, detail: String)
+    /// Two entries with the same name.
+    case duplicate(archive: String, entry: String)
+    /// A limit (entry count, total size, compression ratio) was exceeded: likely a zip bomb.
+    case limit(archive: String, entry: String?, detail: String)
+    /// A local file operation failed.
+    case io(path: String, errno: Int32, detail: String)
+
+    public var description: String {
+        switch self {
+        case .corrupt(let archive, let entry, let detail):
+            return "\(archive)\(entry.map { ": \($0)" } ?? ""): corrupt archive: \(detail)"
+        case .unsupported(let archive, let entry, let detail):
+            return "\(archive)\(entry.map { ": \($0)" } ?? ""): \(detail)"
+        case .checksum(let archive, let entry, let detail):
+            return "\(archive): \(entry): \(detail)"
+        case .unsafePath(let archive, let entry, let detail):
+            return "\(archive): \(entry): refused: \(detail)"
+        case .duplicate(let archive, let entry):
+            return "\(archive): \(entry): the archive holds this name twice"
+        case .limit(let archive, let entry, let detail):
+            return "\(archive)\(entry.map { ": \($0)" } ?? ""): stopped: \(detail)"
+        case .io(let path, _, let detail):
+            return "\(path): \(detail)"
+        }
+    }
+}

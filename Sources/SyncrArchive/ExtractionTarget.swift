@@ -1,0 +1,229 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How much an archive may unpack to before it is stopped as a likely zip bomb.
+public struct ExtractionLimits: Sendable, Equatable {
+    /// Entries at most.
+    public var maxEntries: Int
+    /// Bytes written at most, over all entries.
+    public var maxTotalBytes: Int64
+    /// Uncompressed bytes per compressed byte at most, for an entry larger than `ratioFloor`.
+    public var maxRatio: Int64
+    /// Entries smaller than this are not held to `maxRatio` (a tiny file of zeros compresses well).
+    public var ratioFloor: Int64
+
+    public init(maxEntries: Int = 1_000_000, maxTotalBytes: Int64 = 1 << 40, maxRatio: Int64 = 1000,
+                ratioFloor: Int64 = 1 << 20) {
+        self.maxEntries = maxEntries
+        self.maxTotalBytes = maxTotalBytes
+        self.maxRatio = maxRatio
+        self.ratioFloor = ratioFloor
+    }
+}
+
+/// Writes an archive's entries into a staging folder that syncr just created, and refuses
+/// anything that would land outside it.
+///
+/// No entry is ever written through a symbolic link: every parent folder is checked with
+/// `lstat` (or created) component by component, and files are created with
+/// `O_EXCL | O_NOFOLLOW`, which also catches duplicate names. Permission bits are kept but for
+/// setuid, setgid and sticky, which are dropped. Not thread-safe: one extraction, one task.
+public final class ExtractionTarget {
+    public let root: String
+    /// The archive's name, for messages.
+    public let archive: String
+    public let limits: ExtractionLimits
+
+    private var entries = 0
+    private var totalBytes: Int64 = 0
+    private var seen: Set<String> = []
+    /// Folder modes to apply at the end, so a read-only folder can still be filled first.
+    private var folderModes: [(path: String, mode: mode_t)] = []
+
+    /// - Parameter root: an existing, empty folder.
+    public init(root: String, archive: String, limits: ExtractionLimits = ExtractionLimits()) {
+        self.root = root
+        self.archive = archive
+        self.limits = limits
+    }
+
+    /// Counts an entry against the limits and refuses a name seen before.
+    private func admit(_ components: [String], entry: String) throws(ArchiveError) -> String {
+        entries += 1
+        if entries > limits.maxEntries {
+            throw .limit(archive: archive, entry: nil, detail: "more than \(limits.maxEntries) entries")
+        }
+        let key = components.joined(separator: "/")
+        guard seen.insert(key).inserted else { throw .duplicate(archive: archive, entry: entry) }
+        return key
+    }
+
+    /// Makes sure every folder above `components` exists as a real folder (not a link), creating
+    /// what is missing. Returns the full path of the entry.
+    private func parentPath(_ components: [String], entry: String) throws(ArchiveError) -> String {
+        var path = root
+        for part in components.dropLast() {
+            path += "/" + part
+            var st = stat()
+            if lstat(path, &st) == 0 {
+                switch st.st_mode & S_IFMT {
+                case S_IFDIR: continue
+                case S_IFLNK:
+                    throw .unsafePath(archive: archive, entry: entry,
+                                      detail: "it would be written through the symbolic link \(path.dropFirst(root.count + 1))")
+                default:
+                    throw .unsafePath(archive: archive, entry: entry,
+                                      detail: "\(path.dropFirst(root.count + 1)) is a file, not a folder")
+                }
+            }
+            if mkdir(path, 0o755) != 0 && errno != EEXIST {
+                throw .io(path: path, errno: errno, detail: "cannot create the folder: \(String(cString: strerror(errno)))")
+            }
+        }
+        return root + "/" + components.joined(separator: "/")
+    }
+
+    /// A folder entry.
+    public func directory(_ components: [String], mode: mode_t, entry: String) throws(ArchiveError) {
+        _ = try admit(components, entry: entry)
+        let path = try parentPath(components, entry: entry)
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFDIR else {
+                throw .unsafePath(archive: archive, entry: entry, detail: "a non-folder already stands at this name")
+            }
+        } else if mkdir(path, 0o755) != 0 {
+            throw .io(path: path, errno: errno, detail: "cannot create the folder: \(String(cString: strerror(errno)))")
+        }
+        folderModes.append((path, Self.safeMode(mode, folder: true)))
+    }
+
+    /// A regular file entry; write its bytes through the returned writer, then `close` it.
+    /// - Parameter compressedSize: the entry's stored size, for the ratio limit (nil: unknown).
+    public func file(_ components: [String], mode: mode_t, entry: String,
+                     compressedSize: Int64? = nil) throws(ArchiveError) -> EntryWriter {
+        _ = try admit(components, entry: entry)
+        let path = try parentPath(components, entry: entry)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            if errno == EEXIST { throw .duplicate(archive: archive, entry: entry) }
+            throw .io(path: path, errno: errno, detail: "cannot create: \(String(cString: strerror(errno)))")
+        }
+        return EntryWriter(target: self, fd: fd, path: path, entry: entry,
+                           mode: Self.safeMode(mode, folder: false), compressedSize: compressedSize)
+    }
+
+    /// A symbolic link entry; refused when its target leaves the destination.
+    public func symlink(_ components: [String], target: String, entry: String) throws(ArchiveError) {
+        _ = try admit(components, entry: entry)
+        guard SafePath.linkStaysInside(linkComponents: components, target: target) else {
+            throw .unsafePath(archive: archive, entry: entry, detail: "the link points outside the destination (\(target))")
+        }
+        let path = try parentPath(components, entry: entry)
+        if Glibc.symlink(target, path) != 0 {
+            if errno == EEXIST { throw .duplicate(archive: archive, entry: entry) }
+            throw .io(path: path, errno: errno, detail: "cannot create the link: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// A hard link entry (tar): a second name for a file extracted before.
+    public func hardLink(_ components: [String], to existing: [String], entry: String) throws(ArchiveError) {
+        _ = try admit(components, entry: entry)
+        let source = root + "/" + existing.joined(separator: "/")
+        var st = stat()
+        guard seen.contains(existing.joined(separator: "/")), lstat(source, &st) == 0,
+              (st.st_mode & S_IFMT) == S_IFREG else {
+            throw .unsafePath(archive: archive, entry: entry,
+                              detail: "a hard link must name a file extracted before it (\(existing.joined(separator: "/")))")
+        }
+        let path = try parentPath(components, entry: entry)
+        if link(source, path) != 0 {
+            throw .io(path: path, errno: errno, detail: "cannot create the link: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Applies folder permissions, deepest first. Call once, after the last entry.
+    public func finish() {
+        for (path, mode) in folderModes.sorted(by: { $0.path.count > $1.path.count }) {
+            chmod(path, mode)
+        }
+        folderModes = []
+    }
+
+    fileprivate func count(_ bytes: Int64, entry: String) throws(ArchiveError) {
+        totalBytes += bytes
+        if totalBytes > limits.maxTotalBytes {
+            throw .limit(archive: archive, entry: entry,
+                         detail: "the archive unpacks to more than \(limits.maxTotalBytes) bytes")
+        }
+    }
+
+    /// Permission bits to keep: rwx for all, never setuid, setgid or sticky; the owner can always
+    /// read (and enter) what was unpacked.
+    static func safeMode(_ mode: mode_t, folder: Bool) -> mode_t {
+        (mode & 0o777) | (folder ? 0o700 : 0o600)
+    }
+}
+
+/// Writes one file entry's bytes, counting them against the limits.
+public final class EntryWriter {
+    private let target: ExtractionTarget
+    private var fd: Int32
+    public let path: String
+    public let entry: String
+    private let mode: mode_t
+    private let compressedSize: Int64?
+    public private(set) var written: Int64 = 0
+
+    fileprivate init(target: ExtractionTarget, fd: Int32, path: String, entry: String, mode: mode_t, compressedSize: Int64?) {
+        self.target = target
+        self.fd = fd
+        self.path = path
+        self.entry = entry
+        self.mode = mode
+        self.compressedSize = compressedSize
+    }
+
+    deinit {
+        if fd >= 0 { Glibc.close(fd) }
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
+        guard var base = bytes.baseAddress, bytes.count > 0 else { return }
+        written += Int64(bytes.count)
+        try target.count(Int64(bytes.count), entry: entry)
+        let limits = target.limits
+        if let compressed = compressedSize, written > limits.ratioFloor,
+           written > max(compressed, 1) * limits.maxRatio {
+            throw .limit(archive: target.archive, entry: entry,
+                         detail: "it expands more than \(limits.maxRatio) times its stored size")
+        }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let n = Glibc.write(fd, base, remaining)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io(path: path, errno: errno, detail: "cannot write: \(String(cString: strerror(errno)))")
+            }
+            base += n
+            remaining -= n
+        }
+    }
+
+    /// Sets the permissions (and modification time, when given) and closes the file.
+    public func close(modificationTime: Int64? = nil) throws(ArchiveError) {
+        guard fd >= 0 else { return }
+        fchmod(fd, mode)
+        if let modificationTime {
+            var times = [timespec(tv_sec: Int(modificationTime), tv_nsec: 0),
+                         timespec(tv_sec: Int(modificationTime), tv_nsec: 0)]
+            futimens(fd, &times)
+        }
+        let result = Glibc.close(fd)
+        fd = -1
+        if result != 0 {
+            throw .io(path: path, errno: errno, detail: "cannot finish writing: \(String(cString: strerror(errno)))")
+        }
+    }
+}
