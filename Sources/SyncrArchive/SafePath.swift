@@ -54,15 +54,24 @@ public enum SafePath {
 
     /// Whether a symbolic link stored at `linkComponents` pointing to `target` stays inside the
     /// destination (resolved lexically, component by component).
+    ///
+    /// A `..` is only allowed before the first name in `target`: lexically `a/..` is `.`, but if
+    /// `a` is (or a later entry makes it) a link to a folder elsewhere, the kernel climbs from
+    /// there. With `sub/a -> ..` (inside), `sub/b -> a/..` would resolve to the parent of the
+    /// destination. Leading `..` climb from the link's own folder, which is a real folder, and
+    /// names then only descend (through links that themselves point inside), so the whole
+    /// chain stays inside.
     public static func linkStaysInside(linkComponents: [String], target: String) -> Bool {
         if target.isEmpty || target.hasPrefix("/") || target.utf8.contains(0) || target.contains("\\") { return false }
         var stack = Array(linkComponents.dropLast())
+        var descended = false
         for part in target.split(separator: "/", omittingEmptySubsequences: true) {
             if part == "." { continue }
             if part == ".." {
-                if stack.isEmpty { return false }
+                if stack.isEmpty || descended { return false }
                 stack.removeLast()
             } else {
+                descended = true
                 stack.append(String(part))
             }
         }
