@@ -326,7 +326,10 @@ public final class TarReader {
         let linkBytes = pax["linkpath"] ?? longLink ?? header.linkname
 
         if header.typeflag == UInt8(ascii: "S") || pax.describesSparseFile {
-            throw .unsupported(archive: archive, entry: name, detail: "GNU sparse files are not supported")
+            // pax sparse format 1.0 stores the file as `GNUSparseFile.<pid>/<name>`, the real
+            // name in GNU.sparse.name.
+            let real = pax["GNU.sparse.name"].flatMap { String(validating: $0, as: UTF8.self) }
+            throw .unsupported(archive: archive, entry: real ?? name, detail: "GNU sparse files are not supported")
         }
         func number(_ key: String, _ fallback: Int64) throws(ArchiveError) -> Int64 {
             guard let value = pax[key] ?? globalPax[key] else { return fallback }
