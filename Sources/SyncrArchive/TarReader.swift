@@ -110,7 +110,6 @@ public final class TarReader {
     /// Things worth telling the user that did not stop the reading (ignored pax keywords, a
     /// missing second zero block).
     public private(set) var notes: [String] = []
-    private var entries = 0
 
     /// - Parameters:
     ///   - archive: the archive's name, for messages.
@@ -295,7 +294,6 @@ public final class TarReader {
         }
 
         let (entry, payload) = try makeEntry(header)
-        entries += 1
         current = entry
         lastEntryName = entry.name
         try handler.begin(entry)
