@@ -11,6 +11,8 @@ struct UploadContext: Sendable {
     var tree: UploadTree
     /// The record to save once the upload succeeded (sizes and SHA-256 of what is sent).
     var record: UploadRecord
+    /// The digests are not known yet (nothing was ever sent): they are computed while sending.
+    var digestsPending: Bool
 }
 
 extension Cache {
@@ -70,14 +72,18 @@ struct UploadPlanner: Sendable {
         }
         let key = Cache.uploadKey(upload)
         let previous = cache.loadUploadRecord(key)
-        let files: [String: UploadRecord.SentFile]
-        do {
-            files = try await BlockingIO.run { try Self.digests(tree, reusing: previous) }
-        } catch {
-            return fail("\(error)")
+        var files: [String: UploadRecord.SentFile] = [:]
+        // With nothing sent before there is nothing to compare: the digests for the record are
+        // computed while the upload runs, on the other core, rather than in a pass of their own.
+        if previous != nil {
+            do {
+                files = try await BlockingIO.run { try Self.digests(tree, reusing: previous) }
+            } catch {
+                return fail("\(error)")
+            }
         }
         let record = UploadRecord(method: upload.method.rawValue, url: upload.url.written, from: upload.from, files: files)
-        item.uploadContext = UploadContext(tree: tree, record: record)
+        item.uploadContext = UploadContext(tree: tree, record: record, digestsPending: previous == nil)
         let size = tree.totalSize
         item.size = size
         item.bytes = size
@@ -174,6 +180,11 @@ struct Uploader: Sendable {
         }
         guard let context = item.uploadContext else { return result(.failed, "nothing planned to send") }
         reporter?.report(.started(item: item))
+        let tree = context.tree
+        let hashing: Task<[String: UploadRecord.SentFile], any Error>? = context.digestsPending
+            ? Task { try await BlockingIO.run { try UploadPlanner.digests(tree, reusing: nil) } }
+            : nil
+        defer { hashing?.cancel() }
         do {
             switch upload.method {
             case .put:
@@ -201,8 +212,10 @@ struct Uploader: Sendable {
             for file in context.tree.files where FS.fingerprint(file.path) != file.fingerprint {
                 throw Failure(message: "\(file.path): changed while it was being uploaded; run again to send the new version")
             }
+            var record = context.record
+            if let hashing { record.files = try await hashing.value }
             try cache.prepare()
-            try cache.saveUploadRecord(context.record, key: Cache.uploadKey(upload))
+            try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
             return result(.ok)
         } catch let failure as Failure {
             return result(.failed, failure.message)
