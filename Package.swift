@@ -45,6 +45,7 @@ let package = Package(
         .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
         .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore"]),
         .testTarget(name: "SyncrTarTests", dependencies: ["SyncrArchive"]),
+        .testTarget(name: "SyncrArchiveWriterTests", dependencies: ["SyncrArchive"]),
         // Runs the built `syncr` binary against real servers on 127.0.0.1.
         .testTarget(name: "SyncrIntegrationTests", dependencies: ["SyncrCore", "SyncrHTTP", "syncr"]),
     ],

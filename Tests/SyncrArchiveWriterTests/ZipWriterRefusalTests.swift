@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import SyncrArchive
+
+@Suite struct ZipWriterRefusalTests {
+    // The link sits in tree/sub/, so one `..` stays inside the tree and two leave it.
+    @Test(arguments: ["../../outside.txt", "/etc/passwd", "a/../../../x", "../../tree-sibling/file", "/"])
+    func linkLeavingTheTreeIsRefusedByName(target: String) throws {
+        let scratch = try Scratch("outside")
+        try scratch.write("tree/sub/ok.txt", Data("ok".utf8))
+        try FileManager.default.createSymbolicLink(atPath: scratch.path + "/tree/sub/escape", withDestinationPath: target)
+        let archive = scratch.path + "/out.zip"
+        #expect {
+            try ZipWriter.write(directory: scratch.path + "/tree", to: archive)
+        } throws: { error in
+            guard case .unsafePath(let a, let entry, let detail) = error as? ArchiveError else { return false }
+            return a == archive && entry == "sub/escape" && detail.contains(target)
+                && "\(error)".contains("sub/escape")
+        }
+        // Nothing was left behind, neither the archive nor its temporary file.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["tree"])
+    }
+
+    @Test func linkInsideTheTreeThatClimbsAndComesBackIsKept() throws {
+        let scratch = try Scratch("inside")
+        try scratch.write("tree/a/b/file.txt", Data("x".utf8))
+        try FileManager.default.createSymbolicLink(atPath: scratch.path + "/tree/a/b/back", withDestinationPath: "../../a/b/file.txt")
+        let archive = scratch.path + "/out.zip"
+        let summary = try ZipWriter.write(directory: scratch.path + "/tree", to: archive)
+        #expect(summary.symbolicLinks == 1)
+    }
+
+    @Test func fifoIsRefusedByName() throws {
+        let scratch = try Scratch("fifo")
+        try scratch.write("tree/a.txt", Data("a".utf8))
+        #expect(mkfifo(scratch.path + "/tree/pipe", 0o644) == 0)
+        let archive = scratch.path + "/out.zip"
+        #expect {
+            try ZipWriter.write(directory: scratch.path + "/tree", to: archive)
+        } throws: { error in
+            guard case .unsupported(_, let entry, let detail) = error as? ArchiveError else { return false }
+            return entry == "pipe" && detail.contains("fifo")
+        }
+        #expect(!FileManager.default.fileExists(atPath: archive))
+    }
+
+    @Test func aFailedRunKeepsThePreviousArchive() throws {
+        let scratch = try Scratch("keep")
+        try scratch.write("tree/a.txt", Data("a".utf8))
+        let archive = scratch.path + "/out.zip"
+        _ = try ZipWriter.write(directory: scratch.path + "/tree", to: archive)
+        let before = try Data(contentsOf: URL(fileURLWithPath: archive))
+        try FileManager.default.createSymbolicLink(atPath: scratch.path + "/tree/bad", withDestinationPath: "/")
+        #expect(throws: ArchiveError.self) { try ZipWriter.write(directory: scratch.path + "/tree", to: archive) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: archive)) == before)
+    }
+
+    @Test func missingFolderNamesIt() throws {
+        #expect {
+            try ZipWriter.write(directory: "/nonexistent/syncr-folder", to: "/tmp/never.zip")
+        } throws: { error in
+            "\(error)".contains("/nonexistent/syncr-folder")
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import SyncrArchive
+
+@Suite struct ZipWriterZip64Tests {
+    @Test(.timeLimit(.minutes(5)))
+    func moreThan65535EntriesGetTheZip64EndRecords() throws {
+        let scratch = try Scratch("many")
+        let root = scratch.path + "/tree"
+        let folders = 8, perFolder = 8200 // 65,600 files + 8 folders
+        for f in 0..<folders {
+            let folder = root + "/d\(f)"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            for i in 0..<perFolder {
+                let fd = open(folder + "/\(i)", O_WRONLY | O_CREAT | O_EXCL, 0o644)
+                #expect(fd >= 0)
+                if i % 1000 == 0 { _ = write(fd, "x", 1) }
+                close(fd)
+            }
+        }
+        let archive = scratch.path + "/many.zip"
+        let summary = try ZipWriter.write(directory: root, to: archive, options: .init(deterministic: true))
+        let expected = folders * perFolder + folders
+        #expect(summary.entries == expected)
+        #expect(summary.zip64EndRecords)
+        #expect(summary.zip64Entries == 0, "no entry needs a ZIP64 extra field")
+
+        let count = try python("import sys, zipfile; print(len(zipfile.ZipFile(sys.argv[1]).infolist()))", [archive])
+        #expect(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String(expected), "\(count.stderr)")
+        let test = try run("/usr/bin/unzip", ["-tq", archive])
+        #expect(test.status == 0, "\(test.stdout)\(test.stderr)")
+        #expect(test.stdout.contains("No errors detected"))
+        let pyTest = try run("/usr/bin/env", ["python3", "-m", "zipfile", "-t", archive])
+        #expect(pyTest.status == 0, "\(pyTest.stderr)")
+
+        // The end record says "see ZIP64" in its count fields.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: archive))
+        let end = bytes.suffix(22)
+        #expect(end.prefix(4) == Data([0x50, 0x4b, 0x05, 0x06]))
+        #expect(end[end.startIndex + 8] == 0xFF && end[end.startIndex + 9] == 0xFF)
+        #expect(contains(bytes, signature: 0x0606_4b50) && contains(bytes, signature: 0x0706_4b50))
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func aFileOver4GiBGetsZip64SizesAndNothingElse() throws {
+        let scratch = try Scratch("huge")
+        let size: Int64 = (4 << 30) + (1 << 20)
+        let path = try scratch.file("tree/huge.bin")
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        #expect(fd >= 0 && ftruncate(fd, off_t(size)) == 0) // sparse: reads as zeros, fast
+        close(fd)
+        try scratch.write("tree/small.txt", Data("small".utf8))
+        let archive = scratch.path + "/huge.zip"
+        let summary = try ZipWriter.write(directory: scratch.path + "/tree", to: archive)
+        #expect(summary.zip64Entries == 1)
+        #expect(!summary.zip64EndRecords, "offsets and counts fit: no ZIP64 end records")
+        #expect(summary.deflatedFiles == 1 && summary.storedFiles == 1, "five bytes do not deflate smaller")
+        #expect(summary.archiveBytes < 10 << 20)
+
+        let listing = try python(Scripts.list, [archive]).stdout.split(separator: "\n")
+        #expect(listing.count == 2)
+        let huge = listing[0].split(separator: "\t").map(String.init)
+        #expect(huge[0] == "huge.bin" && huge[1] == "8" && huge[2] == String(size))
+        // Central directory: the ZIP64 field holds only the uncompressed size (APPNOTE 4.5.3).
+        var le = size
+        let sizeHex = withUnsafeBytes(of: &le) { $0.map { String(format: "%02x", $0) }.joined() }
+        #expect(huge[7] == "01000800" + sizeHex)
+        #expect(listing[1].split(separator: "\t")[7] == "-", "the small file has no ZIP64 field")
+
+        // Local header: version 4.5, sizes 0xFFFFFFFF, and both sizes in its ZIP64 field.
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: archive))
+        let head = [UInt8](try handle.read(upToCount: 30 + 8 + 20)!)
+        try handle.close()
+        func u16(_ at: Int) -> UInt64 { UInt64(head[at]) | UInt64(head[at + 1]) << 8 }
+        func u64(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(head[at + $1]) << (8 * UInt64($1)) } }
+        #expect(u16(4) == 45)
+        #expect(head[18..<26].allSatisfy { $0 == 0xFF })
+        #expect(u16(26) == 8 && u16(28) == 20)
+        #expect(u16(38) == 1 && u16(40) == 16)
+        #expect(u64(42) == UInt64(size))
+        #expect(u64(50) == UInt64(huge[3]))
+
+        let pyTest = try run("/usr/bin/env", ["python3", "-m", "zipfile", "-t", archive])
+        #expect(pyTest.status == 0, "\(pyTest.stdout)\(pyTest.stderr)")
+        let test = try run("/usr/bin/unzip", ["-tq", archive])
+        #expect(test.status == 0, "\(test.stdout)\(test.stderr)")
+    }
+
+    @Test func endRecordThresholds() {
+        func needs(_ entries: UInt64, _ size: UInt64 = 0, _ offset: UInt64 = 0) -> Bool {
+            EndOfCentralDirectoryRecord(entries: entries, centralDirectorySize: size, centralDirectoryOffset: offset).needsZip64
+        }
+        #expect(!needs(65_534))
+        #expect(needs(65_535), "0xFFFF itself means 'see the ZIP64 record'")
+        #expect(!needs(1, 0xFFFF_FFFE, 0))
+        #expect(needs(1, 0, 0xFFFF_FFFF))
+        #expect(needs(1, 0xFFFF_FFFF, 0))
+    }
+
+    @Test func centralRecordCarriesOnlyTheFieldsThatOverflow() {
+        let record = ZipEntryRecord(name: Array("x".utf8), method: .deflated, modified: .epoch, crc32: 1,
+                                    compressedSize: 10, uncompressedSize: 0x1_0000_0000,
+                                    localHeaderOffset: 0x1_2345_6789, mode: 0o100644, isDirectory: false,
+                                    localZip64: true)
+        let central = CentralDirectoryHeader(record)
+        #expect(central.zip64.uncompressedSize == 0x1_0000_0000)
+        #expect(central.zip64.compressedSize == nil)
+        #expect(central.zip64.localHeaderOffset == 0x1_2345_6789)
+        #expect(central.compressedSize == 10 && central.uncompressedSize == .max && central.relativeOffsetOfLocalHeader == .max)
+        var w = LittleEndianWriter(capacity: 100)
+        central.encode(into: &w)
+        #expect(w.bytes.count == central.size && central.size == 46 + 1 + 4 + 16)
+        #expect(Array(w.bytes[0..<4]) == [0x50, 0x4b, 0x01, 0x02])
+        #expect(Array(w.bytes[4..<8]) == [63, 3, 45, 0], "made by Unix / 6.3, needs 4.5")
+        #expect(Array(w.bytes[38..<42]) == [0, 0, 0xA4, 0x81], "mode 0100644 in the high half")
+
+        let local = LocalFileHeader(record)
+        #expect(local.encoded().count == 30 + 1 + 20)
+    }
+}
