@@ -54,16 +54,24 @@ public enum SafePath {
 
     /// Whether a symbolic link stored at `linkComponents` pointing to `target` stays inside the
     /// destination (resolved lexically, component by component).
+    ///
+    /// A `..` may only climb out of the link's own folders, which the extraction created as real
+    /// folders; it may not follow a component the target itself named, because that component
+    /// can be another link from the same archive, and the kernel resolves `..` after the link:
+    /// with `y -> .`, the target `y/..` looks like the destination itself lexically but is its
+    /// parent on disk. So `a/../b` is refused, `../b` (from a subfolder) and `a/b` are not.
     public static func linkStaysInside(linkComponents: [String], target: String) -> Bool {
         if target.isEmpty || target.hasPrefix("/") || target.utf8.contains(0) || target.contains("\\") { return false }
         var stack = Array(linkComponents.dropLast())
+        var namedByTarget = false
         for part in target.split(separator: "/", omittingEmptySubsequences: true) {
             if part == "." { continue }
             if part == ".." {
-                if stack.isEmpty { return false }
+                if stack.isEmpty || namedByTarget { return false }
                 stack.removeLast()
             } else {
                 stack.append(String(part))
+                namedByTarget = true
             }
         }
         return true
