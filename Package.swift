@@ -44,6 +44,7 @@ let package = Package(
         .testTarget(name: "SyncrManifestTests", dependencies: ["SyncrManifest"]),
         .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
         .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore"]),
+        .testTarget(name: "SyncrArchiveTests", dependencies: ["SyncrArchive"]),
         .testTarget(name: "SyncrTarTests", dependencies: ["SyncrArchive"]),
         .testTarget(name: "SyncrArchiveWriterTests", dependencies: ["SyncrArchive"]),
         // Runs the built `syncr` binary against real servers on 127.0.0.1.

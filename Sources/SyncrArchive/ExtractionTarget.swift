@@ -194,8 +194,10 @@ public final class EntryWriter {
         written += Int64(bytes.count)
         try target.count(Int64(bytes.count), entry: entry)
         let limits = target.limits
+        // An archive can claim any compressed size: multiply without trapping on overflow.
         if let compressed = compressedSize, written > limits.ratioFloor,
-           written > max(compressed, 1) * limits.maxRatio {
+           case let (allowed, overflow) = max(compressed, 1).multipliedReportingOverflow(by: limits.maxRatio),
+           !overflow, written > allowed {
             throw .limit(archive: target.archive, entry: entry,
                          detail: "it expands more than \(limits.maxRatio) times its stored size")
         }

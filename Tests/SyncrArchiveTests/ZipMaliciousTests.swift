@@ -1,0 +1,283 @@
+import Foundation
+import Testing
+@testable import SyncrArchive
+
+/// One entry for Python's `zipfile` to write: it lets a test set any name and any attributes.
+struct ZipSpec: Encodable {
+    var name: String
+    var data: String = ""
+    /// Unix mode (type and permission bits), stored in the external attributes, made on Unix.
+    var mode: Int = 0o100644
+    var deflate = true
+
+    static func file(_ name: String, _ data: String = "data", deflate: Bool = true) -> ZipSpec {
+        ZipSpec(name: name, data: data, deflate: deflate)
+    }
+    static func folder(_ name: String) -> ZipSpec { ZipSpec(name: name, mode: 0o040755, deflate: false) }
+    static func link(_ name: String, to target: String) -> ZipSpec {
+        ZipSpec(name: name, data: target, mode: 0o120777, deflate: false)
+    }
+
+    /// Writes `entries` to `path` with Python's `zipfile`.
+    static func write(_ entries: [ZipSpec], to path: String) throws {
+        let json = String(decoding: try JSONEncoder().encode(entries), as: UTF8.self)
+        try Python.run(#"""
+import sys, json, zipfile, warnings
+warnings.simplefilter("ignore")  # duplicate names are the point of some tests
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for e in json.loads(sys.argv[2]):
+        info = zipfile.ZipInfo(e["name"], date_time=(2020, 1, 2, 3, 4, 6))
+        info.create_system = 3
+        info.external_attr = e["mode"] << 16
+        info.compress_type = zipfile.ZIP_DEFLATED if e["deflate"] else zipfile.ZIP_STORED
+        z.writestr(info, e["data"].encode())
+"""#, path, json)
+    }
+}
+
+/// Archives built to attack the extractor: each is refused with an error naming the entry, and
+/// nothing appears outside the staging folder.
+@Suite struct ZipMaliciousTests {
+    /// Unpacks `entries` and returns the error; fails the test when the archive unpacks.
+    func refusal(_ entries: [ZipSpec], limits: ExtractionLimits = ExtractionLimits(),
+                 sourceLocation: SourceLocation = #_sourceLocation) throws -> ArchiveError? {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("evil.zip")
+        try ZipSpec.write(entries, to: archive)
+        let result = unpack(archive, into: scratch.staging, limits: limits)
+        #expect(scratch.escaped() == [], "written outside the staging folder", sourceLocation: sourceLocation)
+        guard case .failure(let error) = result else {
+            Issue.record("the archive was unpacked: \(result)", sourceLocation: sourceLocation)
+            return nil
+        }
+        #expect(error.description.hasPrefix("evil.zip: "), sourceLocation: sourceLocation)
+        return error
+    }
+
+    @Test(arguments: ["../evil", "/abs", "a/../../x", "a\\..\\x", "C:x", "a/./../../b"])
+    func unsafeNameIsRefused(name: String) throws {
+        let error = try refusal([.file("fine.txt"), .file(name)])
+        guard case .unsafePath(_, let entry, _)? = error else {
+            Issue.record("expected an unsafe path error, got \(String(describing: error))")
+            return
+        }
+        #expect(entry == name)
+    }
+
+    @Test func unsafeNameIsRefusedEvenWhenStripped() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("evil.zip")
+        try ZipSpec.write([.file("../top/x")], to: archive)
+        let result = unpack(archive, into: scratch.staging, strip: 1)
+        guard case .failure(.unsafePath(_, "../top/x", _)) = result else {
+            Issue.record("expected refusal, got \(result)")
+            return
+        }
+    }
+
+    @Test func linkOutThenFileThroughIt() throws {
+        let error = try refusal([.link("link", to: "../../etc"), .file("link/passwd", "root::0:0")])
+        #expect(error?.entry == "link")
+        #expect(error?.description.contains("points outside") == true)
+    }
+
+    @Test func linkInsideThenFileThroughIt() throws {
+        let error = try refusal([.folder("sub/"), .link("link", to: "sub"), .file("link/passwd", "x")])
+        guard case .unsafePath(_, "link/passwd", let detail)? = error else {
+            Issue.record("expected refusal of link/passwd, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("symbolic link"))
+    }
+
+    /// `y -> .` looks harmless and `x -> y/..` stays inside when read as text, but on disk
+    /// `y/..` is the staging folder's parent.
+    @Test func linkThroughAnotherLinkIsRefused() throws {
+        let error = try refusal([.link("y", to: "."), .link("x", to: "y/..")])
+        #expect(error?.entry == "x")
+    }
+
+    @Test func absoluteLinkIsRefused() throws {
+        let error = try refusal([.link("hosts", to: "/etc/hosts")])
+        #expect(error?.entry == "hosts")
+    }
+
+    @Test func duplicateNameIsRefused() throws {
+        let error = try refusal([.file("a.txt", "one"), .file("b.txt"), .file("a.txt", "two")])
+        #expect(error == .duplicate(archive: "evil.zip", entry: "a.txt"))
+    }
+
+    @Test func duplicateThroughDotIsRefused() throws {
+        let error = try refusal([.file("d/a.txt", "one"), .file("d/./a.txt", "two")])
+        #expect(error?.entry == "d/./a.txt")
+    }
+
+    @Test(arguments: [false, true])
+    func corruptDataIsRefused(deflate: Bool) throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("evil.zip")
+        let text = String(repeating: "The quick brown fox jumps over the lazy dog. ", count: 200)
+        try ZipSpec.write([.file("first.txt", "ok"), .file("victim.txt", text, deflate: deflate)], to: archive)
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: archive)))
+        // The victim's data starts after its local header: find the name, skip it.
+        let name = Array("victim.txt".utf8)
+        let at = try #require((0..<bytes.count).first { bytes[$0...].starts(with: name) })
+        bytes[at + name.count + 40] ^= 0x55
+        try Data(bytes).write(to: URL(fileURLWithPath: archive))
+        let result = unpack(archive, into: scratch.staging)
+        #expect(scratch.escaped() == [])
+        guard case .failure(let error) = result else {
+            Issue.record("a flipped byte went unnoticed")
+            return
+        }
+        #expect(error.entry == "victim.txt", "\(error)")
+        if !deflate { #expect(error.description.contains("CRC-32"), "\(error)") }
+    }
+
+    @Test func truncatedArchiveIsRefused() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("whole.zip")
+        try ZipSpec.write([.folder("d/"), .file("d/a.txt", String(repeating: "a", count: 5000)),
+                           .file("b.bin", String(repeating: "xyz", count: 3000), deflate: false)], to: archive)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: archive)))
+        var cuts = [0, 1, 4, 21, 29, 30, 45, 100, bytes.count / 2, bytes.count - 100, bytes.count - 23, bytes.count - 22, bytes.count - 1]
+        cuts = cuts.filter { $0 >= 0 && $0 < bytes.count }
+        for cut in cuts {
+            let staging = scratch.path + "/staging-\(cut)"
+            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+            let path = scratch.input("cut-\(cut).zip")
+            try Data(bytes[0..<cut]).write(to: URL(fileURLWithPath: path))
+            let result = unpack(path, into: staging)
+            guard case .failure(let error) = result else {
+                Issue.record("cut at \(cut) of \(bytes.count): unpacked")
+                continue
+            }
+            #expect(error.description.hasPrefix("cut-\(cut).zip: "), "\(error)")
+        }
+        // A hole in the middle, with the end records kept: every offset after it is wrong.
+        let path = scratch.input("hole.zip")
+        try Data(bytes[0..<200] + bytes[400...]).write(to: URL(fileURLWithPath: path))
+        let staging = scratch.path + "/staging-hole"
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+        guard case .failure = unpack(path, into: staging) else {
+            Issue.record("an archive with a hole unpacked")
+            return
+        }
+    }
+
+    @Test func zipBombStopsAtTheRatioLimit() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("evil.zip")
+        try Python.run(#"""
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+    with z.open("zeros.bin", "w") as f:
+        block = bytes(1 << 20)
+        for _ in range(50):
+            f.write(block)
+"""#, archive)
+        let limits = ExtractionLimits(maxRatio: 100, ratioFloor: 1 << 20)
+        let result = unpack(archive, into: scratch.staging, limits: limits)
+        guard case .failure(.limit(_, let entry, let detail)) = result else {
+            Issue.record("expected the ratio limit, got \(result)")
+            return
+        }
+        #expect(entry == "zeros.bin")
+        #expect(detail.contains("expands more than 100 times"))
+        #expect(scratch.escaped() == [])
+        // The default limits let a 50 MB file of zeros through (ratio ~1000 is the cut-off).
+        let scratch2 = try ZipScratch()
+        let summary = try unpack(archive, into: scratch2.staging, limits: ExtractionLimits(maxRatio: 10_000)).get()
+        #expect(summary.bytes == 50 << 20)
+    }
+
+    @Test func zipBombStopsAtTheTotalSizeLimit() throws {
+        let error = try refusal([.file("a", String(repeating: "a", count: 3000)), .file("b", String(repeating: "b", count: 3000))],
+                                limits: ExtractionLimits(maxTotalBytes: 4000))
+        guard case .limit(_, "b", _)? = error else {
+            Issue.record("expected the size limit on b, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func entryCountLimit() throws {
+        let error = try refusal((0..<10).map { .file("f\($0)") }, limits: ExtractionLimits(maxEntries: 5))
+        guard case .limit(_, _, let detail)? = error else {
+            Issue.record("expected the entry limit, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("more than 5 entries"))
+    }
+
+    /// A "better zip bomb" (Fifield, 2019): one entry's stored data quotes the next entry's
+    /// local header and data, so both read with valid CRCs. Python 3.11.7 reads both.
+    @Test func overlappingEntriesAreRefused() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("evil.zip")
+        try Python.run(#"""
+import sys, struct, zlib
+def lfh(name, data):
+    return struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0, 0, 0, 0x21, zlib.crc32(data), len(data), len(data), len(name), 0) + name
+def cdh(name, data, offset):
+    return struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 0x031e, 20, 0, 0, 0, 0x21, zlib.crc32(data), len(data), len(data),
+                       len(name), 0, 0, 0, 0, 0o100644 << 16, offset) + name
+inner_name, outer_name = b"inner.txt", b"outer.txt"
+inner_data = b"payload " * 100
+inner = lfh(inner_name, inner_data) + inner_data
+outer = lfh(outer_name, inner) + inner          # outer's data is inner's header and data
+inner_offset = 30 + len(outer_name)
+cd = cdh(outer_name, inner, 0) + cdh(inner_name, inner_data, inner_offset)
+eocd = struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 2, 2, len(cd), len(outer), 0)
+open(sys.argv[1], "wb").write(outer + cd + eocd)
+"""#, archive)
+        let oracle = try ZipOracle.read(archive, staging: scratch.staging)
+        #expect(oracle.readable, "Python reads both entries: the overlap is syncr's to catch")
+        let result = unpack(archive, into: scratch.staging)
+        guard case .failure(.corrupt(_, let entry, let detail)) = result else {
+            Issue.record("expected a refusal of the overlap, got \(result)")
+            return
+        }
+        #expect(entry == "inner.txt")
+        #expect(detail.contains("overlap"))
+        #expect(try Tree.snapshot(scratch.staging)[0].isEmpty, "refused before anything was written")
+    }
+
+    /// Two central directory entries that share one local header.
+    @Test func entriesSharingALocalHeaderAreRefused() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("evil.zip")
+        try Python.run(#"""
+import sys, struct, zlib
+name, data = b"same.txt", b"x" * 1000
+lfh = struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0, 0, 0, 0x21, zlib.crc32(data), len(data), len(data), len(name), 0) + name
+cdh = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 0x031e, 20, 0, 0, 0, 0x21, zlib.crc32(data), len(data), len(data),
+                  len(name), 0, 0, 0, 0, 0o100644 << 16, 0) + name
+body = lfh + data
+cd = cdh * 3
+eocd = struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 3, 3, len(cd), len(body), 0)
+open(sys.argv[1], "wb").write(body + cd + eocd)
+"""#, archive)
+        guard case .failure(.corrupt(_, "same.txt", let detail)) = unpack(archive, into: scratch.staging) else {
+            Issue.record("expected a refusal of the overlap")
+            return
+        }
+        #expect(detail.contains("overlap"))
+    }
+
+    @Test func unknownMethodAndEncryptionAreRefused() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("evil.zip")
+        // bzip2 (method 12) through Python, and an entry flagged as encrypted.
+        try Python.run(#"""
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("ok.txt", "fine")
+    z.writestr("packed.bz2", "x" * 100, compress_type=zipfile.ZIP_BZIP2)
+"""#, archive)
+        guard case .failure(.unsupported(_, "packed.bz2", let detail)) = unpack(archive, into: scratch.staging) else {
+            Issue.record("expected method 12 to be refused")
+            return
+        }
+        #expect(detail == "unsupported compression method 12 in packed.bz2")
+    }
+}
