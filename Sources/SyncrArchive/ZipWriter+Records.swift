@@ -3,34 +3,11 @@
 // explicitly little-endian, byte by byte, so nothing depends on the host's byte order or on
 // Swift's struct layout.
 //
-// The reader has its own record types (ZipRecords.swift); these are the writer's, kept apart so
-// the two could be written in parallel. A later cleanup may share them.
+// The reader's record types are in ZipRecords.swift; the byte writer and the ZIP64 locator are
+// shared, the other records still exist twice (the two were written in parallel): merging them
+// is a cleanup left to do.
 
-/// Appends little-endian integers and raw bytes to a byte array.
-struct LittleEndianWriter {
-    var bytes: [UInt8] = []
-
-    init(capacity: Int) {
-        bytes.reserveCapacity(capacity)
-    }
-
-    mutating func u16(_ value: UInt16) {
-        bytes.append(UInt8(truncatingIfNeeded: value))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
-    }
-
-    mutating func u32(_ value: UInt32) {
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
-    }
-
-    mutating func u64(_ value: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
-    }
-
-    mutating func raw<C: Collection>(_ data: C) where C.Element == UInt8 {
-        bytes.append(contentsOf: data)
-    }
-}
+// LittleEndianWriter lives in ZipRecords.swift, shared with the reader's records.
 
 /// Constants shared by the records.
 enum ZipConstants {
@@ -286,19 +263,7 @@ struct Zip64EndOfCentralDirectoryRecord {
 }
 
 /// Zip64 end of central directory locator (APPNOTE 4.3.15), 20 bytes.
-struct Zip64EndOfCentralDirectoryLocator {
-    static let signature: UInt32 = 0x0706_4b50
-    static let size = 20
-
-    var zip64RecordOffset: UInt64
-
-    func encode(into w: inout LittleEndianWriter) {
-        w.u32(Self.signature)
-        w.u32(0) // disk with the ZIP64 end record
-        w.u64(zip64RecordOffset)
-        w.u32(1) // total number of disks
-    }
-}
+// Zip64EndOfCentralDirectoryLocator (APPNOTE 4.3.15) lives in ZipRecords.swift.
 
 /// End of central directory record (APPNOTE 4.3.16), 22 bytes without a comment. Fields that
 /// overflow hold their all-ones value and the ZIP64 records carry the truth.

@@ -32,6 +32,9 @@ public struct EntryState: Codable, Sendable, Equatable {
     /// The destination the complete file was moved to, and how it looked right after.
     public var destination: String?
     public var destinationFingerprint: FileFingerprint?
+    /// For an unpacked download: the digest of the folder's shape right after unpacking
+    /// (`FolderReplace.fingerprint`).
+    public var destinationTree: String?
     /// Unix seconds of the last update, for pruning.
     public var updated: Int64 = 0
 
@@ -41,7 +44,7 @@ public struct EntryState: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case format, url, finalURL, size, etag, lastModified, good, ranges, complete, verified,
-             destination, destinationFingerprint, updated
+             destination, destinationFingerprint, destinationTree, updated
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -59,6 +62,7 @@ public struct EntryState: Codable, Sendable, Equatable {
         try c.encode(verified, forKey: .verified)
         try c.encodeIfPresent(destination, forKey: .destination)
         try c.encodeIfPresent(destinationFingerprint, forKey: .destinationFingerprint)
+        try c.encodeIfPresent(destinationTree, forKey: .destinationTree)
         try c.encode(updated, forKey: .updated)
     }
 
@@ -76,6 +80,7 @@ public struct EntryState: Codable, Sendable, Equatable {
         verified = try c.decodeIfPresent([String: String].self, forKey: .verified) ?? [:]
         destination = try c.decodeIfPresent(String.self, forKey: .destination)
         destinationFingerprint = try c.decodeIfPresent(FileFingerprint.self, forKey: .destinationFingerprint)
+        destinationTree = try c.decodeIfPresent(String.self, forKey: .destinationTree)
         updated = try c.decodeIfPresent(Int64.self, forKey: .updated) ?? 0
     }
 

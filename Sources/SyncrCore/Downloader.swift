@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrArchive
 import SyncrHTTP
 import SyncrManifest
 
@@ -195,6 +196,7 @@ struct Downloader: Sendable {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: checkpointInterval)
                     if Task.isCancelled { break }
+                    sink.writeHeldBytes()
                     let written = sink.written
                     if written > 0 {
                         try? await recorder.checkpoint(good: base + written, head: sink.head)
@@ -343,6 +345,14 @@ struct Downloader: Sendable {
         try await verify(dataPath: dataPath)
         let digests = Dictionary(uniqueKeysWithValues: download.checksums.map { ($0.algorithm, $0.hex) })
         await recorder.remember(0..<finalSize, head: nil)
+        if download.unzip {
+            try await unpack(dataPath: dataPath, recorder: recorder) {
+                $0.size = finalSize
+                $0.complete = true
+                $0.verified = digests
+            }
+            return finalSize
+        }
         try await promote(dataPath: dataPath, recorder: recorder) {
             $0.size = finalSize
             $0.complete = true
@@ -385,6 +395,55 @@ struct Downloader: Sendable {
     }
 
     /// Moves the finished data onto the destination in one step.
+    /// Unpacks the finished archive into a staging folder beside the destination, and swaps it in
+    /// only when every entry was unpacked and verified; a failure leaves the old folder as it
+    /// was. The archive stays in the cache, so a folder changed later is unpacked again without
+    /// a download.
+    private func unpack(dataPath: String, recorder: EntryRecorder,
+                        finish: @Sendable (inout EntryState) -> Void) async throws {
+        let destination = download.destination
+        let parent = (destination as NSString).deletingLastPathComponent
+        try FS.makeDirectories(parent)
+        if [.file, .other].contains(FS.kind(destination)) {
+            throw Failure(message: "\(download.to): a file stands where the unpacked folder goes; move it away and run again")
+        }
+        let staging = parent + "/.syncr-unpack-" + key
+        FolderReplace.removeTree(staging)
+        guard mkdir(staging, 0o755) == 0 else {
+            throw FileError(path: staging, operation: "create the staging folder", errno: errno)
+        }
+        let name = Self.archiveName(download.url.written)
+        let strip = download.stripComponents
+        do {
+            _ = try await BlockingIO.run { try Unpack.extract(archive: dataPath, name: name, into: staging, stripComponents: strip) }
+        } catch {
+            FolderReplace.removeTree(staging)
+            throw Failure(message: "\(url): cannot unpack into \(download.to): \(error)")
+        }
+        do {
+            try FolderReplace.replace(destination, with: staging, display: download.to)
+        } catch {
+            FolderReplace.removeTree(staging)
+            throw error
+        }
+        let tree = FolderReplace.fingerprint(destination)
+        try await recorder.update(durable: false) {
+            finish(&$0)
+            $0.destination = destination
+            $0.destinationFingerprint = nil
+            $0.destinationTree = tree
+        }
+        await folders.add(parent)
+    }
+
+    /// The last path component of a URL (without query or fragment): what the archive's format
+    /// is guessed from.
+    static func archiveName(_ url: String) -> String {
+        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        let trimmed = path.split(separator: "#", maxSplits: 1).first.map(String.init) ?? path
+        return trimmed.split(separator: "/").last.map(String.init) ?? trimmed
+    }
+
     /// The record is written (with `finish` applied) before the rename without a flush of its
     /// own: losing it to a power cut costs a second download, never a wrong file.
     private func promote(dataPath: String, recorder: EntryRecorder,

@@ -24,6 +24,24 @@ public struct LocalFacts: Sendable, Equatable {
     }
 }
 
+/// What is on disk for a download unpacked into a folder (`unzip: true`).
+public struct UnpackFacts: Sendable, Equatable {
+    public var state: EntryState?
+    /// Size of the archive kept in the cache, nil when there is none.
+    public var dataSize: Int64?
+    /// The folder's shape now (`FolderReplace.fingerprint`), nil when there is no folder.
+    public var tree: String?
+    /// A file (not a folder) stands where the folder goes.
+    public var destinationBlocked: Bool
+
+    public init(state: EntryState? = nil, dataSize: Int64? = nil, tree: String? = nil, destinationBlocked: Bool = false) {
+        self.state = state
+        self.dataSize = dataSize
+        self.tree = tree
+        self.destinationBlocked = destinationBlocked
+    }
+}
+
 /// A decision for one download, with its one-line reason.
 public struct Decision: Sendable, Equatable {
     public var action: Action
@@ -128,6 +146,34 @@ public enum Planner {
             return fetchAll(.download, "the destination exists but syncr has no record of it")
         }
         return fetchAll(.download, "nothing cached")
+    }
+
+    /// The decision for a download unpacked into a folder. The archive stays in the cache after
+    /// unpacking, so a folder that was changed or removed is unpacked again without a download.
+    public static func decideUnpacked(remote: RemoteResource, local: UnpackFacts) -> Decision {
+        let size = remote.size
+        if local.destinationBlocked {
+            return Decision(action: .download, offset: 0, bytes: size,
+                            reason: "a file stands where the folder goes (apply will fail)")
+        }
+        guard let state = local.state, state.complete else {
+            // Partial or nothing: the same rules as for a file, with no destination file.
+            return decide(checksums: [], remote: remote,
+                          local: LocalFacts(state: local.state, dataSize: local.dataSize))
+        }
+        let comparison = compare(state, remote)
+        guard case .same(let how) = comparison else {
+            return Decision(action: .download, offset: 0, bytes: size,
+                            reason: "the remote archive changed since it was unpacked (\(comparison.text))")
+        }
+        if let tree = local.tree, tree == state.destinationTree {
+            return Decision(action: .skip, offset: 0, bytes: 0, reason: "up to date (unpacked; \(how))")
+        }
+        let why = local.tree == nil ? "the folder is missing" : "the folder was changed since it was unpacked"
+        if let total = state.size, local.dataSize == total {
+            return Decision(action: .resume, offset: total, bytes: 0, reason: "\(why); unpacking again from the cache")
+        }
+        return Decision(action: .download, offset: 0, bytes: size, reason: "\(why), and the archive is no longer cached")
     }
 
     static func covers(_ verified: [String: String], _ checksums: [Checksum]) -> Bool {

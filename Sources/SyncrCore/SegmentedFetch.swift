@@ -225,6 +225,7 @@ private actor Board {
         var ranges = done
         var transferred = transferredByEnded
         for sink in active.values {
+            sink.writeHeldBytes()
             let written = sink.written
             if written > 0 { ranges.append(sink.offset..<(sink.offset + written)) }
             transferred += written

@@ -104,6 +104,14 @@ public final class Session: Sendable {
         }
         item.remote = remote
         item.size = remote.size
+        if download.unzip {
+            let decision = Planner.decideUnpacked(remote: remote, local: unpackFacts(download))
+            item.action = decision.action
+            item.offset = decision.offset
+            item.bytes = decision.bytes
+            item.reason = redactor.scrub(decision.reason)
+            return item
+        }
         var local = localFacts(download)
         if Planner.needsDestinationDigest(checksums: download.checksums, remote: remote, local: local) {
             local.destinationDigests = try? FS.digests(of: download.destination,
@@ -125,8 +133,9 @@ public final class Session: Sendable {
     /// as much as the file.
     func applyItem(_ download: Download) async -> PlanItem {
         let local = localFacts(download)
-        let mustAsk = local.state != nil || local.destinationBlocked
-            || (local.destination != nil && !download.checksums.isEmpty)
+        let mustAsk = download.unzip
+            ? local.state != nil
+            : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty)
         guard !mustAsk else { return await planItem(download) }
         return PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
                         action: .download, size: nil, offset: 0, bytes: nil,
@@ -149,6 +158,15 @@ public final class Session: Sendable {
                                        error: redactor.scrub(error.description)))
             try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
         }
+    }
+
+    /// What is on disk for an unpacked download: the record, the archive in the cache, and the
+    /// folder's shape now.
+    func unpackFacts(_ download: Download) -> UnpackFacts {
+        let key = Cache.key(for: download.url.expanded)
+        return UnpackFacts(state: cache.loadState(key), dataSize: FS.fileSize(cache.dataPath(key)),
+                           tree: FolderReplace.fingerprint(download.destination),
+                           destinationBlocked: [.file, .other].contains(FS.kind(download.destination)))
     }
 
     func localFacts(_ download: Download) -> LocalFacts {

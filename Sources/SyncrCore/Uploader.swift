@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrArchive
 import SyncrDigest
 import SyncrHTTP
 import SyncrManifest
@@ -58,20 +59,36 @@ struct UploadPlanner: Sendable {
             failed.reason = redactor.scrub(reason)
             return failed
         }
-        if upload.zip {
-            return fail("zip: true needs the zip writer, which this syncr does not have yet; send the folder without zip for now")
-        }
-        let tree: UploadTree
+        var scanned: UploadTree
         do {
-            tree = try UploadTree.scan(upload.source)
+            scanned = try UploadTree.scan(upload.source)
         } catch {
             return fail("from: \(error.description.replacingOccurrences(of: upload.source, with: upload.from))")
         }
-        if tree.isDirectory && tree.files.isEmpty {
+        if scanned.isDirectory && scanned.files.isEmpty && !upload.zip {
             return fail("from: \(upload.from) is an empty folder: nothing to send")
+        }
+        if upload.zip {
+            guard scanned.isDirectory else { return fail("zip: true needs a folder in from:, and \(upload.from) is a file") }
+            // The folder goes as one archive, made in the cache; the same tree gives the same
+            // bytes (deterministic), so an unchanged folder is recognised by the archive's digest.
+            let zipPath = cache.directory + "/" + Cache.uploadKey(upload) + ".zip"
+            do {
+                try cache.prepare()
+                let options = ZipWriter.Options(deterministic: upload.deterministic,
+                                                sourceDateEpoch: ArchiveCommands.sourceDateEpoch())
+                let source = upload.source
+                _ = try await BlockingIO.run { try ZipWriter.write(directory: source, to: zipPath, options: options) }
+            } catch {
+                return fail("cannot zip \(upload.from): \(error)")
+            }
+            let name = ((upload.source as NSString).lastPathComponent.isEmpty ? "upload" : (upload.source as NSString).lastPathComponent) + ".zip"
+            guard let fingerprint = FS.fingerprint(zipPath) else { return fail("\(zipPath): the archive vanished") }
+            scanned = UploadTree(isDirectory: false, files: [UploadTree.File(relative: name, path: zipPath, fingerprint: fingerprint)])
         }
         let key = Cache.uploadKey(upload)
         let previous = cache.loadUploadRecord(key)
+        let tree = scanned
         var files: [String: UploadRecord.SentFile] = [:]
         // With nothing sent before there is nothing to compare: the digests for the record are
         // computed while the upload runs, on the other core, rather than in a pass of their own.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Synchronization
 
 /// What a sink says about the response it is about to receive, or about a piece of body.
@@ -76,9 +77,10 @@ public final class FileSink: ResponseSink {
     /// saves most of the system calls (65,536 `pwrite`s per GiB otherwise).
     /// Bytes received but not yet written; they sit right after `offset + written`.
     ///
-    /// `@unchecked Sendable`: only `write` and `finish` touch it, and the engine calls both on its
-    /// one thread, one after another, for a given transfer.
+    /// `@unchecked Sendable`: every access holds `lock` (the engine thread writes; a checkpoint
+    /// on another thread may flush).
     private final class Pending: @unchecked Sendable {
+        let lock = NSLock()
         /// Allocated at the first write, so a sink that never writes costs nothing.
         var buffer: UnsafeMutableRawBufferPointer?
         var count = 0
@@ -169,6 +171,8 @@ public final class FileSink: ResponseSink {
         }
         var remaining = allowed
         let p = pending
+        p.lock.lock()
+        defer { p.lock.unlock() }
         while remaining > 0 {
             let buffer = p.buffer ?? .allocate(byteCount: Self.coalesce, alignment: 64)
             p.buffer = buffer
@@ -184,7 +188,19 @@ public final class FileSink: ResponseSink {
     }
 
     public func finish() -> SinkDecision {
-        flush(pending).map { .fail($0) } ?? .proceed
+        pending.lock.lock()
+        defer { pending.lock.unlock() }
+        return flush(pending).map { .fail($0) } ?? .proceed
+    }
+
+    /// Writes out the bytes held back so far, so that a checkpoint can count them: a transfer
+    /// that stalls would otherwise keep up to 256 KiB unwritten until it ends. Safe from any
+    /// thread. Returns false when the write failed (the transfer will report it).
+    @discardableResult
+    public func writeHeldBytes() -> Bool {
+        pending.lock.lock()
+        defer { pending.lock.unlock() }
+        return flush(pending) == nil
     }
 
     /// Writes the held-back bytes at their place, then counts them as written.

@@ -184,6 +184,11 @@ public struct Download: Sendable {
     public var checksums: [Checksum]
     /// Settings with the defaults merged in (headers merged by name).
     public var settings: Settings
+    /// `unzip: true`: the download is an archive (zip, tar, tar.gz) unpacked into `destination`,
+    /// which is then a folder.
+    public var unzip = false
+    /// `strip_components: N`: leading path components dropped from every entry, like tar's.
+    public var stripComponents = 0
 
     public init(index: Int, location: SourceLocation, url: Template, to: String, destination: String,
                 allowOutside: Bool, checksums: [Checksum], settings: Settings) {

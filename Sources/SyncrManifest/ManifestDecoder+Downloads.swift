@@ -41,6 +41,8 @@ extension ManifestDecoder {
         var url: Template?
         var to: (text: String, mark: YAMLMark)?
         var allowOutside = false
+        var unzip = false
+        var stripComponents: (value: Int, mark: YAMLMark)?
         var checksums: [Checksum] = []
         var overrides = SettingsOverrides()
         var seen: Set<String> = []
@@ -67,6 +69,14 @@ extension ManifestDecoder {
                 }
             case "allow_outside":
                 if let value = bool(entry.value, path: keyPath) { allowOutside = value } else { ok = false }
+            case "unzip":
+                if let value = bool(entry.value, path: keyPath) { unzip = value } else { ok = false }
+            case "strip_components":
+                if let value = integer(entry.value, path: keyPath, range: 0...64) {
+                    stripComponents = (value, entry.keyMark)
+                } else {
+                    ok = false
+                }
             default:
                 let before = diagnostics.count
                 if !decodeSetting(entry, parent: path, runWide: false, into: &overrides) {
@@ -80,11 +90,17 @@ extension ManifestDecoder {
             ok = false
         }
 
-        // `to` is checked last: whether it may leave the folder depends on allow_outside.
+        if let strip = stripComponents, !unzip, strip.value > 0 {
+            report(path + ".strip_components", at: strip.mark,
+                   "strip_components applies only with unzip: true; remove it, or set unzip: true")
+            ok = false
+        }
+        // `to` is checked last: whether it may leave the folder depends on allow_outside, and
+        // whether it may name a folder on unzip.
         var destination: String?
         if let to {
             destination = self.destination(to.text, at: to.mark, path: path + ".to",
-                                           allowOutside: allowOutside)
+                                           allowOutside: allowOutside, folder: unzip)
             if let d = destination {
                 if !claim(d, written: to.text, at: to.mark, index: index, in: &destinations) {
                     ok = false
@@ -94,9 +110,12 @@ extension ManifestDecoder {
             }
         }
         guard ok, let url, let to, let destination else { return nil }
-        return Download(index: index, location: entryStart(node.mark), url: url, to: to.text,
-                        destination: destination, allowOutside: allowOutside, checksums: checksums,
-                        settings: overrides.applied(to: defaults))
+        var download = Download(index: index, location: entryStart(node.mark), url: url, to: to.text,
+                                destination: destination, allowOutside: allowOutside, checksums: checksums,
+                                settings: overrides.applied(to: defaults))
+        download.unzip = unzip
+        download.stripComponents = stripComponents?.value ?? 0
+        return download
     }
 
     /// The URL: a template whose expansion must be an absolute http(s) URL with a host. Messages
@@ -136,8 +155,9 @@ extension ManifestDecoder {
     }
 
     /// The absolute, normalized destination of `to`, or nil after reporting why it is refused.
-    mutating func destination(_ to: String, at mark: YAMLMark, path: String, allowOutside: Bool)
-        -> String?
+    /// - Parameter folder: the destination is a folder (`unzip: true`), so a trailing `/` is fine.
+    mutating func destination(_ to: String, at mark: YAMLMark, path: String, allowOutside: Bool,
+                              folder: Bool = false) -> String?
     {
         let shown = Self.quoted(to)
         guard !to.isEmpty else {
@@ -150,11 +170,13 @@ extension ManifestDecoder {
         }
         let resolved = LexicalPath.resolve(to, against: directory)
         let last = to.split(separator: "/", omittingEmptySubsequences: false).last
-        if to.hasSuffix("/") || last == "." || last == ".."
-            || LexicalPath.components(ofAbsolute: resolved).isEmpty
-            || resolved == directory
-        {
-            report(path, at: mark, "\(shown) names a folder; give a file path")
+        if LexicalPath.components(ofAbsolute: resolved).isEmpty || resolved == directory {
+            report(path, at: mark, folder ? "\(shown) is the manifest's own folder; unpack into a folder below it"
+                                          : "\(shown) names a folder; give a file path")
+            return nil
+        }
+        if !folder && (to.hasSuffix("/") || last == "." || last == "..") {
+            report(path, at: mark, "\(shown) names a folder; give a file path (or set unzip: true to unpack into it)")
             return nil
         }
         if !allowOutside {

@@ -13,7 +13,7 @@ enum ManifestKeys {
     /// Keys of `defaults:`.
     static let defaults = runWideSettings + entrySettings
     /// Keys of one `downloads:` entry.
-    static let download = ["url", "to", "sha256", "md5", "allow_outside"] + entrySettings
+    static let download = ["url", "to", "sha256", "md5", "allow_outside", "unzip", "strip_components"] + entrySettings
     /// Keys every `downloads:` entry must have.
     static let downloadRequired = ["url", "to"]
     /// Entry settings that only make sense for downloads (segmented Range requests); refused on

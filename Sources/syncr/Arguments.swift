@@ -7,7 +7,7 @@ struct UsageError: Error {
 
 /// The commands syncr knows.
 enum CommandName: String, CaseIterable {
-    case validate, plan, apply, version, help
+    case validate, plan, apply, zip, unzip, version, help
 }
 
 /// What the command line asked for.
@@ -21,6 +21,11 @@ struct Invocation {
     var connections: Int?
     var force = false
     var quiet = false
+    /// `zip SRC OUT` / `unzip ARCHIVE DEST`.
+    var source: String?
+    var target: String?
+    var stripComponents = 0
+    var deterministic = false
     /// `help COMMAND` or `COMMAND --help`.
     var helpTopic: CommandName?
     var showHelp = false
@@ -43,7 +48,9 @@ enum ArgumentParser {
         OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply]),
         OptionSpec(name: "--connections", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--force", takesValue: false, commands: [.plan, .apply]),
-        OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply]),
+        OptionSpec(name: "--strip-components", takesValue: true, commands: [.unzip]),
+        OptionSpec(name: "--deterministic", takesValue: false, commands: [.zip]),
+        OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply, .zip, .unzip]),
         OptionSpec(name: "--help", takesValue: false, commands: Set(CommandName.allCases)),
     ]
 
@@ -104,6 +111,13 @@ enum ArgumentParser {
             case "--detailed-exitcode": invocation.detailedExitcode = true
             case "--quiet": invocation.quiet = true
             case "--force": invocation.force = true
+            case "--deterministic": invocation.deterministic = true
+            case "--strip-components":
+                guard let value, let n = Int(value), (0...64).contains(n) else {
+                    throw UsageError(message: "'--strip-components' takes a whole number from 0 to 64, not '\(value ?? "")'.",
+                                     command: command.rawValue)
+                }
+                invocation.stripComponents = n
             case "--help": invocation.showHelp = true
             case "--cache":
                 guard let value, !value.isEmpty else {
@@ -125,6 +139,7 @@ enum ArgumentParser {
             default: break
             }
         }
+        if invocation.showHelp { return invocation }
         switch command {
         case .help:
             if positionals.count > 1 { throw UsageError(message: "'help' takes at most one command name.", command: "help") }
@@ -137,6 +152,15 @@ enum ArgumentParser {
             }
         case .version:
             if let extra = positionals.first { throw UsageError(message: "Unexpected argument '\(extra)'.", command: "version") }
+        case .zip, .unzip:
+            let names = command == .zip ? ("SRC_DIR", "OUT.zip") : ("ARCHIVE", "DEST_DIR")
+            guard positionals.count == 2 else {
+                throw UsageError(message: positionals.count < 2
+                    ? "'\(command.rawValue)' needs \(names.0) and \(names.1)."
+                    : "Unexpected argument '\(positionals[2])'.", command: command.rawValue)
+            }
+            invocation.source = positionals[0]
+            invocation.target = positionals[1]
         case .validate, .plan, .apply:
             if positionals.count > 1 {
                 throw UsageError(message: "Unexpected argument '\(positionals[1])': give one manifest.", command: command.rawValue)

@@ -10,6 +10,8 @@ enum Help {
       validate [MANIFEST]   Check a manifest and report every error with its position.
       plan [MANIFEST]       Ask every server and show what apply would do, byte-exact.
       apply [MANIFEST]      Carry out the plan.
+      zip SRC_DIR OUT.zip   Zip a folder (paths relative to SRC_DIR, no top-level folder).
+      unzip ARCHIVE DEST    Unpack a zip, tar or tar.gz into DEST, replacing it in one step.
       version               Print syncr's version (also --version).
       help [COMMAND]        Show help for a command (also COMMAND --help).
 
@@ -72,6 +74,34 @@ enum Help {
                                     Range requests (default: connections, 8).
               --force               Upload even what is unchanged since the last upload.
               --quiet               Print only failures and the summary.
+              -h, --help            Show this help.
+            """
+        case .zip:
+            return """
+            Usage: syncr zip [--deterministic] [--quiet] SRC_DIR OUT.zip
+
+            Zips the folder SRC_DIR into OUT.zip: paths relative to SRC_DIR, sorted, UTF-8 names,
+            Unix permissions, symbolic links that stay inside the folder, ZIP64 only where
+            needed. Files already compressed are stored. OUT.zip appears only when complete.
+            Timestamps come from SOURCE_DATE_EPOCH when it is set.
+
+            Options:
+              --deterministic       Fixed timestamps: the same tree always gives the same bytes.
+              --quiet               Print nothing on success.
+              -h, --help            Show this help.
+            """
+        case .unzip:
+            return """
+            Usage: syncr unzip [--strip-components N] [--quiet] ARCHIVE DEST_DIR
+
+            Unpacks a .zip, .tar, .tar.gz or .tgz (format from the name, then from the first
+            bytes) into a staging folder beside DEST_DIR, and replaces DEST_DIR with it in one
+            step once every entry was unpacked and verified. Refuses absolute paths, '..',
+            links that point outside, duplicate names and zip bombs, naming the entry.
+
+            Options:
+              --strip-components N  Drop N leading path components from every entry (like tar).
+              --quiet               Print nothing on success.
               -h, --help            Show this help.
             """
         case .version:

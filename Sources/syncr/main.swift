@@ -49,6 +49,31 @@ func run(_ invocation: Invocation) async -> Int32 {
     case .version:
         Output.out("syncr \(SyncrHTTPInfo.version) (\(SyncrHTTPInfo.curlVersion))")
         return ExitCode.success
+    case .unzip:
+        do {
+            let summary = try ArchiveCommands.unzip(archive: invocation.source!, destination: invocation.target!,
+                                                    stripComponents: invocation.stripComponents)
+            if !invocation.quiet {
+                Output.err("syncr: unpacked \(summary.entries) entries (\(summary.files) files, "
+                    + "\(ByteSize.format(summary.bytes))) into \(invocation.target!)")
+            }
+            return ExitCode.success
+        } catch {
+            Output.err("syncr: error: \(error.description)")
+            return ExitCode.failures
+        }
+    case .zip:
+        do {
+            let summary = try ArchiveCommands.zip(directory: invocation.source!, output: invocation.target!,
+                                                  deterministic: invocation.deterministic)
+            if !invocation.quiet {
+                Output.err("syncr: wrote \(invocation.target!): \(summary)")
+            }
+            return ExitCode.success
+        } catch {
+            Output.err("syncr: error: \(error.description)")
+            return ExitCode.failures
+        }
     case .validate:
         guard let manifest = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
         if !invocation.quiet {

@@ -54,7 +54,7 @@ os.utime(os.path.join(root, "a.txt"), (1_000_000_000, 1_000_000_000))
         let reader = try ZipReader(path: archive)
         #expect(reader.entries.map(\.name) == ["-"])
         #expect(reader.entries.first?.hasDataDescriptor == true)
-        try unpack(archive, into: scratch.staging).get()
+        _ = try unpack(archive, into: scratch.staging).get()
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.staging + "/-")) == payload)
     }
 

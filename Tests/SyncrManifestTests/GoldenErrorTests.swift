@@ -223,7 +223,7 @@ import Testing
                 to: vendor/
             """
         #expect(errors(yaml) == """
-            syncr.yml:4:9: error: downloads[0].to: "vendor/" names a folder; give a file path
+            syncr.yml:4:9: error: downloads[0].to: "vendor/" names a folder; give a file path (or set unzip: true to unpack into it)
                 to: vendor/
                     ^
             """)

@@ -34,7 +34,7 @@ import Testing
         ("../projx/a", #""../projx/a" is outside the manifest's folder; set allow_outside: true on this entry if that is intended"#),
         ("/abs", #""/abs" is outside the manifest's folder; set allow_outside: true on this entry if that is intended"#),
         ("/work/proj/a", #""/work/proj/a" is an absolute path; write it relative to the manifest's folder, or set allow_outside: true on this entry if that is intended"#),
-        ("a/", #""a/" names a folder; give a file path"#),
+        ("a/", #""a/" names a folder; give a file path (or set unzip: true to unpack into it)"#),
         (".", #""." names a folder; give a file path"#),
         ("a/..", #""a/.." names a folder; give a file path"#),
         ("", "expected a file path, found an empty string"),

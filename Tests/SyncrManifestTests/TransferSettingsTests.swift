@@ -71,3 +71,40 @@ import Testing
             """).contains("did you mean 'connections'?"))
     }
 }
+
+/// `unzip` and `strip_components`.
+@Suite struct UnzipKeysTests {
+    @Test func unzipMakesToAFolder() throws {
+        let manifest = try parse("""
+            version: 1
+            downloads:
+              - { url: https://example.com/tool.tar.gz, to: vendor/tool/, unzip: true, strip_components: 1 }
+              - { url: https://example.com/b.zip, to: b, unzip: true }
+            """)
+        #expect(manifest.downloads[0].unzip && manifest.downloads[0].stripComponents == 1)
+        #expect(manifest.downloads[0].destination == "/work/proj/vendor/tool")
+        #expect(manifest.downloads[1].unzip && manifest.downloads[1].stripComponents == 0)
+    }
+
+    @Test func stripComponentsNeedsUnzip() {
+        #expect(errors("""
+            version: 1
+            downloads:
+              - url: https://example.com/a
+                to: a
+                strip_components: 2
+            """) == """
+            syncr.yml:5:5: error: downloads[0].strip_components: strip_components applies only with unzip: true; remove it, or set unzip: true
+                strip_components: 2
+                ^
+            """)
+    }
+
+    @Test func unzipCannotTakeTheManifestsOwnFolder() {
+        #expect(errors("""
+            version: 1
+            downloads:
+              - { url: https://example.com/a.zip, to: ., unzip: true }
+            """).contains("is the manifest's own folder"))
+    }
+}

@@ -223,3 +223,36 @@ struct UploadTests {
         #expect(plan.stdout.contains("nowhere/app.tar: no such file or folder"))
     }
 }
+
+extension UploadTests {
+    @Test func aZippedFolderIsSentOnceAndRecognisedUnchanged() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        let reports = project.file("reports")
+        try FileManager.default.createDirectory(at: reports.appendingPathComponent("unit"), withIntermediateDirectories: true)
+        try makeFile(path: reports.appendingPathComponent("summary.json"), size: 900, seed: 63)
+        try makeFile(path: reports.appendingPathComponent("unit/junit.xml"), size: 40_000, seed: 64)
+        try """
+            version: 1
+            uploads:
+              - { from: reports/, to: "\(nginx.url("/upload/reports.zip"))", method: put, zip: true }
+            """.write(to: project.folder.appending("syncr.yml"), atomically: true, encoding: .utf8)
+        let first = try await project.run(["apply"])
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        let sent = nginx.uploadDirectory.appendingPathComponent("reports.zip")
+        let test = try await runProcess(executable: "unzip", arguments: ["-t", sent.path])
+        #expect(test.exitCode == 0, "\(test.stdout)")
+        #expect(test.stdout.contains("unit/junit.xml"))
+        // Touching the files changes nothing in a deterministic zip: the upload is skipped.
+        let now = Date()
+        try FileManager.default.setAttributes([.modificationDate: now], ofItemAtPath: reports.appendingPathComponent("summary.json").path)
+        let plan = try await project.run(["plan", "--json"])
+        #expect(items(try jsonObject(plan.stdout)).first?["action"] as? String == "skip", "\(plan.stdout)")
+        // A changed file changes the archive.
+        try makeFile(path: reports.appendingPathComponent("summary.json"), size: 901, seed: 65)
+        let changed = try await project.run(["plan", "--json"])
+        #expect(items(try jsonObject(changed.stdout)).first?["action"] as? String == "upload")
+    }
+}

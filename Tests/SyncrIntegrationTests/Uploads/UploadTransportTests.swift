@@ -291,7 +291,7 @@ struct UploadTransportTests {
         let engine = TransferEngine()
         defer { engine.shutdown() }
         async let outcome = upload(engine, .file(path: source.path), to: server.url("/growing.log"))
-        let stalled = try await poll { try await server.stats()["/growing.log"].bytesReceived >= 1 << 20 }
+        let stalled = try await poll(timeout: .seconds(90)) { try await server.stats()["/growing.log"].bytesReceived >= 1 << 20 }
         #expect(stalled)
         let handle = try FileHandle(forWritingTo: source)
         try handle.seekToEnd()

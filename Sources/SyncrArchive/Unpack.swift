@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What an unpack did.
+public struct UnpackSummary: Sendable, Equatable {
+    public var entries: Int
+    public var files: Int
+    public var bytes: Int64
+
+    public init(entries: Int, files: Int, bytes: Int64) {
+        self.entries = entries
+        self.files = files
+        self.bytes = bytes
+    }
+}
+
+/// Unpacks a zip, tar or tar.gz archive into a staging folder, whatever its format.
+public enum Unpack {
+    /// - Parameters:
+    ///   - path: the archive file.
+    ///   - name: the name to take the format from (the URL's or file's), and to name in messages.
+    ///   - staging: an existing, empty folder to unpack into.
+    ///   - stripComponents: leading path components to drop from every entry.
+    public static func extract(archive path: String, name: String, into staging: String, stripComponents: Int,
+                               limits: ExtractionLimits = ExtractionLimits()) throws(ArchiveError) -> UnpackSummary {
+        switch try format(of: path, name: name) {
+        case .zip:
+            return try unzip(archive: path, name: name, into: staging, stripComponents: stripComponents, limits: limits)
+        case .tar, .gzip:
+            let summary = try TarExtractor.extract(archive: path, into: staging,
+                                                   options: TarExtractionOptions(stripComponents: stripComponents,
+                                                                                 limits: limits, archiveName: name))
+            return UnpackSummary(entries: summary.entries, files: summary.files, bytes: summary.bytes)
+        }
+    }
+
+    /// The format from the name's extension, else from the first bytes (a release asset is often
+    /// served under a name that says nothing, like `download?id=4`).
+    static func format(of path: String, name: String) throws(ArchiveError) -> ArchiveFormat {
+        if let known = ArchiveFormat.fromExtension(name) { return known }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw .io(path: path, errno: errno, detail: "cannot open: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var prefix = [UInt8](repeating: 0, count: 512)
+        let n = prefix.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        if n > 0, let sniffed = ArchiveFormat.sniff(prefix[0..<n]) { return sniffed }
+        throw .unsupported(archive: name, entry: nil,
+                           detail: "not a zip, tar or tar.gz archive (neither its name nor its first bytes say so)")
+    }
+}
+
+extension Unpack {
+    static func unzip(archive path: String, name: String, into staging: String, stripComponents: Int,
+                      limits: ExtractionLimits) throws(ArchiveError) -> UnpackSummary {
+        let summary = try ZipExtractor.extract(archiveAt: path, into: staging, archiveName: name,
+                                               stripComponents: stripComponents, limits: limits)
+        return UnpackSummary(entries: summary.entries, files: summary.files, bytes: summary.bytes)
+    }
+}

@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrArchive
+import SyncrManifest
+
+/// `syncr unzip` and `syncr zip`: the same code and safety as `unzip:` downloads and `zip:`
+/// uploads, for scripts.
+public enum ArchiveCommands {
+    /// Why a command failed, in one line that names the file.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Unpacks `archive` (zip, tar, tar.gz) into `destination`, replacing that folder in one step
+    /// only when everything was unpacked and verified.
+    public static func unzip(archive: String, destination: String, stripComponents: Int = 0) throws(Failure) -> UnpackSummary {
+        guard FS.kind(archive) == .file else {
+            throw Failure(description: "\(archive): no such archive file")
+        }
+        let target = destination.hasPrefix("/") ? destination
+            : FileManager.default.currentDirectoryPath + "/" + destination
+        let cleaned = (target as NSString).standardizingPath
+        let parent = (cleaned as NSString).deletingLastPathComponent
+        do {
+            try FS.makeDirectories(parent)
+        } catch {
+            throw Failure(description: error.description)
+        }
+        if [.file, .other].contains(FS.kind(cleaned)) {
+            throw Failure(description: "\(destination): a file stands where the folder goes; move it away first")
+        }
+        let staging = parent + "/.syncr-unpack-\(getpid())-" + ((cleaned as NSString).lastPathComponent)
+        FolderReplace.removeTree(staging)
+        guard mkdir(staging, 0o755) == 0 else {
+            throw Failure(description: "\(staging): cannot create the staging folder: \(String(cString: strerror(errno)))")
+        }
+        do {
+            let summary = try Unpack.extract(archive: archive, name: (archive as NSString).lastPathComponent,
+                                             into: staging, stripComponents: stripComponents)
+            try FolderReplace.replace(cleaned, with: staging, display: destination)
+            return summary
+        } catch {
+            FolderReplace.removeTree(staging)
+            throw Failure(description: "\(error)")
+        }
+    }
+}
+
+extension ArchiveCommands {
+    /// Zips `directory` into `output` (paths relative to it, no top-level folder).
+    public static func zip(directory: String, output: String, deterministic: Bool) throws(Failure) -> String {
+        guard FS.kind(directory) == .directory else {
+            throw Failure(description: "\(directory): not a folder")
+        }
+        do {
+            let summary = try ZipWriter.write(directory: directory, to: output,
+                                              options: .init(deterministic: deterministic,
+                                                             sourceDateEpoch: sourceDateEpoch(), sync: true))
+            return "\(summary.entries) entries (\(summary.files) files, \(summary.storedFiles) stored as they are), "
+                + "\(ByteSize.format(Int64(summary.uncompressedBytes))) in \(ByteSize.format(Int64(summary.archiveBytes)))"
+        } catch {
+            throw Failure(description: error.description)
+        }
+    }
+
+    /// `SOURCE_DATE_EPOCH`, the reproducible-builds convention for timestamps, when set.
+    static func sourceDateEpoch() -> Int64? {
+        ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+    }
+}

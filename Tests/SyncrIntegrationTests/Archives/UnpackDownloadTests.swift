@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+/// `unzip: true` downloads: fetched, verified, unpacked into a staging folder and swapped in.
+@Suite("unpacked downloads", .timeLimit(.minutes(5)))
+struct UnpackDownloadTests {
+    /// Makes `release/` with a few files under `www/` and packs it with the given command.
+    private func makeRelease(_ www: TemporaryDirectory, seed: UInt64, extraFile: Bool = true) throws -> URL {
+        let release = www.appending("release")
+        try? FileManager.default.removeItem(at: release)
+        try FileManager.default.createDirectory(at: release.appendingPathComponent("bin"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: release.appendingPathComponent("share/empty"), withIntermediateDirectories: true)
+        try makeFile(path: release.appendingPathComponent("bin/tool"), size: 200_000, seed: seed)
+        chmod(release.appendingPathComponent("bin/tool").path, 0o755)
+        try makeFile(path: release.appendingPathComponent("README"), size: 3_000, seed: seed + 1)
+        if extraFile { try makeFile(path: release.appendingPathComponent("share/data.bin"), size: 1 << 20, seed: seed + 2) }
+        return release
+    }
+
+    /// Every file's relative path, size and SHA-256, and every folder, under `root`.
+    private func tree(_ root: URL) async throws -> [String: String] {
+        var result: [String: String] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: root.path)
+        while let rel = enumerator?.nextObject() as? String {
+            let full = root.appendingPathComponent(rel)
+            var isDir: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: full.path, isDirectory: &isDir)
+            result[rel] = isDir.boolValue ? "dir" : try await sha256(file: full)
+        }
+        return result
+    }
+
+    @Test func aTarballIsUnpackedSkippedRestoredAndReplaced() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let release = try makeRelease(www, seed: 70)
+        let pack = try await runProcess(executable: "tar", arguments: ["czf", "tool.tar.gz", "release"], cwd: www.url)
+        try #require(pack.exitCode == 0)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/tool.tar.gz")), to: vendor/tool, unzip: true, strip_components: 1 }"])
+
+        let first = try await project.run(["apply"])
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        #expect(try await tree(project.file("vendor/tool")) == (try await tree(release)))
+        var st = stat()
+        stat(project.file("vendor/tool/bin/tool").path, &st)
+        #expect(st.st_mode & 0o111 != 0, "the executable bit is kept")
+
+        let plan = try await project.run(["plan", "--json", "--detailed-exitcode"])
+        #expect(plan.exitCode == 0, "unpacked and unchanged: nothing to do")
+
+        // Someone edits the unpacked folder: it is unpacked again from the cached archive.
+        try "tampered".write(to: project.file("vendor/tool/README"), atomically: true, encoding: .utf8)
+        let changed = try await project.run(["plan", "--json"])
+        let item = try #require(items(try jsonObject(changed.stdout)).first)
+        #expect(item["action"] as? String == "resume")
+        #expect(item["bytes"] as? Int == 0)
+        let before = try nginx.accessLog().filter { $0.method == "GET" }.count
+        #expect(try await project.run(["apply"]).exitCode == 0)
+        #expect(try nginx.accessLog().filter { $0.method == "GET" }.count == before, "no download")
+        #expect(try await tree(project.file("vendor/tool")) == (try await tree(release)))
+
+        // A new release without share/data.bin replaces the folder as a whole.
+        let next = try makeRelease(www, seed: 80, extraFile: false)
+        #expect(try await runProcess(executable: "tar", arguments: ["czf", "tool.tar.gz", "release"], cwd: www.url).exitCode == 0)
+        #expect(try await project.run(["apply"]).exitCode == 0)
+        #expect(try await tree(project.file("vendor/tool")) == (try await tree(next)))
+        #expect(!project.exists("vendor/tool/share/data.bin"))
+    }
+
+    @Test func aZipIsUnpacked() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let release = try makeRelease(www, seed: 90)
+        let pack = try await runProcess(executable: "zip", arguments: ["-qr", "tool.zip", "."], cwd: release)
+        try #require(pack.exitCode == 0)
+        try FileManager.default.moveItem(at: release.appendingPathComponent("tool.zip"), to: www.appending("tool.zip"))
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/tool.zip")), to: tool/, unzip: true }"])
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(try await tree(project.file("tool")) == (try await tree(release)))
+    }
+
+    @Test func aMaliciousArchiveLeavesTheOldFolderAndNothingOutside() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let make = """
+            import zipfile
+            with zipfile.ZipFile('evil.zip', 'w') as z:
+                z.writestr('ok.txt', 'fine')
+                z.writestr('../escaped.txt', 'gotcha')
+            """
+        #expect(try await runProcess(executable: "python3", arguments: ["-c", make], cwd: www.url).exitCode == 0)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try FileManager.default.createDirectory(at: project.file("out/keep"), withIntermediateDirectories: true)
+        try "old".write(to: project.file("out/keep/old.txt"), atomically: true, encoding: .utf8)
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/evil.zip")), to: out/keep, unzip: true }"])
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 1)
+        #expect(result.stderr.contains("../escaped.txt"))
+        #expect(try String(contentsOf: project.file("out/keep/old.txt"), encoding: .utf8) == "old")
+        #expect(!project.exists("out/escaped.txt") && !project.exists("escaped.txt"))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: project.file("out").path)
+        #expect(leftovers == ["keep"], "no staging folder left behind: \(leftovers)")
+    }
+}
