@@ -35,6 +35,10 @@ struct ZipBlockJob: Sendable {
     var length: Int
     var isLast: Bool
     var policy: ZipStoragePolicy
+    /// The file's size and modification time when the folder was scanned; the last block
+    /// checks them once its data is read, to catch a file that changed while being zipped.
+    var fileSize: Int64
+    var modified: Int64
 }
 
 /// One compressed (or stored) block.
@@ -97,14 +101,15 @@ enum ZipBlocks {
     }
 
     /// The blocks of file `entry`, in order.
-    static func jobs(entry: Int, size: Int64, policy: ZipStoragePolicy) -> [ZipBlockJob] {
+    static func jobs(entry: Int, size: Int64, modified: Int64, policy: ZipStoragePolicy) -> [ZipBlockJob] {
         var jobs: [ZipBlockJob] = []
         var offset: Int64 = 0
         var block = 0
         while offset < size {
             let length = Int(min(Int64(Self.size), size - offset))
             jobs.append(ZipBlockJob(entry: entry, block: block, offset: offset, length: length,
-                                    isLast: offset + Int64(length) == size, policy: policy))
+                                    isLast: offset + Int64(length) == size, policy: policy,
+                                    fileSize: size, modified: modified))
             offset += Int64(length)
             block += 1
         }
@@ -162,6 +167,7 @@ final class ZipBlockCompressor {
                 }
             }
             if let failure { throw failure }
+            try Self.checkUnchanged(fd, job, path: path)
             var crc = CRC32()
             bytes.withUnsafeBytes { crc.update($0) }
             return ZipBlockResult(bytes: bytes, crc32: crc.value, length: job.length, method: .stored)
@@ -171,6 +177,7 @@ final class ZipBlockCompressor {
         let span = UnsafeMutableRawBufferPointer(rebasing: input[0..<(dictionaryLength + job.length)])
         do throws(ArchiveError) {
             try Self.readFully(fd, span, at: job.offset - Int64(dictionaryLength), path: path)
+            try Self.checkUnchanged(fd, job, path: path)
         } catch {
             _ = decide(job) { .stored }
             throw error
@@ -223,6 +230,20 @@ final class ZipBlockCompressor {
         }
         guard done else { throw .io(path: path, errno: 0, detail: "deflate did not finish a block (zlib error \(code))") }
         return output.count - Int(stream.avail_out)
+    }
+
+    /// For a file's last block: whether the file still has the size and time it had when the
+    /// folder was scanned. (A file rewritten during the run would otherwise be stored as a mix
+    /// of old and new bytes, or cut at its old size.)
+    static func checkUnchanged(_ fd: Int32, _ job: ZipBlockJob, path: String) throws(ArchiveError) {
+        guard job.isLast else { return }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            throw .io(path: path, errno: errno, detail: "cannot read: \(String(cString: strerror(errno)))")
+        }
+        if Int64(st.st_size) != job.fileSize || Int64(st.st_mtim.tv_sec) != job.modified {
+            throw .io(path: path, errno: 0, detail: "the file changed while it was being zipped; zip it again once it stops changing")
+        }
     }
 
     /// Reads exactly `buffer.count` bytes at `offset`, or says the file changed.

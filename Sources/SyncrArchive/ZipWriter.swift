@@ -88,7 +88,7 @@ public enum ZipWriter {
         for (index, entry) in entries.enumerated() {
             guard case .file(let size) = entry.kind, size > 0 else { continue }
             let policy: ZipStoragePolicy = options.level == 0 || ZipPrecompressed.matches(entry.name) ? .store : .trial
-            jobs += ZipBlocks.jobs(entry: index, size: size, policy: policy)
+            jobs += ZipBlocks.jobs(entry: index, size: size, modified: entry.modified, policy: policy)
         }
 
         let file = try ZipOutputFile(destination: output)
