@@ -100,20 +100,54 @@ enum ZipBlocks {
         return UInt64(size) + UInt64(size) >> 10 + blocks * 16 + 1024
     }
 
-    /// The blocks of file `entry`, in order.
-    static func jobs(entry: Int, size: Int64, modified: Int64, policy: ZipStoragePolicy) -> [ZipBlockJob] {
-        var jobs: [ZipBlockJob] = []
-        var offset: Int64 = 0
-        var block = 0
-        while offset < size {
-            let length = Int(min(Int64(Self.size), size - offset))
-            jobs.append(ZipBlockJob(entry: entry, block: block, offset: offset, length: length,
-                                    isLast: offset + Int64(length) == size, policy: policy,
-                                    fileSize: size, modified: modified))
-            offset += Int64(length)
-            block += 1
+    /// How many blocks a file of `size` bytes is cut into.
+    static func count(_ size: Int64) -> Int {
+        Int((size + Int64(Self.size) - 1) / Int64(Self.size))
+    }
+}
+
+/// Hands out the blocks of all files in archive order, each made as it is taken: a list of
+/// every job up front would grow with the size of the data (one per MiB).
+struct ZipJobCursor {
+    private let entries: [ZipSourceEntry]
+    /// Level 0: every file is stored.
+    private let storeAll: Bool
+    /// Jobs in all.
+    let total: Int
+    /// Jobs handed out so far: the index of the next one.
+    private(set) var taken = 0
+    private var entry = 0
+    private var block = 0
+
+    init(entries: [ZipSourceEntry], storeAll: Bool) {
+        self.entries = entries
+        self.storeAll = storeAll
+        total = entries.reduce(0) { sum, entry in
+            if case .file(let size) = entry.kind { return sum + ZipBlocks.count(size) }
+            return sum
         }
-        return jobs
+    }
+
+    mutating func next() -> ZipBlockJob? {
+        while entry < entries.count {
+            let source = entries[entry]
+            if case .file(let size) = source.kind {
+                let offset = Int64(block) * Int64(ZipBlocks.size)
+                if offset < size {
+                    let length = Int(min(Int64(ZipBlocks.size), size - offset))
+                    let policy: ZipStoragePolicy = storeAll || ZipPrecompressed.matches(source.name) ? .store : .trial
+                    let job = ZipBlockJob(entry: entry, block: block, offset: offset, length: length,
+                                          isLast: offset + Int64(length) == size, policy: policy,
+                                          fileSize: size, modified: source.modified)
+                    block += 1
+                    taken += 1
+                    return job
+                }
+            }
+            entry += 1
+            block = 0
+        }
+        return nil
     }
 }
 
