@@ -8,6 +8,10 @@ import Testing
 ///
 ///     SYNCR_ZIP_BENCH=/path/to/tree swift test -c release -Xswiftc -enable-testing \
 ///         --filter ZipWriterBenchmark
+///
+/// The tree measured so far (99 MB, 554 files, 85 folders): 250 C headers and 161 Python
+/// sources (text), 38 shared libraries from /usr/lib (binaries, ~45 MB), 100 `.gz` changelogs,
+/// an 18 MB CSV, three 5 MiB random `.mp4` files and a 4 MiB random `.bin`.
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["SYNCR_ZIP_BENCH"] != nil))
 struct ZipWriterBenchmark {
     private func seconds(_ body: () throws -> Void) rethrows -> Double {
