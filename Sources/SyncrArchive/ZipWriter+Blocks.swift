@@ -46,7 +46,7 @@ struct ZipBlockResult: Sendable {
     var bytes: [UInt8]
     var crc32: UInt32
     var length: Int
-    var method: ZipMethod
+    var method: ZipWriter.ZipMethod
 }
 
 /// The file extensions whose contents are already compressed: deflating them costs time and
@@ -180,7 +180,7 @@ final class ZipBlockCompressor {
     /// Reads and compresses one block. `decide` publishes (for block 0) or fetches (for later
     /// blocks) the method the file's trial chose.
     func run(_ job: ZipBlockJob, path: String,
-             decide: (ZipBlockJob, () -> ZipMethod) -> ZipMethod) throws(ArchiveError) -> ZipBlockResult {
+             decide: (ZipBlockJob, () -> ZipWriter.ZipMethod) -> ZipWriter.ZipMethod) throws(ArchiveError) -> ZipBlockResult {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             // The block 0 worker must still publish a decision, or other blocks would wait forever.
@@ -224,7 +224,7 @@ final class ZipBlockCompressor {
         // A file of one block decides on all of its data; a longer file on its first 64 KiB,
         // once, in block 0.
         let single = job.block == 0 && job.isLast
-        var method = ZipMethod.deflated
+        var method = ZipWriter.ZipMethod.deflated
         if !single {
             method = decide(job) {
                 let sample = UnsafeRawBufferPointer(rebasing: block.prefix(ZipBlocks.trial))

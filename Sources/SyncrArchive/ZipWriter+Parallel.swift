@@ -51,7 +51,7 @@ final class ZipPipeline: @unchecked Sendable {
     private var consumed = 0
     private var results: [Int: Result<ZipBlockResult, ArchiveError>] = [:]
     /// The method each trial file's block 0 chose, by entry index (nil while being decided).
-    private var decisions: [Int: ZipMethod] = [:]
+    private var decisions: [Int: ZipWriter.ZipMethod] = [:]
     private var stopped = false
     private var threads: [pthread_t] = []
     /// Used by `take` when there are no workers (threads: 1): the writer compresses inline.
@@ -159,7 +159,7 @@ final class ZipPipeline: @unchecked Sendable {
     /// For block 0 of a file: runs the trial and publishes the method; for a later block:
     /// waits for block 0's answer. Block 0 is always taken before the file's later blocks, and
     /// publishes before anything that could block, so the wait always ends.
-    private func decide(_ job: ZipBlockJob, _ trial: () -> ZipMethod) -> ZipMethod {
+    private func decide(_ job: ZipBlockJob, _ trial: () -> ZipWriter.ZipMethod) -> ZipWriter.ZipMethod {
         if job.block == 0 {
             let method = trial()
             monitor.lock()

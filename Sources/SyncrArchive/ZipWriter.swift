@@ -200,7 +200,7 @@ public enum ZipWriter {
     }
 }
 
-extension DOSDateTime {
+extension ZipWriter.DOSDateTime {
     init(_ parts: tm) {
         self.init(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
                   hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec))
