@@ -53,17 +53,7 @@ struct LittleEndianReader {
 
 /// Appends little-endian integers to a byte array.
 struct LittleEndianWriter {
-    var bytes: [UInt8] = []
-
-    init() {}
-
-    init(capacity: Int) {
-        bytes.reserveCapacity(capacity)
-    }
-
-    mutating func raw<C: Collection>(_ data: C) where C.Element == UInt8 {
-        bytes.append(contentsOf: data)
-    }
+    private(set) var bytes: [UInt8] = []
 
     mutating func u16(_ value: UInt16) {
         bytes.append(UInt8(truncatingIfNeeded: value))
@@ -153,15 +143,6 @@ public struct Zip64EndOfCentralDirectoryLocator: Sendable, Equatable {
     public var diskWithZip64EndOfCentralDirectory: UInt32
     public var zip64EndOfCentralDirectoryOffset: UInt64
     public var totalNumberOfDisks: UInt32
-
-    /// The locator a single-disk archive writes for its ZIP64 end record at `zip64RecordOffset`.
-    init(zip64RecordOffset: UInt64) {
-        self.init(zip64EndOfCentralDirectoryOffset: zip64RecordOffset)
-    }
-
-    func encode(into w: inout LittleEndianWriter) {
-        w.raw(serialize())
-    }
 
     public init(diskWithZip64EndOfCentralDirectory: UInt32 = 0, zip64EndOfCentralDirectoryOffset: UInt64, totalNumberOfDisks: UInt32 = 1) {
         self.diskWithZip64EndOfCentralDirectory = diskWithZip64EndOfCentralDirectory

@@ -35,6 +35,10 @@ struct ZipBlockJob: Sendable {
     var length: Int
     var isLast: Bool
     var policy: ZipStoragePolicy
+    /// The file's size and modification time when the folder was scanned; the last block
+    /// checks them once its data is read, to catch a file that changed while being zipped.
+    var fileSize: Int64
+    var modified: Int64
 }
 
 /// One compressed (or stored) block.
@@ -42,7 +46,7 @@ struct ZipBlockResult: Sendable {
     var bytes: [UInt8]
     var crc32: UInt32
     var length: Int
-    var method: ZipMethod
+    var method: ZipWriter.ZipMethod
 }
 
 /// The file extensions whose contents are already compressed: deflating them costs time and
@@ -96,19 +100,54 @@ enum ZipBlocks {
         return UInt64(size) + UInt64(size) >> 10 + blocks * 16 + 1024
     }
 
-    /// The blocks of file `entry`, in order.
-    static func jobs(entry: Int, size: Int64, policy: ZipStoragePolicy) -> [ZipBlockJob] {
-        var jobs: [ZipBlockJob] = []
-        var offset: Int64 = 0
-        var block = 0
-        while offset < size {
-            let length = Int(min(Int64(Self.size), size - offset))
-            jobs.append(ZipBlockJob(entry: entry, block: block, offset: offset, length: length,
-                                    isLast: offset + Int64(length) == size, policy: policy))
-            offset += Int64(length)
-            block += 1
+    /// How many blocks a file of `size` bytes is cut into.
+    static func count(_ size: Int64) -> Int {
+        Int((size + Int64(Self.size) - 1) / Int64(Self.size))
+    }
+}
+
+/// Hands out the blocks of all files in archive order, each made as it is taken: a list of
+/// every job up front would grow with the size of the data (one per MiB).
+struct ZipJobCursor {
+    private let entries: [ZipSourceEntry]
+    /// Level 0: every file is stored.
+    private let storeAll: Bool
+    /// Jobs in all.
+    let total: Int
+    /// Jobs handed out so far: the index of the next one.
+    private(set) var taken = 0
+    private var entry = 0
+    private var block = 0
+
+    init(entries: [ZipSourceEntry], storeAll: Bool) {
+        self.entries = entries
+        self.storeAll = storeAll
+        total = entries.reduce(0) { sum, entry in
+            if case .file(let size) = entry.kind { return sum + ZipBlocks.count(size) }
+            return sum
         }
-        return jobs
+    }
+
+    mutating func next() -> ZipBlockJob? {
+        while entry < entries.count {
+            let source = entries[entry]
+            if case .file(let size) = source.kind {
+                let offset = Int64(block) * Int64(ZipBlocks.size)
+                if offset < size {
+                    let length = Int(min(Int64(ZipBlocks.size), size - offset))
+                    let policy: ZipStoragePolicy = storeAll || ZipPrecompressed.matches(source.name) ? .store : .trial
+                    let job = ZipBlockJob(entry: entry, block: block, offset: offset, length: length,
+                                          isLast: offset + Int64(length) == size, policy: policy,
+                                          fileSize: size, modified: source.modified)
+                    block += 1
+                    taken += 1
+                    return job
+                }
+            }
+            entry += 1
+            block = 0
+        }
+        return nil
     }
 }
 
@@ -141,7 +180,7 @@ final class ZipBlockCompressor {
     /// Reads and compresses one block. `decide` publishes (for block 0) or fetches (for later
     /// blocks) the method the file's trial chose.
     func run(_ job: ZipBlockJob, path: String,
-             decide: (ZipBlockJob, () -> ZipMethod) -> ZipMethod) throws(ArchiveError) -> ZipBlockResult {
+             decide: (ZipBlockJob, () -> ZipWriter.ZipMethod) -> ZipWriter.ZipMethod) throws(ArchiveError) -> ZipBlockResult {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             // The block 0 worker must still publish a decision, or other blocks would wait forever.
@@ -162,6 +201,7 @@ final class ZipBlockCompressor {
                 }
             }
             if let failure { throw failure }
+            try Self.checkUnchanged(fd, job, path: path)
             var crc = CRC32()
             bytes.withUnsafeBytes { crc.update($0) }
             return ZipBlockResult(bytes: bytes, crc32: crc.value, length: job.length, method: .stored)
@@ -171,6 +211,7 @@ final class ZipBlockCompressor {
         let span = UnsafeMutableRawBufferPointer(rebasing: input[0..<(dictionaryLength + job.length)])
         do throws(ArchiveError) {
             try Self.readFully(fd, span, at: job.offset - Int64(dictionaryLength), path: path)
+            try Self.checkUnchanged(fd, job, path: path)
         } catch {
             _ = decide(job) { .stored }
             throw error
@@ -183,7 +224,7 @@ final class ZipBlockCompressor {
         // A file of one block decides on all of its data; a longer file on its first 64 KiB,
         // once, in block 0.
         let single = job.block == 0 && job.isLast
-        var method = ZipMethod.deflated
+        var method = ZipWriter.ZipMethod.deflated
         if !single {
             method = decide(job) {
                 let sample = UnsafeRawBufferPointer(rebasing: block.prefix(ZipBlocks.trial))
@@ -223,6 +264,20 @@ final class ZipBlockCompressor {
         }
         guard done else { throw .io(path: path, errno: 0, detail: "deflate did not finish a block (zlib error \(code))") }
         return output.count - Int(stream.avail_out)
+    }
+
+    /// For a file's last block: whether the file still has the size and time it had when the
+    /// folder was scanned. (A file rewritten during the run would otherwise be stored as a mix
+    /// of old and new bytes, or cut at its old size.)
+    static func checkUnchanged(_ fd: Int32, _ job: ZipBlockJob, path: String) throws(ArchiveError) {
+        guard job.isLast else { return }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            throw .io(path: path, errno: errno, detail: "cannot read: \(String(cString: strerror(errno)))")
+        }
+        if Int64(st.st_size) != job.fileSize || Int64(st.st_mtim.tv_sec) != job.modified {
+            throw .io(path: path, errno: 0, detail: "the file changed while it was being zipped; zip it again once it stops changing")
+        }
     }
 
     /// Reads exactly `buffer.count` bytes at `offset`, or says the file changed.

@@ -53,12 +53,14 @@ final class ZipOutputFile {
     }
 
     func write(_ bytes: [UInt8]) throws(ArchiveError) {
-        if buffer.count + bytes.count > Self.bufferCapacity { try flush() }
         if bytes.count >= Self.bufferCapacity / 2 {
-            // Large data goes straight to the file: no copy through the buffer.
+            // Large data goes straight to the file, no copy through the buffer; what is buffered
+            // goes first, since it comes first.
+            try flush()
             try writeFully(bytes, at: bufferOffset)
             bufferOffset += UInt64(bytes.count)
         } else {
+            if buffer.count + bytes.count > Self.bufferCapacity { try flush() }
             buffer.append(contentsOf: bytes)
         }
     }

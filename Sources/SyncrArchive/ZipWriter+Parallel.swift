@@ -37,39 +37,41 @@ final class ZipMonitor: @unchecked Sendable {
 /// `i - window`, so at most `window` results (about 1 MiB each) wait at any time, whatever the
 /// sizes or the number of files.
 ///
-/// `@unchecked Sendable`: `jobs`, `entries`, `window` and `level` never change; every other
+/// `@unchecked Sendable`: `entries`, `total`, `window` and `level` never change; every other
 /// stored property is read and written only with `monitor` locked.
 final class ZipPipeline: @unchecked Sendable {
-    private let jobs: [ZipBlockJob]
     private let entries: [ZipSourceEntry]
     private let window: Int
     private let level: Int32
     private let monitor = ZipMonitor()
 
-    private var next = 0
+    /// Makes the jobs, in order, as workers take them.
+    private var cursor: ZipJobCursor
+    private let total: Int
     private var consumed = 0
     private var results: [Int: Result<ZipBlockResult, ArchiveError>] = [:]
     /// The method each trial file's block 0 chose, by entry index (nil while being decided).
-    private var decisions: [Int: ZipMethod] = [:]
+    private var decisions: [Int: ZipWriter.ZipMethod] = [:]
     private var stopped = false
     private var threads: [pthread_t] = []
     /// Used by `take` when there are no workers (threads: 1): the writer compresses inline.
     private var inline: ZipBlockCompressor?
 
-    init(jobs: [ZipBlockJob], entries: [ZipSourceEntry], threads: Int, level: Int32) {
-        self.jobs = jobs
+    init(entries: [ZipSourceEntry], threads: Int, level: Int32) {
         self.entries = entries
+        self.cursor = ZipJobCursor(entries: entries, storeAll: level == 0)
+        self.total = cursor.total
         self.window = max(2, 4 * threads)
         self.level = level
     }
 
     /// Starts the workers; with one thread none are started and `take` does the work.
     func start(threads count: Int) throws(ArchiveError) {
-        guard count > 1, !jobs.isEmpty else {
+        guard count > 1, total > 0 else {
             inline = try ZipBlockCompressor(level: level)
             return
         }
-        for _ in 0..<min(count, jobs.count) {
+        for _ in 0..<min(count, total) {
             let context = Unmanaged.passRetained(self).toOpaque()
             var thread = pthread_t()
             let code = pthread_create(&thread, nil, { raw in
@@ -99,7 +101,10 @@ final class ZipPipeline: @unchecked Sendable {
     /// The result of job `index`; jobs must be taken in order, each once.
     func take(_ index: Int) throws(ArchiveError) -> ZipBlockResult {
         if let inline {
-            return try inline.run(jobs[index], path: entries[jobs[index].entry].path) { job, trial in
+            guard cursor.taken == index, let job = cursor.next() else {
+                throw .io(path: entries.first?.path ?? "", errno: 0, detail: "internal error: block \(index) taken out of order")
+            }
+            return try inline.run(job, path: entries[job.entry].path) { job, trial in
                 decide(job, trial)
             }
         }
@@ -119,9 +124,8 @@ final class ZipPipeline: @unchecked Sendable {
         } catch {
             // Take the next job only to report the failure in its place.
             monitor.lock()
-            if !stopped && next < jobs.count {
-                results[next] = .failure(error)
-                next += 1
+            if !stopped, cursor.next() != nil {
+                results[cursor.taken - 1] = .failure(error)
                 monitor.broadcast()
             }
             monitor.unlock()
@@ -129,16 +133,14 @@ final class ZipPipeline: @unchecked Sendable {
         }
         while true {
             monitor.lock()
-            while !stopped && next < jobs.count && next >= consumed + window { monitor.wait() }
-            if stopped || next >= jobs.count {
+            while !stopped && cursor.taken < total && cursor.taken >= consumed + window { monitor.wait() }
+            guard !stopped, let job = cursor.next() else {
                 monitor.unlock()
                 return
             }
-            let index = next
-            next += 1
+            let index = cursor.taken - 1
             monitor.unlock()
 
-            let job = jobs[index]
             let result: Result<ZipBlockResult, ArchiveError>
             do throws(ArchiveError) {
                 result = .success(try compressor.run(job, path: entries[job.entry].path) { job, trial in
@@ -157,7 +159,7 @@ final class ZipPipeline: @unchecked Sendable {
     /// For block 0 of a file: runs the trial and publishes the method; for a later block:
     /// waits for block 0's answer. Block 0 is always taken before the file's later blocks, and
     /// publishes before anything that could block, so the wait always ends.
-    private func decide(_ job: ZipBlockJob, _ trial: () -> ZipMethod) -> ZipMethod {
+    private func decide(_ job: ZipBlockJob, _ trial: () -> ZipWriter.ZipMethod) -> ZipWriter.ZipMethod {
         if job.block == 0 {
             let method = trial()
             monitor.lock()

@@ -84,16 +84,9 @@ public enum ZipWriter {
         let skip = stat(output, &outputStat) == 0 ? (dev: UInt64(outputStat.st_dev), ino: UInt64(outputStat.st_ino)) : nil
         let entries = try ZipSourceScanner(archive: output, skip: skip).scan(directory: directory)
 
-        var jobs: [ZipBlockJob] = []
-        for (index, entry) in entries.enumerated() {
-            guard case .file(let size) = entry.kind, size > 0 else { continue }
-            let policy: ZipStoragePolicy = options.level == 0 || ZipPrecompressed.matches(entry.name) ? .store : .trial
-            jobs += ZipBlocks.jobs(entry: index, size: size, policy: policy)
-        }
-
         let file = try ZipOutputFile(destination: output)
         let threads = max(1, options.threads)
-        let pipeline = ZipPipeline(jobs: jobs, entries: entries, threads: threads, level: Int32(options.level))
+        let pipeline = ZipPipeline(entries: entries, threads: threads, level: Int32(options.level))
         try pipeline.start(threads: threads)
         defer { pipeline.stop() }
 
@@ -105,7 +98,7 @@ public enum ZipWriter {
         var nextJob = 0
         let fixedTime = options.sourceDateEpoch.map(Self.utcTime) ?? (options.deterministic ? DOSDateTime.epoch : nil)
 
-        for (index, entry) in entries.enumerated() {
+        for entry in entries {
             var record = ZipEntryRecord(name: entry.name, method: .stored,
                                         modified: fixedTime ?? Self.localTime(entry.modified),
                                         crc32: 0, compressedSize: 0, uncompressedSize: 0,
@@ -137,15 +130,13 @@ public enum ZipWriter {
                 var crc: UInt = 0
                 var compressed: UInt64 = 0
                 var method = ZipMethod.stored
-                var block = 0
-                while nextJob < jobs.count, jobs[nextJob].entry == index {
+                for block in 0..<ZipBlocks.count(size) {
                     let result = try pipeline.take(nextJob)
                     if block == 0 { method = result.method }
                     crc = crc32_combine(crc, UInt(result.crc32), Int(result.length))
                     compressed += UInt64(result.bytes.count)
                     try file.write(result.bytes)
                     nextJob += 1
-                    block += 1
                 }
                 record.method = method
                 record.crc32 = UInt32(truncatingIfNeeded: crc)
@@ -209,7 +200,7 @@ public enum ZipWriter {
     }
 }
 
-extension DOSDateTime {
+extension ZipWriter.DOSDateTime {
     init(_ parts: tm) {
         self.init(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
                   hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec))

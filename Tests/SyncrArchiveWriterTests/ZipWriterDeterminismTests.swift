@@ -71,11 +71,11 @@ import Testing
     }
 
     @Test func dosDateTimeFields() {
-        let t = DOSDateTime(year: 2023, month: 11, day: 14, hour: 22, minute: 13, second: 21)
+        let t = ZipWriter.DOSDateTime(year: 2023, month: 11, day: 14, hour: 22, minute: 13, second: 21)
         #expect(t.date == UInt16((43 << 9) | (11 << 5) | 14))
         #expect(t.time == UInt16((22 << 11) | (13 << 5) | 10))
-        #expect(DOSDateTime(year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0) == .epoch)
-        #expect(DOSDateTime(year: 2200, month: 1, day: 1, hour: 0, minute: 0, second: 0).date >> 9 == 127)
+        #expect(ZipWriter.DOSDateTime(year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0) == .epoch)
+        #expect(ZipWriter.DOSDateTime(year: 2200, month: 1, day: 1, hour: 0, minute: 0, second: 0).date >> 9 == 127)
         #expect(ZipWriter.utcTime(0) == .epoch)
     }
 }

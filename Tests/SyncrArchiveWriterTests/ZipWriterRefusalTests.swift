@@ -63,3 +63,27 @@ import Testing
         }
     }
 }
+
+@Suite struct ZipWriterChangedFileTests {
+    private func job(size: Int64, length: Int, modified: Int64) -> ZipBlockJob {
+        ZipBlockJob(entry: 0, block: 0, offset: 0, length: length, isLast: true, policy: .trial,
+                    fileSize: size, modified: modified)
+    }
+
+    @Test func aFileThatShrankOrChangedIsRefusedByName() throws {
+        let scratch = try Scratch("changed")
+        try scratch.write("f.txt", Data(String(repeating: "data ", count: 20).utf8))
+        let path = scratch.path + "/f.txt"
+        var st = stat()
+        #expect(stat(path, &st) == 0)
+        let compressor = try ZipBlockCompressor(level: 6)
+        let same = try compressor.run(job(size: 100, length: 100, modified: Int64(st.st_mtim.tv_sec)), path: path) { _, trial in trial() }
+        #expect(same.length == 100)
+        #expect {
+            try compressor.run(job(size: 200, length: 200, modified: Int64(st.st_mtim.tv_sec)), path: path) { _, trial in trial() }
+        } throws: { "\($0)".contains(path) && "\($0)".contains("shrank") }
+        #expect {
+            try compressor.run(job(size: 100, length: 100, modified: 12345), path: path) { _, trial in trial() }
+        } throws: { "\($0)".contains(path) && "\($0)".contains("changed while") }
+    }
+}

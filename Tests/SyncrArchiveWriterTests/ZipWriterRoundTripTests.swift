@@ -105,3 +105,28 @@ func makeSampleTree(_ scratch: Scratch) throws -> String {
         #expect(listing.hasPrefix("a.txt\t"))
     }
 }
+
+@Suite struct ZipWriterOutputTests {
+    /// Regression: a block that compresses to between half a buffer and a whole one is written
+    /// straight to the file, and must come after what was still buffered (a small file and the
+    /// local header before it), not over it.
+    @Test func largeCompressedBlocksAfterBufferedBytesLandInOrder() throws {
+        let scratch = try Scratch("order")
+        try scratch.write("tree/a-small.txt", Data("small but first".utf8))
+        // Hex digits of random bytes: about 55% of their size once deflated, so a 1 MiB block
+        // gives a piece of roughly 560 KiB.
+        let hex = Data(randomData(bytes: 3 << 19).map { b -> [UInt8] in
+            let digits = Array("0123456789abcdef".utf8)
+            return [digits[Int(b >> 4)], digits[Int(b & 15)]]
+        }.joined())
+        try scratch.write("tree/b-hex.txt", hex)
+        try scratch.write("tree/c-hex.txt", hex.prefix(700_000))
+        let archive = scratch.path + "/out.zip"
+        for threads in [1, 2] {
+            let summary = try ZipWriter.write(directory: scratch.path + "/tree", to: archive, options: .init(threads: threads))
+            #expect(summary.deflatedFiles == 2)
+            let test = try run("/usr/bin/unzip", ["-tq", archive])
+            #expect(test.status == 0, "\(test.stdout)\(test.stderr)")
+        }
+    }
+}

@@ -88,7 +88,7 @@ import Testing
 
     @Test func endRecordThresholds() {
         func needs(_ entries: UInt64, _ size: UInt64 = 0, _ offset: UInt64 = 0) -> Bool {
-            EndOfCentralDirectoryRecord(entries: entries, centralDirectorySize: size, centralDirectoryOffset: offset).needsZip64
+            ZipWriter.EndOfCentralDirectoryRecord(entries: entries, centralDirectorySize: size, centralDirectoryOffset: offset).needsZip64
         }
         #expect(!needs(65_534))
         #expect(needs(65_535), "0xFFFF itself means 'see the ZIP64 record'")
@@ -98,23 +98,23 @@ import Testing
     }
 
     @Test func centralRecordCarriesOnlyTheFieldsThatOverflow() {
-        let record = ZipEntryRecord(name: Array("x".utf8), method: .deflated, modified: .epoch, crc32: 1,
+        let record = ZipWriter.ZipEntryRecord(name: Array("x".utf8), method: .deflated, modified: .epoch, crc32: 1,
                                     compressedSize: 10, uncompressedSize: 0x1_0000_0000,
                                     localHeaderOffset: 0x1_2345_6789, mode: 0o100644, isDirectory: false,
                                     localZip64: true)
-        let central = CentralDirectoryHeader(record)
+        let central = ZipWriter.CentralDirectoryHeader(record)
         #expect(central.zip64.uncompressedSize == 0x1_0000_0000)
         #expect(central.zip64.compressedSize == nil)
         #expect(central.zip64.localHeaderOffset == 0x1_2345_6789)
         #expect(central.compressedSize == 10 && central.uncompressedSize == .max && central.relativeOffsetOfLocalHeader == .max)
-        var w = LittleEndianWriter(capacity: 100)
+        var w = ZipWriter.LittleEndianWriter(capacity: 100)
         central.encode(into: &w)
         #expect(w.bytes.count == central.size && central.size == 46 + 1 + 4 + 16)
         #expect(Array(w.bytes[0..<4]) == [0x50, 0x4b, 0x01, 0x02])
         #expect(Array(w.bytes[4..<8]) == [63, 3, 45, 0], "made by Unix / 6.3, needs 4.5")
         #expect(Array(w.bytes[38..<42]) == [0, 0, 0xA4, 0x81], "mode 0100644 in the high half")
 
-        let local = LocalFileHeader(record)
+        let local = ZipWriter.LocalFileHeader(record)
         #expect(local.encoded().count == 30 + 1 + 20)
     }
 }
