@@ -23,8 +23,10 @@ final class LineReporter: ProgressReporter {
             let n = started.withLock { value -> Int in value += 1; return value }
             var what = "\(item.action.rawValue) \(Rendering.name(item))"
             if let size = item.size {
+                // A resume names what is cached: with pieces from several connections that is
+                // more than the offset of the first missing byte.
                 what += item.action == .resume
-                    ? " from \(ByteSize.format(item.offset)) of \(ByteSize.format(size))"
+                    ? ": \(ByteSize.format(size - (item.bytes ?? 0))) of \(ByteSize.format(size)) cached"
                     : " (\(ByteSize.format(size)))"
             }
             Output.err("[\(n)/\(total)] \(what)" + (item.kind == "upload" ? "" : " from \(item.url)"))
