@@ -72,52 +72,6 @@ public final class Inflater {
     }
 }
 
-/// zlib's deflate, writing raw deflate data (as zip stores it), fed in pieces.
-public final class Deflater {
-    private var stream = z_stream()
-    private let output: UnsafeMutableRawBufferPointer
-
-    /// - Parameter level: 0 (store) to 9; 6 is zlib's and Info-ZIP's default.
-    public init(level: Int32 = 6, bufferSize: Int = 256 * 1024) throws(ZlibError) {
-        output = .allocate(byteCount: bufferSize, alignment: 64)
-        let code = syncr_deflateInit2(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)
-        guard code == Z_OK else {
-            output.deallocate()
-            throw ZlibError(code: code, message: "deflateInit2 failed")
-        }
-    }
-
-    deinit {
-        deflateEnd(&stream)
-        output.deallocate()
-    }
-
-    /// Compressed bytes produced so far.
-    public var totalOut: Int64 { Int64(stream.total_out) }
-
-    /// Deflates `input` (or, with `finish`, flushes the end of the stream), handing every
-    /// produced piece to `sink`.
-    public func feed(_ input: UnsafeRawBufferPointer, finish: Bool = false,
-                     _ sink: (UnsafeRawBufferPointer) throws -> Void) throws {
-        stream.next_in = input.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: Bytef.self)) }
-        stream.avail_in = uInt(input.count)
-        let flush = finish ? Z_FINISH : Z_NO_FLUSH
-        while true {
-            stream.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
-            stream.avail_out = uInt(output.count)
-            let code = deflate(&stream, flush)
-            guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
-                throw ZlibError(code: code, message: "deflate failed")
-            }
-            let produced = output.count - Int(stream.avail_out)
-            if produced > 0 { try sink(UnsafeRawBufferPointer(rebasing: output[0..<produced])) }
-            if finish ? code == Z_STREAM_END : (stream.avail_in == 0 && stream.avail_out > 0) { break }
-        }
-        stream.next_in = nil
-        stream.avail_in = 0
-    }
-}
-
 /// A zlib failure.
 public struct ZlibError: Error, Sendable, CustomStringConvertible {
     public var code: Int32
