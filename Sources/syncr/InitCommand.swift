@@ -34,7 +34,8 @@ enum InitCommand {
                 + "Remove it first, or name another file: syncr init other.yml")
             return ExitCode.failures
         case .failed(let operation, let code):
-            Output.err("syncr: error: \(path): cannot \(operation): \(String(cString: strerror(code)))")
+            Output.err("syncr: error: \(path): cannot \(operation): \(String(cString: strerror(code)))"
+                + (code == ENOENT ? " (create its folder first)" : ""))
             return ExitCode.failures
         }
     }
@@ -49,7 +50,7 @@ enum InitCommand {
         if lstat(path, &st) == 0 { return .exists }
         let temp = path + ".init-\(getpid()).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return .failed("create \(temp)", errno) }
+        guard fd >= 0 else { return .failed("create", errno) }
         defer { unlink(temp) }
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
