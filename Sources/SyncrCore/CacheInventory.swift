@@ -45,6 +45,9 @@ public struct CacheEntry: Sendable, Equatable {
     public var source: String?
     /// Unix seconds of the last change to any of the entry's files.
     public var modified: Int64
+    /// A recorded download whose destination file is still exactly as the record describes: the
+    /// record is what lets `plan` skip it, and losing it costs a full download.
+    public var destinationInPlace = false
 
     /// Seconds since the entry last changed, at `now`.
     public func age(now: Int64) -> Int64 { max(0, now - modified) }
@@ -101,6 +104,9 @@ public enum CacheInventory {
                 let hasData = regular.contains(key + ".data")
                 if state.complete {
                     entry.status = hasData ? .complete : .recorded
+                    if let destination = state.destination, let recorded = state.destinationFingerprint {
+                        entry.destinationInPlace = FS.fingerprint(destination) == recorded
+                    }
                 } else {
                     entry.status = .partial(cached: hasData ? state.cachedBytes : 0, of: state.size)
                 }

@@ -7,7 +7,10 @@ import SyncrManifest
 ///
 /// An entry is pruned when it meets every criterion given: no entry of `manifest` refers to it
 /// (when a manifest is given), and it has not changed for `olderThan` seconds (when given).
-/// Lock files are never touched.
+/// Without a manifest, a record whose destination file is still in place as recorded is kept:
+/// a file that is up to date never changes its entry, so its age says nothing about its use, and
+/// removing the record would make the next run download the file again. Lock files are never
+/// touched.
 ///
 /// A run in progress is not yet detected here: pruning while `syncr apply` uses the same cache
 /// may remove a partial download it is writing (the run then fails that entry, and the next run
@@ -36,6 +39,7 @@ public struct CachePrune: Sendable {
     public func selects(_ entry: CacheEntry, now: Int64) -> Bool {
         if let referenced, referenced.contains(entry.key) { return false }
         if let olderThan, entry.age(now: now) < olderThan { return false }
+        if referenced == nil, entry.destinationInPlace { return false }
         return referenced != nil || olderThan != nil
     }
 

@@ -20,8 +20,10 @@ enum CacheCommand {
     'prune' removes the entries no entry of MANIFEST uses (run it with the same environment
     as apply: URLs with ${VAR} name their entries after expansion) and, with --older-than,
     only those unchanged for at least DURATION. With --cache DIR and no MANIFEST, it prunes
-    by age alone. Lock files are never touched. Removing an entry costs at most a download
-    or an upload again; no destination file is ever changed.
+    by age alone, but keeps the records of files still in place at their destination (an
+    up-to-date file never changes its entry; without its record the next run fetches it
+    again). Lock files are never touched. Removing an entry costs at most a download or an
+    upload again; no destination file is ever changed.
 
     Options:
       --cache DIR           Use DIR instead of the manifest's cache folder; without a

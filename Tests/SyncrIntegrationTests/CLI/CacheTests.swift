@@ -174,6 +174,35 @@ struct CacheTests {
         #expect(removed == ["\(f.partial).state", "\(f.partial).data", "\(f.orphan).state", "\(f.orphan).data"])
     }
 
+    /// Without a manifest, age alone cannot tell an up-to-date file's record (which never changes)
+    /// from a forgotten one: a record whose destination is still as recorded stays.
+    @Test func pruneByAgeKeepsRecordsOfFilesInPlace() async throws {
+        let f = try Fixture()
+        let destination = try f.harness.write("installed.bin", "installed\n")
+        let key = Cache.key(for: "http://127.0.0.1:9/installed.bin")
+        var state = EntryState(url: "http://127.0.0.1:9/installed.bin")
+        state.size = 10
+        state.good = 10
+        state.complete = true
+        state.destination = destination
+        state.destinationFingerprint = try #require(FS.fingerprint(destination))
+        try f.cache.saveState(state, key: key)
+        try f.age(key, by: 30 * 86_400)
+        try f.age(f.done, by: 30 * 86_400)  // recorded, but says nothing about where its file is
+
+        let r = try await f.harness.run(["cache", "prune", "--cache", "cache", "--older-than", "7d"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.stdout.contains(key), "the record of a file in place stays")
+        #expect(r.stdout.contains("removed \(f.done)"))
+        #expect(FileManager.default.fileExists(atPath: f.cache.statePath(key)))
+
+        // Once the file changed by hand, the record vouches for nothing and goes.
+        try f.harness.write("installed.bin", "edited by hand\n")
+        let again = try await f.harness.run(["cache", "prune", "--cache", "cache", "--older-than", "7d"])
+        #expect(again.stdout.contains("removed \(key)"))
+        #expect(!FileManager.default.fileExists(atPath: f.cache.statePath(key)))
+    }
+
     /// With a manifest and an age, an entry goes only when both say so.
     @Test func pruneByManifestAndAge() async throws {
         let f = try Fixture()
