@@ -78,6 +78,43 @@ struct CompletionsTests {
         #expect(parts[0].contains("apply\tCarry out the plan."))
     }
 
+    /// Types a command line and a Tab into an interactive zsh (on a pseudo-terminal, through
+    /// zsh's own zpty module) whose `fpath` holds the generated `_syncr`, and reads back the line.
+    static let zshDriver = """
+    zmodload zsh/zpty
+    zpty z 'zsh -f -i'
+    zpty -w z "PS1='' RPROMPT=''; fpath=($1 \\$fpath); autoload -U compinit; compinit -u -D; print -r -- SYNCR''READY"
+    typeset out=""
+    integer i
+    for (( i = 0; i < 1200; i++ )); do
+      while zpty -r -t z line; do out+=$line; done
+      [[ $out == *SYNCRREADY* ]] && break
+      sleep 0.1
+    done
+    out=""
+    zpty -w -n z "$2"$'\\t'
+    for (( i = 0; i < 1200; i++ )); do
+      while zpty -r -t z line; do out+=$line; done
+      [[ $out == *"$3"* ]] && { print FOUND; zpty -d z; exit 0; }
+      sleep 0.1
+    done
+    print -r -- "NOT FOUND in: $out"
+    zpty -d z
+    exit 1
+    """
+
+    /// The typed text never contains the expected word, so finding it means zsh completed it.
+    @Test(arguments: [("syncr cac", "cache"), ("syncr apply --con", "--connections"), ("syncr cache pr", "prune"),
+                      ("syncr completions z", "zsh"), ("syncr help vali", "validate")])
+    func zshCompletes(typed: String, expected: String) async throws {
+        let harness = try CLIHarness()
+        try harness.write("_syncr", try await harness.run(["completions", "zsh"]).stdout)
+        let driver = try harness.write("drive.zsh", Self.zshDriver)
+        let r = try await runProcess(executable: "zsh", arguments: ["-f", driver, harness.folder, typed, expected],
+                                     timeout: .seconds(300))
+        #expect(r.exitCode == 0 && r.stdout.contains("FOUND"), "\(typed)<Tab>: \(r.stdout)\(r.stderr)")
+    }
+
     @Test(arguments: [(["completions"], "needs a shell"), (["completions", "tcsh"], "Unknown shell 'tcsh'"),
                       (["completions", "bash", "zsh"], "Unexpected argument 'zsh'")])
     func usageErrors(arguments: [String], message: String) async throws {
