@@ -269,6 +269,17 @@ struct CacheTests {
         #expect(r.stderr.contains("syncr.yml:2:1"))
     }
 
+    @Test(arguments: [
+        ("https://h/x?token=abc&v=1", "https://h/x?token=***&v=1"),
+        ("https://h/x?access_token=abc#part", "https://h/x?access_token=***#part"),
+        ("https://h/x?sig=${SIG}&flag", "https://h/x?sig=${SIG}&flag"),
+        ("https://u:pw12@h/x?api_key=k1", "https://u:***@h/x?api_key=***"),
+        ("https://h/releases/v1.2/tool.tar.gz", "https://h/releases/v1.2/tool.tar.gz"),
+    ])
+    func maskURL(url: String, shown: String) {
+        #expect(CacheInventory.maskURL(url) == shown)
+    }
+
     @Test(arguments: [("7d", 604_800), ("36h", 129_600), ("1d12h", 129_600), ("90m", 5_400), ("45s", 45)] as [(String, Int64)])
     func ageText(text: String, seconds: Int64) {
         #expect(AgeText.seconds(text) == seconds)
