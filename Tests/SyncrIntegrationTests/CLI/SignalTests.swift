@@ -125,6 +125,36 @@ struct SignalTests {
         #expect(totals["failed"] as? Int == 0)
     }
 
+    /// An upload cut off by SIGINT is reported interrupted, is not recorded as sent, and the
+    /// same command sends it again whole.
+    @Test func sigintDuringAnUploadExits130AndTheRerunSendsIt() async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        // The server stops reading after 1 MiB, and holds the rest back until it is reset.
+        try await server.behave(path: "/app.bin", FaultBehaviour(stallBodyAfter: 1 << 20))
+        let project = try Project()
+        let size = 16 << 20
+        try makeFile(path: project.file("app.bin"), size: size, seed: 31)
+        try "version: 1\ndefaults: { retries: 3, timeout: 60s }\nuploads:\n  - { from: app.bin, to: \"\(server.url("/app.bin"))\", method: put }\n"
+            .write(to: project.file("syncr.yml"), atomically: true, encoding: .utf8)
+        let run = try BackgroundSyncr(project, ["apply"])
+        let stalled = try await poll(timeout: .seconds(60)) {
+            try await server.stats()["/app.bin"].bytesReceived >= 1 << 20 || !run.child.isRunning
+        }
+        try #require(stalled && run.child.isRunning, "\(run.stderr)")
+        run.signal(SIGINT)
+        #expect(await run.finish() == 130, "\(run.stderr)")
+        #expect(run.stderr.contains("1 interrupted"), "\(run.stderr)")
+        #expect(run.stderr.contains("the next run sends it again"), "\(run.stderr)")
+        #expect(try await server.uploads().isEmpty, "the server never got a complete body")
+
+        try await server.reset()
+        let rerun = try await project.run(["apply"])
+        #expect(rerun.exitCode == 0, "\(rerun.stderr)")
+        #expect(try await server.uploads()["app.bin"] == size)
+    }
+
     /// `plan` interrupted while a server keeps it waiting exits 130 and prints no plan.
     @Test func interruptedPlanExits130() async throws {
         let listener = try SilentListener()
