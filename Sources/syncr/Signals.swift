@@ -15,15 +15,28 @@ import SyncrCore
 /// temporary file, flushed, renamed) and only after the bytes it vouches for were flushed, so
 /// whatever instant the process dies at, the records on disk are the old ones or the new ones.
 enum Signals {
-    /// Called on the signal thread after the first signal, before the run is cancelled, with
-    /// the signal number. For whoever draws on the terminal (e.g. to clear a progress bar
-    /// before the notice). Set before `install`.
-    nonisolated(unsafe) static var onFirstSignal: [@Sendable (Int32) -> Void] = []
+    /// Adds a hook called on the signal thread after the first signal, before the notice is
+    /// printed and the run cancelled, with the signal number: for whoever draws on the
+    /// terminal (e.g. to clear a progress bar first). May be called at any time, also after
+    /// `install`; ordinary Swift code is fine here.
+    static func onFirstSignal(_ hook: @escaping @Sendable (Int32) -> Void) {
+        hooks.withLock { $0.append(hook) }
+    }
 
     /// Called inside the signal handler right before a second signal's `_exit`: it must be
-    /// async-signal-safe (`write`, no locks, no allocation), e.g. restoring the cursor a
-    /// progress bar hid. Set before `install`.
-    nonisolated(unsafe) static var emergency: (@convention(c) () -> Void)?
+    /// async-signal-safe (`write(2)` of constant bytes; no locks, no allocation, no Swift
+    /// strings), e.g. showing the cursor a progress bar hid. May be set at any time.
+    static var emergency: (@convention(c) () -> Void)? {
+        get {
+            let raw = state.emergency.load(ordering: .acquiring)
+            return raw == 0 ? nil : unsafeBitCast(raw, to: (@convention(c) () -> Void).self)
+        }
+        set {
+            state.emergency.store(newValue.map { unsafeBitCast($0, to: UInt.self) } ?? 0, ordering: .releasing)
+        }
+    }
+
+    private static let hooks = Mutex<[@Sendable (Int32) -> Void]>([])
 
     /// What `apply` prints on the first signal.
     static let applyNotice = "syncr: interrupted; stopping transfers and saving progress "
@@ -61,13 +74,11 @@ enum Signals {
     static func install(notice: String, interrupt: @escaping @Sendable (Int32) -> Void) {
         // Touch the state now, so that the handler never runs a lazy initialiser.
         _ = state.pipeWrite.load(ordering: .relaxed)
-        _ = emergency
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { return }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         let readEnd = fds[0]
         state.pipeWrite.store(fds[1], ordering: .releasing)
-        let hooks = onFirstSignal
         let thread = Thread {
             var byte: UInt8 = 0
             while true {
@@ -77,7 +88,7 @@ enum Signals {
                 return
             }
             let signal = Int32(byte)
-            for hook in hooks { hook(signal) }
+            for hook in hooks.withLock({ $0 }) { hook(signal) }
             Output.err(notice)
             interrupt(signal)
         }
@@ -110,6 +121,8 @@ enum Signals {
         let first = Atomic<Int32>(0)
         /// The pipe the handler wakes the signal thread through.
         let pipeWrite = Atomic<Int32>(-1)
+        /// The `emergency` function's address; 0 when none.
+        let emergency = Atomic<UInt>(0)
     }
 
     fileprivate static let state = State()
@@ -125,6 +138,7 @@ private func handleSignal(_ signal: Int32) {
         _ = write(Signals.state.pipeWrite.load(ordering: .acquiring), &byte, 1)
         return
     }
-    Signals.emergency?()
+    let emergency = Signals.state.emergency.load(ordering: .acquiring)
+    if emergency != 0 { unsafeBitCast(emergency, to: (@convention(c) () -> Void).self)() }
     _exit(Signals.exitCode(for: signal))
 }
