@@ -56,7 +56,9 @@ struct Downloader: Sendable {
         }
         switch item.action {
         case .error:
+            // A probe cut short by the interruption (its retries too) says nothing about the server.
             if case .cancelled? = item.probeError { return result(.interrupted, interruptedMessage()) }
+            if Task.isCancelled { return result(.interrupted, interruptedMessage()) }
             return result(.failed, item.probeError.map { "\($0)" } ?? item.reason)
         case .skip:
             recordVerifiedDestination()
