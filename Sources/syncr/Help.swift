@@ -72,7 +72,7 @@ enum Help {
             only when it is complete, and sending uploads streamed from disk. Progress and the
             summary go to stderr; stdout carries only the --json output.
 
-            One run at a time uses a cache folder (it holds a lock on DIR/syncr.lock). Ctrl-C
+            One run at a time uses a cache folder (it locks syncr.lock in the cache). Ctrl-C
             (SIGINT) or SIGTERM stops the transfers and saves what arrived; the same command
             run again resumes. A second Ctrl-C quits at once, still without harm to the cache.
 
