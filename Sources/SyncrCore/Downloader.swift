@@ -56,6 +56,9 @@ struct Downloader: Sendable {
         }
         switch item.action {
         case .error:
+            // A probe cut short by the interruption (its retries too) says nothing about the server.
+            if case .cancelled? = item.probeError { return result(.interrupted, interruptedMessage()) }
+            if Task.isCancelled { return result(.interrupted, interruptedMessage()) }
             return result(.failed, item.probeError.map { "\($0)" } ?? item.reason)
         case .skip:
             recordVerifiedDestination()
@@ -65,12 +68,26 @@ struct Downloader: Sendable {
         case .download, .restart, .resume:
             break
         }
+        // An entry not started when the run was interrupted does not start.
+        if Task.isCancelled { return result(.interrupted, interruptedMessage()) }
         reporter?.report(.started(item: item))
+        // What the record vouched for before this run, to count what an interrupted run added
+        // (pieces fetched in parallel are known only from the record once they were stopped).
+        let keptBefore = item.action == .resume ? cache.loadState(key)?.cachedBytes ?? 0 : 0
+        func interrupted() -> ItemResult {
+            let kept = cache.loadState(key)?.cachedBytes ?? 0
+            transferred = max(transferred, kept - keptBefore)
+            return result(.interrupted, interruptedMessage())
+        }
         let slot = Slot(semaphore: slots)
         defer { Task { await slot.release() } }
         do {
             finalSize = try await fetchVerifyPromote(notes: &notes, transferred: &transferred, slot: slot)
             return result(.ok)
+        } catch is Interrupted {
+            return interrupted()
+        } catch is CancellationError {
+            return interrupted()
         } catch let failure as Failure {
             return result(.failed, failure.message)
         } catch let error as FileError {
@@ -78,6 +95,15 @@ struct Downloader: Sendable {
         } catch {
             return result(.failed, "\(error)")
         }
+    }
+
+    /// What an interrupted entry kept, from its record on disk: what the next run resumes from.
+    private func interruptedMessage() -> String {
+        guard let state = cache.loadState(key), state.cachedBytes > 0, !state.complete else {
+            return "interrupted before any bytes were kept"
+        }
+        let of = state.size.map { " of \(ByteSize.format($0))" } ?? ""
+        return "interrupted with \(ByteSize.format(state.cachedBytes))\(of) kept in the cache; run the same command again to resume"
     }
 
     /// A skip decided by hashing the destination: remember it, so the next plan need not hash.
@@ -101,6 +127,8 @@ struct Downloader: Sendable {
     /// Returns the size of the file now in place.
     private func fetchVerifyPromote(notes: inout [String], transferred: inout Int64, slot: Slot) async throws -> Int64 {
         await slot.acquire()
+        // Checked before anything in the cache is touched: a cancelled entry keeps its partial.
+        if Task.isCancelled { throw Interrupted() }
         try cache.prepare()
         let dataPath = cache.dataPath(key)
         var offset: Int64 = 0
@@ -160,9 +188,7 @@ struct Downloader: Sendable {
         while true {
             state = await recorder.state
             if let total = state.size, offset >= total, offset > 0 { break }
-            if Task.isCancelled {
-                throw Failure(message: "interrupted after \(ByteSize.format(offset)); run the same command again to resume")
-            }
+            if Task.isCancelled { throw Interrupted() }
             if offset > 0 && (!canResume || state.ifRangeValidator == nil) {
                 if canResume {
                     note("the server gave no strong ETag or Last-Modified to resume against; restarted from byte 0")
@@ -207,10 +233,12 @@ struct Downloader: Sendable {
             var helped: (size: Int64, fallback: String?)?
             let outcome: Result<HTTPResponse, TransferError>
             if leading {
+                // Unstructured, so the run's cancellation reaches it only through the handlers below.
                 let transfer = Task { await engine.perform(request, sink: sink) }
                 let watcher = Task { _ = await transfer.value; headSignal.fulfil(nil) }
                 do {
-                    if let head = await headSignal.wait(), let split = leadSplit(head) {
+                    let head = await withTaskCancellationHandler { await headSignal.wait() } onCancel: { transfer.cancel() }
+                    if let head, let split = leadSplit(head) {
                         await recorder.adopt(head)
                         try await recorder.update { _ in }
                         try SegmentedFetch.preallocate(fd: fd, size: split.size, path: dataPath)
@@ -233,7 +261,7 @@ struct Downloader: Sendable {
                     ticker.cancel()
                     throw error
                 }
-                outcome = await transfer.value
+                outcome = await withTaskCancellationHandler { await transfer.value } onCancel: { transfer.cancel() }
                 watcher.cancel()
             } else {
                 outcome = await engine.perform(request, sink: sink)
@@ -309,7 +337,7 @@ struct Downloader: Sendable {
                 note("the answer to the resume request did not fit the cached bytes (\(message)); restarted from byte 0")
                 continue
             case .cancelled:
-                throw Failure(message: "interrupted after \(ByteSize.format(offset)); run the same command again to resume")
+                throw Interrupted()
             default:
                 break
             }

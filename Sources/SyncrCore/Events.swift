@@ -21,6 +21,9 @@ public protocol ProgressReporter: Sendable {
 public struct ItemResult: Sendable {
     public enum Status: String, Sendable, Codable {
         case ok, failed, skipped
+        /// The run was interrupted (SIGINT, SIGTERM) before the entry finished; what arrived is
+        /// kept in the cache and the next run resumes it.
+        case interrupted
     }
 
     public var item: PlanItem
@@ -54,5 +57,6 @@ public struct ApplyReport: Sendable {
     }
 
     public var failed: [ItemResult] { results.filter { $0.status == .failed } }
+    public var interrupted: [ItemResult] { results.filter { $0.status == .interrupted } }
     public var transferred: Int64 { results.reduce(0) { $0 + $1.transferred } }
 }

@@ -187,6 +187,10 @@ public final class Session: Sendable {
     /// Plans and carries out every entry: up to `jobs` entries at once, each asked about and then
     /// fetched in one go, so the questions for some overlap with the transfers of others. Every
     /// entry runs to its end whatever happens to the others.
+    ///
+    /// Cancelling the calling task (SIGINT, SIGTERM) stops it: transfers end, what arrived is
+    /// recorded durably, entries not started do not start, and each unfinished entry is
+    /// reported `.interrupted`; entries already being flushed and moved into place finish.
     public func apply() async -> ApplyReport {
         let clock = ContinuousClock()
         let start = clock.now
@@ -195,6 +199,13 @@ public final class Session: Sendable {
         let results = await Self.mapBounded(entries, width: jobs + Self.finishing) { entry -> ItemResult in
             let result: ItemResult
             switch entry {
+            case .upload(let upload) where Task.isCancelled:
+                // Not even planned: planning may zip a whole folder.
+                var item = PlanItem(kind: "upload", index: upload.index, url: self.redactor.scrub(upload.url.written),
+                                    to: "", action: .upload, size: nil, offset: 0, bytes: nil, reason: "interrupted")
+                item.from = upload.from
+                result = ItemResult(item: item, status: .interrupted, transferred: 0, seconds: 0,
+                                    error: "interrupted before it started", notes: [])
             case .download(let download):
                 let item = await self.applyItem(download)
                 result = await self.downloader(download, item).run()

@@ -196,6 +196,9 @@ struct Uploader: Sendable {
         default: break
         }
         guard let context = item.uploadContext else { return result(.failed, "nothing planned to send") }
+        let interrupted = "interrupted before the server confirmed it; the next run sends it again"
+        // An entry not started when the run was interrupted does not start.
+        if Task.isCancelled { return result(.interrupted, "interrupted before it started") }
         reporter?.report(.started(item: item))
         let tree = context.tree
         let hashing: Task<[String: UploadRecord.SentFile], any Error>? = context.digestsPending
@@ -234,6 +237,10 @@ struct Uploader: Sendable {
             try cache.prepare()
             try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
             return result(.ok)
+        } catch is Interrupted {
+            return result(.interrupted, interrupted)
+        } catch is CancellationError {
+            return result(.interrupted, interrupted)
         } catch let failure as Failure {
             return result(.failed, failure.message)
         } catch let error as TransferError {
@@ -259,6 +266,7 @@ struct Uploader: Sendable {
             case .failure(let error):
                 failure = error
             }
+            if case .cancelled = failure { throw Interrupted() }
             // A repeated POST may publish twice: only when the request surely did not arrive,
             // the server said it did not act on it, or the entry allows it.
             let retryable = upload.retryPost

@@ -208,6 +208,14 @@ final class Transfer: @unchecked Sendable {
         return 0
     }
 
+    /// The transfer is dropped before curl finished it (cancelled, or the engine stops): the sink
+    /// still gets its `finish`, so bytes it held back reach the file and the caller's checkpoint
+    /// after the cancellation can keep them.
+    func abandon() {
+        if sinkAccepted { _ = sink.finish() }
+        sinkAccepted = false
+    }
+
     /// Turns curl's result into the transfer's outcome.
     func finish(code: CURLcode) -> Result<HTTPResponse, TransferError> {
         body?.close()

@@ -126,7 +126,7 @@ public final class TransferEngine: @unchecked Sendable {
             }
             if stopping {
                 for t in added { t.continuation?.resume(returning: t.outcome(.failure(.cancelled), code: nil)); t.continuation = nil }
-                for t in Array(active.values) { complete(t, with: .failure(.cancelled)) }
+                for t in Array(active.values) { t.abandon(); complete(t, with: .failure(.cancelled)) }
                 break
             }
             for t in added {
@@ -140,6 +140,7 @@ public final class TransferEngine: @unchecked Sendable {
             }
             if cancelled {
                 for t in active.values where t.cancelRequested.load(ordering: .relaxed) {
+                    t.abandon()
                     complete(t, with: .failure(.cancelled))
                 }
             }

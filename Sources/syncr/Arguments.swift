@@ -1,3 +1,5 @@
+import SyncrManifest
+
 /// A command line that could not be understood: exits 64 (EX_USAGE).
 struct UsageError: Error {
     var message: String
@@ -22,6 +24,8 @@ struct Invocation {
     var connections: Int?
     var force = false
     var quiet = false
+    /// `--lock-timeout`: how long apply waits for another run using the same cache.
+    var lockTimeoutMilliseconds = 0
     /// `zip SRC OUT` / `unzip ARCHIVE DEST`.
     var source: String?
     var target: String?
@@ -55,6 +59,7 @@ enum ArgumentParser {
         OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply]),
         OptionSpec(name: "--connections", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--force", takesValue: false, commands: [.plan, .apply]),
+        OptionSpec(name: "--lock-timeout", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--strip-components", takesValue: true, commands: [.unzip]),
         OptionSpec(name: "--deterministic", takesValue: false, commands: [.zip]),
         OptionSpec(name: "--older-than", takesValue: true, commands: [.cache]),
@@ -147,6 +152,12 @@ enum ArgumentParser {
                                      command: command.rawValue)
                 }
                 invocation.connections = n
+            case "--lock-timeout":
+                guard let value, let ms = value == "0" ? 0 : DurationText.parse(value) else {
+                    throw UsageError(message: "'--lock-timeout' takes a duration such as 30s, 5m or 1h30m, not '\(value ?? "")'.",
+                                     command: command.rawValue)
+                }
+                invocation.lockTimeoutMilliseconds = ms
             default: break
             }
         }

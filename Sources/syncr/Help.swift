@@ -27,6 +27,9 @@ enum Help {
       2   plan --detailed-exitcode: there is work to do
       64  bad command line
       65  invalid manifest (or it cannot be read)
+      75  apply: another syncr run is using the same cache (see --lock-timeout)
+      130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: progress is saved, and running
+          the same command again resumes
 
     See 'syncr help <command>' and man syncr(1), syncr-manifest(5).
     """
@@ -51,6 +54,8 @@ enum Help {
             Sends HEAD to every server (a ranged GET where HEAD is refused), compares the answers
             with the cache and the destinations, and prints each entry's action: skip, download,
             resume (with the offset), restart or upload, with sizes and a reason. Changes nothing.
+            Takes no lock on the cache, so it may run while an apply does (it then shows the
+            cache as it is at that moment).
 
             Options:
               --json                Print one JSON object: {"version": 1, "items": [...], "totals": {...}}.
@@ -63,12 +68,17 @@ enum Help {
             """
         case .apply:
             return """
-            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force] [--quiet] [MANIFEST]
+            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force]
+                               [--lock-timeout TIME] [--quiet] [MANIFEST]
 
             Plans, then does what the plan says: up to N entries at once, resuming partial
             downloads, retrying with backoff, verifying checksums, moving each file into place
             only when it is complete, and sending uploads streamed from disk. Progress and the
             summary go to stderr; stdout carries only the --json output.
+
+            One run at a time uses a cache folder (it locks syncr.lock in the cache). Ctrl-C
+            (SIGINT) or SIGTERM stops the transfers and saves what arrived; the same command
+            run again resumes. A second Ctrl-C quits at once, still without harm to the cache.
 
             Options:
               --json                Print the results as one JSON object on stdout.
@@ -77,6 +87,8 @@ enum Help {
               --connections N       Fetch each file of at least min_split over up to N parallel
                                     Range requests (default: connections, 8).
               --force               Upload even what is unchanged since the last upload.
+              --lock-timeout TIME   When another syncr run is using the same cache, wait up to
+                                    TIME (30s, 5m, 1h) for it to finish (default 0: exit 75 at once).
               --quiet               Print only failures and the summary.
               -h, --help            Show this help.
             """

@@ -46,7 +46,8 @@ final class LineReporter: ProgressReporter {
                     ? " (resumed at byte \(result.item.offset))" : ""
                 Output.err("  done \(Rendering.name(result.item)): \(ByteSize.format(result.transferred)) in "
                     + "\(Rendering.seconds(result.seconds)), \(Rendering.speed(bytes: result.transferred, seconds: result.seconds))\(note)")
-            case .skipped:
+            case .skipped, .interrupted:
+                // Interrupted entries are listed with the summary.
                 break
             case .failed:
                 Output.err("  FAILED \(Rendering.name(result.item)): \(result.error ?? "unknown error")")

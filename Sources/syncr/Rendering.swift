@@ -57,7 +57,7 @@ enum Rendering {
         }
         var totals = totals(plan)
         totals.append(("transferred_bytes", .int(report.transferred)))
-        for status in [ItemResult.Status.ok, .skipped, .failed] {
+        for status in [ItemResult.Status.ok, .skipped, .failed, .interrupted] {
             totals.append((status.rawValue, .int(Int64(report.results.filter { $0.status == status }.count))))
         }
         totals.append(("seconds", .double(report.seconds)))

@@ -12,6 +12,8 @@ enum ExitCode {
     static let changesPending: Int32 = 2
     static let usage: Int32 = 64
     static let invalidManifest: Int32 = 65
+    /// EX_TEMPFAIL: another run holds the cache lock.
+    static let cacheBusy: Int32 = 75
 }
 
 func environment() -> [String: String] {
@@ -93,6 +95,7 @@ func run(_ invocation: Invocation) async -> Int32 {
                                                                       jobs: invocation.jobs, force: invocation.force))
         defer { session.close() }
         let plan = await session.plan()
+        if Task.isCancelled { return ExitCode.failures }  // interrupted: the caller exits 130/143
         if invocation.json {
             Output.out(Rendering.planJSON(plan))
         } else {
@@ -108,6 +111,16 @@ func run(_ invocation: Invocation) async -> Int32 {
                                                   connections: invocation.connections, force: invocation.force),
                               reporter: reporter)
         defer { session.close() }
+        var lock: CacheLock?
+        if !manifest.downloads.isEmpty || !manifest.uploads.isEmpty {
+            switch await CacheLocking.acquire(directory: session.cache.directory,
+                                              timeoutMilliseconds: invocation.lockTimeoutMilliseconds,
+                                              quiet: invocation.quiet) {
+            case .locked(let held): lock = held
+            case .failed(let code): return code
+            }
+        }
+        defer { lock?.release() }
         let report = await session.apply()
         if invocation.json {
             Output.out(Rendering.applyJSON(report, plan: Plan(items: report.results.map(\.item))))
@@ -116,12 +129,14 @@ func run(_ invocation: Invocation) async -> Int32 {
         let skipped = report.results.filter { $0.status == .skipped }.count
         let failed = report.failed
         let sentBytes = report.results.filter { $0.item.kind == "upload" }.reduce(0) { $0 + $1.transferred }
-        Output.err("syncr: \(ok) transferred, \(skipped) up to date, \(failed.count) failed; "
+        Output.err("syncr: \(ok) transferred, \(skipped) up to date, \(failed.count) failed"
+            + (report.interrupted.isEmpty ? "" : ", \(report.interrupted.count) interrupted") + "; "
             + "\(ByteSize.format(report.transferred - sentBytes)) received, \(ByteSize.format(sentBytes)) sent "
             + "in \(Rendering.seconds(report.seconds)).")
         for f in failed {
             Output.err("  failed: \(Rendering.name(f.item)): \(f.error ?? "unknown error")")
         }
+        Signals.reportInterrupted(report)
         return failed.isEmpty ? ExitCode.success : ExitCode.failures
     }
 }
@@ -130,7 +145,12 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let code: Int32
 do {
     let invocation = try ArgumentParser.parse(arguments)
-    code = await run(invocation)
+    let work = Task { await run(invocation) }
+    if [.plan, .apply].contains(invocation.command) && !invocation.showHelp {
+        Signals.install(notice: invocation.command == .apply ? Signals.applyNotice : "syncr: interrupted") { _ in work.cancel() }
+    }
+    let status = await work.value
+    code = Signals.received.map(Signals.exitCode(for:)) ?? status
 } catch {
     Output.err("syncr: error: \(error.message)")
     Output.err("Run 'syncr help\(error.command.map { " " + $0 } ?? "")' for usage.")

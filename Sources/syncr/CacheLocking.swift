@@ -1,0 +1,44 @@
+import SyncrCore
+import SyncrManifest
+
+/// `apply`'s hold on the cache folder, with what the operator is told about it.
+///
+/// `plan` takes no lock: it only reads records, which apply replaces atomically, so a plan
+/// beside a running apply shows the cache as it is at that moment and harms nothing.
+enum CacheLocking {
+    enum Outcome {
+        case locked(CacheLock)
+        /// The exit status to end with (the reason was printed).
+        case failed(Int32)
+    }
+
+    /// Locks `directory`, waiting up to the timeout for another run. Exits 75 (EX_TEMPFAIL)
+    /// when the other run keeps it, naming its PID.
+    static func acquire(directory: String, timeoutMilliseconds: Int, quiet: Bool) async -> Outcome {
+        let timeout = Duration.milliseconds(timeoutMilliseconds)
+        do {
+            let lock = try await CacheLock.acquire(directory: directory, timeout: timeout) { pid in
+                guard !quiet else { return }
+                let who = "another syncr run" + (pid.map { " (PID \($0))" } ?? "")
+                Output.err("syncr: waiting up to \(DurationText.format(milliseconds: timeoutMilliseconds)) "
+                    + "for \(who) to finish with the cache \(directory)")
+            }
+            return .locked(lock)
+        } catch let error as CacheLockError {
+            switch error {
+            case .busy:
+                let advice = timeoutMilliseconds == 0
+                    ? "wait for it to finish, or pass --lock-timeout 5m to wait for it"
+                    : "try again later, or pass a longer --lock-timeout"
+                Output.err("syncr: error: \(error.description); \(advice)")
+                return .failed(ExitCode.cacheBusy)
+            case .cannotLock:
+                Output.err("syncr: error: \(error.description)")
+                return .failed(ExitCode.failures)
+            }
+        } catch {
+            // Cancelled while waiting (SIGINT, SIGTERM): the caller exits 130 or 143.
+            return .failed(ExitCode.failures)
+        }
+    }
+}

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import Testing
+@testable import SyncrCore
+
+/// One run at a time per cache folder. Within one process each `attempt` opens the file anew,
+/// and `flock` locks belong to the open file, so a second attempt here conflicts exactly as
+/// a second process would.
+@Suite struct CacheLockTests {
+    @Test func lockCreatesTheFolderAndRecordsOurPID() throws {
+        let folder = try TemporaryFolder()
+        let cache = folder.path + "/a/cache"
+        let lock = try #require(try CacheLock.attempt(directory: cache))
+        #expect(lock.path == cache + "/syncr.lock")
+        #expect(CacheLock.holder(directory: cache) == getpid())
+        lock.release()
+    }
+
+    @Test func secondAttemptFindsTheFolderBusy() throws {
+        let folder = try TemporaryFolder()
+        let first = try #require(try CacheLock.attempt(directory: folder.path))
+        #expect(try CacheLock.attempt(directory: folder.path) == nil)
+        first.release()
+        let again = try #require(try CacheLock.attempt(directory: folder.path), "free again after release")
+        again.release()
+    }
+
+    @Test func busyWithoutTimeoutFailsAtOnceNamingTheHolder() async throws {
+        let folder = try TemporaryFolder()
+        let held = try #require(try CacheLock.attempt(directory: folder.path))
+        defer { held.release() }
+        let waited = Mutex(false)
+        await #expect {
+            _ = try await CacheLock.acquire(directory: folder.path) { _ in waited.withLock { $0 = true } }
+        } throws: { error in
+            guard case .busy(let directory, let pid, let after) = error as? CacheLockError else { return false }
+            return directory == folder.path && pid == getpid() && after == .zero
+        }
+        #expect(!waited.withLock { $0 }, "a zero timeout does not wait")
+        let message = CacheLockError.busy(directory: "/c", pid: 1234, waited: .zero).description
+        #expect(message == "another syncr run (PID 1234) is using the cache /c")
+    }
+
+    @Test func busyAfterTheTimeoutSaysHowLongItWaited() async throws {
+        let folder = try TemporaryFolder()
+        let held = try #require(try CacheLock.attempt(directory: folder.path))
+        defer { held.release() }
+        let announced = Mutex<Int32?>(nil)
+        await #expect {
+            _ = try await CacheLock.acquire(directory: folder.path, timeout: .milliseconds(150)) { pid in
+                announced.withLock { $0 = pid }
+            }
+        } throws: { error in
+            guard case .busy(_, _, let after) = error as? CacheLockError else { return false }
+            return after == .milliseconds(150)
+        }
+        #expect(announced.withLock { $0 } == getpid(), "the wait was announced with the holder's PID")
+        let message = CacheLockError.busy(directory: "/c", pid: 1234, waited: .seconds(90)).description
+        #expect(message == "another syncr run (PID 1234) still held the cache /c after waiting 1m30s")
+    }
+
+    @Test func waiterGetsTheLockOnceTheHolderReleasesIt() async throws {
+        let folder = try TemporaryFolder()
+        let held = try #require(try CacheLock.attempt(directory: folder.path))
+        let waiting = OneShot<Bool>()
+        let waiter = Task {
+            try await CacheLock.acquire(directory: folder.path, timeout: .seconds(60)) { _ in waiting.fulfil(true) }
+        }
+        #expect(await waiting.wait() == true)
+        held.release()
+        let lock = try await waiter.value
+        #expect(CacheLock.holder(directory: folder.path) == getpid())
+        lock.release()
+    }
+
+    @Test func cancellingAWaiterStopsIt() async throws {
+        let folder = try TemporaryFolder()
+        let held = try #require(try CacheLock.attempt(directory: folder.path))
+        defer { held.release() }
+        let waiting = OneShot<Bool>()
+        let waiter = Task {
+            try await CacheLock.acquire(directory: folder.path, timeout: .seconds(600)) { _ in waiting.fulfil(true) }
+        }
+        _ = await waiting.wait()
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await waiter.value }
+    }
+
+    /// A lock file left by a run that crashed names a dead PID, but no one holds its `flock`.
+    @Test func staleLockFileDoesNotBlock() throws {
+        let folder = try TemporaryFolder()
+        try "999999\n".write(toFile: folder.path + "/syncr.lock", atomically: true, encoding: .utf8)
+        let lock = try #require(try CacheLock.attempt(directory: folder.path))
+        #expect(CacheLock.holder(directory: folder.path) == getpid())
+        lock.release()
+        #expect(CacheLock.holder(directory: folder.path) == nil, "a released lock names no one")
+    }
+
+    @Test func droppingTheLockReleasesIt() throws {
+        let folder = try TemporaryFolder()
+        do {
+            let lock = try CacheLock.attempt(directory: folder.path)
+            #expect(lock != nil)
+        }
+        let again = try #require(try CacheLock.attempt(directory: folder.path))
+        again.release()
+    }
+
+    @Test func unwritableFolderIsAClearError() throws {
+        let folder = try TemporaryFolder()
+        try "x".write(toFile: folder.path + "/file", atomically: true, encoding: .utf8)
+        #expect {
+            _ = try CacheLock.attempt(directory: folder.path + "/file/cache")
+        } throws: { error in
+            guard case .cannotLock(let path, _, _) = error as? CacheLockError else { return false }
+            return path.hasSuffix("/file/cache")
+        }
+    }
+}

@@ -1,0 +1,212 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// SIGINT and SIGTERM during `syncr apply` and `plan`: transfers stop, what arrived is kept
+/// durably, the exit status is 130 or 143, and running the same command again resumes.
+///
+/// Downloads are throttled by the fault server so that they are still running when the
+/// signal comes; the tests wait for a sign (bytes recorded in the cache, a line on stderr),
+/// never for a fixed time.
+@Suite("signals", .timeLimit(.minutes(5)))
+struct SignalTests {
+    static let size = 8 << 20
+
+    /// A project downloading one 8 MiB file from a fault server that sends 256 KiB/s per
+    /// connection (at least 4 s for the whole file however many connections share it).
+    struct Slow {
+        let www: TemporaryDirectory
+        let server: FaultServer
+        let project: Project
+
+        init(connections: Int) async throws {
+            www = try TemporaryDirectory(prefix: "www")
+            try makeFile(path: www.appending("big.bin"), size: SignalTests.size, seed: 11)
+            server = try await FaultServer.start(root: www.url)
+            try await server.behave(path: "/big.bin", FaultBehaviour(rate: 256 << 10))
+            project = try Project()
+            try project.writeManifest(defaults: "{ retries: 3, timeout: 10s, connections: \(connections), min_split: 1MiB }",
+                                      downloads: ["{ url: \(server.url("/big.bin")), to: out/big.bin }"])
+        }
+
+        /// Starts `apply` and returns once the cache records bytes of the download.
+        func startApply() async throws -> BackgroundSyncr {
+            let run = try BackgroundSyncr(project, ["apply"])
+            let underway = await poll(timeout: .seconds(60)) { project.keptBytes() > 0 || !run.child.isRunning }
+            try #require(underway && run.child.isRunning, "the download should be under way: \(run.stderr)")
+            return run
+        }
+
+        /// The same command again, unthrottled: it must resume and leave the exact file.
+        func rerunResumes() async throws {
+            try await server.reset()
+            let kept = project.keptBytes()
+            #expect(kept > 0 && kept < SignalTests.size, "a partial download is kept (\(kept) bytes)")
+            let plan = try await project.run(["plan", "--json"])
+            #expect(plan.exitCode == 0, "\(plan.stderr)")
+            let planned = try #require(items(try jsonObject(plan.stdout)).first)
+            #expect(planned["action"] as? String == "resume", "\(plan.stdout)")
+
+            let rerun = try await project.run(["apply", "--json"])
+            #expect(rerun.exitCode == 0, "\(rerun.stderr)")
+            #expect(rerun.stderr.contains("] resume "), "\(rerun.stderr)")
+            let result = try #require(items(try jsonObject(rerun.stdout)).first)
+            #expect(result["status"] as? String == "ok")
+            #expect((result["transferred"] as? Int ?? SignalTests.size) <= SignalTests.size - kept,
+                    "only what was missing is fetched")
+            #expect(try await sha256(file: project.file("out/big.bin")) == (try await sha256(file: www.appending("big.bin"))))
+        }
+    }
+
+    /// One connection, and several (the first `bytes=0-` request shared out as it runs).
+    @Test(arguments: [1, 4])
+    func sigintStopsSavesProgressAndTheRerunResumes(connections: Int) async throws {
+        let slow = try await Slow(connections: connections)
+        defer { slow.server.stop() }
+        let run = try await slow.startApply()
+        run.signal(SIGINT)
+        let status = await run.finish()
+        let stderr = run.stderr
+        #expect(status == 130, "\(stderr)")
+        #expect(stderr.contains("syncr: interrupted; stopping transfers and saving progress"))
+        #expect(stderr.contains("1 interrupted"), "the summary counts it as interrupted, not failed: \(stderr)")
+        #expect(stderr.contains("0 failed"))
+        #expect(stderr.contains("interrupted by SIGINT"))
+        #expect(stderr.contains("run the same command again to resume"))
+        #expect(!slow.project.exists("out/big.bin"), "nothing half-done under the final name")
+        try await slow.rerunResumes()
+    }
+
+    @Test func sigtermExits143AndTheRerunResumes() async throws {
+        let slow = try await Slow(connections: 4)
+        defer { slow.server.stop() }
+        let run = try await slow.startApply()
+        run.signal(SIGTERM)
+        let status = await run.finish()
+        #expect(status == 143, "\(run.stderr)")
+        #expect(run.stderr.contains("interrupted by SIGTERM"))
+        #expect(run.stderr.contains("run the same command again to resume"))
+        try await slow.rerunResumes()
+    }
+
+    /// The second Ctrl-C does not wait for the transfers to wind down; whenever it lands, the
+    /// cache stays consistent.
+    @Test func secondSigintExitsAtOnceAndTheCacheStaysUsable() async throws {
+        let slow = try await Slow(connections: 4)
+        defer { slow.server.stop() }
+        let run = try await slow.startApply()
+        run.signal(SIGINT)
+        // The first was taken (the notice is out) before the second is sent, so the two are
+        // not merged into one pending signal.
+        #expect(await run.waitForStderr("stopping transfers"))
+        run.signal(SIGINT)
+        let status = await run.finish()
+        #expect(status == 130, "\(run.stderr)")
+        try await slow.rerunResumes()
+    }
+
+    /// `--json` still prints its report, with the entry marked interrupted.
+    @Test func interruptedApplyReportsTheEntryAsInterruptedInJSON() async throws {
+        let slow = try await Slow(connections: 1)
+        defer { slow.server.stop() }
+        let run = try BackgroundSyncr(slow.project, ["apply", "--json"])
+        let underway = await poll(timeout: .seconds(60)) { slow.project.keptBytes() > 0 || !run.child.isRunning }
+        try #require(underway && run.child.isRunning, "\(run.stderr)")
+        run.signal(SIGINT)
+        #expect(await run.finish() == 130, "\(run.stderr)")
+        let report = try jsonObject(run.stdout)
+        let item = try #require(items(report).first)
+        #expect(item["status"] as? String == "interrupted")
+        #expect((item["error"] as? String)?.contains("kept in the cache") == true)
+        let totals = try #require(report["totals"] as? [String: Any])
+        #expect(totals["interrupted"] as? Int == 1)
+        #expect(totals["failed"] as? Int == 0)
+    }
+
+    /// An upload cut off by SIGINT is reported interrupted, is not recorded as sent, and the
+    /// same command sends it again whole.
+    @Test func sigintDuringAnUploadExits130AndTheRerunSendsIt() async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        // The server stops reading after 1 MiB, and holds the rest back until it is reset.
+        try await server.behave(path: "/app.bin", FaultBehaviour(stallBodyAfter: 1 << 20))
+        let project = try Project()
+        let size = 16 << 20
+        try makeFile(path: project.file("app.bin"), size: size, seed: 31)
+        try "version: 1\ndefaults: { retries: 3, timeout: 60s }\nuploads:\n  - { from: app.bin, to: \"\(server.url("/app.bin"))\", method: put }\n"
+            .write(to: project.file("syncr.yml"), atomically: true, encoding: .utf8)
+        let run = try BackgroundSyncr(project, ["apply"])
+        let stalled = try await poll(timeout: .seconds(60)) {
+            try await server.stats()["/app.bin"].bytesReceived >= 1 << 20 || !run.child.isRunning
+        }
+        try #require(stalled && run.child.isRunning, "\(run.stderr)")
+        run.signal(SIGINT)
+        #expect(await run.finish() == 130, "\(run.stderr)")
+        #expect(run.stderr.contains("1 interrupted"), "\(run.stderr)")
+        #expect(run.stderr.contains("the next run sends it again"), "\(run.stderr)")
+        #expect(try await server.uploads().isEmpty, "the server never got a complete body")
+
+        try await server.reset()
+        let rerun = try await project.run(["apply"])
+        #expect(rerun.exitCode == 0, "\(rerun.stderr)")
+        #expect(try await server.uploads()["app.bin"] == size)
+    }
+
+    /// `plan` interrupted while a server keeps it waiting exits 130 and prints no plan.
+    @Test func interruptedPlanExits130() async throws {
+        let listener = try SilentListener()
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 60s }",
+                                  downloads: ["{ url: http://127.0.0.1:\(listener.port)/a.bin, to: a.bin }"])
+        let run = try BackgroundSyncr(project, ["plan"])
+        // The sign: plan's request reached the server, which never answers.
+        let asked = await poll(timeout: .seconds(30)) { listener.acceptOne() || !run.child.isRunning }
+        try #require(asked && run.child.isRunning, "\(run.stderr)")
+        run.signal(SIGINT)
+        #expect(await run.finish() == 130, "\(run.stderr)")
+        #expect(run.stdout.isEmpty, "no plan is printed: \(run.stdout)")
+    }
+}
+
+/// A socket on 127.0.0.1 that accepts connections and never answers them.
+final class SilentListener: @unchecked Sendable {
+    // @unchecked: `accepted` is touched only by the test's task, one call at a time.
+    let port: Int
+    private let fd: Int32
+    private var accepted: [Int32] = []
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        try #require(fd >= 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0 && listen(fd, 16) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Accepts a waiting connection if there is one; true when one was accepted.
+    func acceptOne() -> Bool {
+        let client = accept(fd, nil, nil)
+        guard client >= 0 else { return false }
+        accepted.append(client)
+        return true
+    }
+
+    deinit {
+        for client in accepted { close(client) }
+        close(fd)
+    }
+}
