@@ -63,7 +63,7 @@ enum CacheCommand {
         }
     }
 
-    static func run(_ invocation: Invocation) -> Int32 {
+    static func run(_ invocation: Invocation) async -> Int32 {
         var manifest: Manifest?
         if invocation.manifestGiven || invocation.cacheDirectory == nil {
             guard let loaded = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
@@ -83,6 +83,15 @@ enum CacheCommand {
             list(entries, directory: directory, now: now)
             return ExitCode.success
         case .prune:
+            // A running apply may be writing any entry: prune only while holding the same lock.
+            var lock: CacheLock?
+            if !invocation.dryRun {
+                switch await CacheLocking.acquire(directory: directory, timeoutMilliseconds: 0, quiet: invocation.quiet) {
+                case .locked(let held): lock = held
+                case .failed(let code): return code
+                }
+            }
+            defer { lock?.release() }
             let rule = CachePrune(referenced: manifest.map(CachePrune.keys(referencedBy:)),
                                   olderThan: invocation.olderThan.flatMap(AgeText.seconds))
             return prune(entries, directory: directory, rule: rule, manifestName: manifest == nil ? nil : invocation.manifest,

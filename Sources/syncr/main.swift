@@ -51,7 +51,7 @@ func run(_ invocation: Invocation) async -> Int32 {
     case .initialize:
         return InitCommand.run(invocation)
     case .cache:
-        return CacheCommand.run(invocation)
+        return await CacheCommand.run(invocation)
     case .completions:
         return Completions.run(invocation)
     case .version:
