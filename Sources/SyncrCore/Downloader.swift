@@ -186,6 +186,7 @@ struct Downloader: Sendable {
                                       connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
                                       lowSpeedLimit: Int(download.settings.lowSpeed),
                                       lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
+                .using(download.settings)
             var onResponse: (@Sendable (HTTPResponseHead) -> Void)?
             if leading { onResponse = { head in headSignal.fulfil(head) } }
             let sink = FileSink(fd: fd, offset: offset, requestedRange: range,
