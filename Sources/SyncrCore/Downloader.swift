@@ -84,7 +84,7 @@ struct Downloader: Sendable {
     private func recordVerifiedDestination() {
         guard let digests = item.destinationDigests, let remote = item.remote,
               let fingerprint = FS.fingerprint(download.destination) else { return }
-        var state = EntryState(url: url)
+        var state = EntryState(url: redactor.scrub(url))
         state.size = remote.size ?? fingerprint.size
         state.etag = remote.etag
         state.lastModified = remote.lastModified
@@ -104,7 +104,7 @@ struct Downloader: Sendable {
         try cache.prepare()
         let dataPath = cache.dataPath(key)
         var offset: Int64 = 0
-        var state = EntryState(url: url)
+        var state = EntryState(url: redactor.scrub(url))
         if item.action == .resume, let saved = cache.loadState(key), saved.good == item.offset {
             state = saved
             offset = saved.good

@@ -48,11 +48,12 @@ public final class Session: Sendable {
         force = options.force
         cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
-        redactor = Redactor(secrets: manifest.secrets)
+        let redactor = Redactor(secrets: manifest.secrets)
+        self.redactor = redactor
         engine = TransferEngine(configuration: .init(maxConnectionsPerHost: manifest.defaults.maxConnectionsPerHost))
         flusher = GroupFlush(directory: cache.directory)
         slots = AsyncSemaphore(limit: jobs)
-        self.reporter = reporter
+        self.reporter = reporter.map { ScrubbingReporter(inner: $0, redactor: redactor) }
     }
 
     /// Releases the transfer engine; call once at the end.

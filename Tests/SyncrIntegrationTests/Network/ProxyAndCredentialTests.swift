@@ -60,6 +60,32 @@ struct ProxyAndCredentialTests {
         #expect(headers.allSatisfy { $0["via"] == nil }, "no request went through the proxy: \(headers)")
     }
 
+    /// https through the proxy: a CONNECT tunnel, with the certificate still checked end to end
+    /// (the private CA is trusted with `ca_cert`).
+    @Test func httpsProxyTunnelsTLS() async throws {
+        let certificates = try await TestCertificates.make()
+        let root = try certificates.directory.makeDirectory("root")
+        let content = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 5) })
+        try content.write(to: root.appendingPathComponent("file.bin"))
+        let nginx = try await Nginx.start(root: root, options: .init(tls: certificates.server))
+        defer { nginx.stop() }
+        let proxy = try await Tinyproxy.start()
+        defer { proxy.stop() }
+        let harness = try CLIHarness()
+        try FileManager.default.copyItem(atPath: certificates.caCertificate.path, toPath: harness.folder + "/ca.pem")
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0, ca_cert: ca.pem }
+            downloads:
+              - { url: "\(nginx.url("/file.bin"))", to: file.bin }
+            """)
+        let environment = ["https_proxy": proxy.url, "HTTPS_PROXY": proxy.url, "no_proxy": "", "NO_PROXY": ""]
+        let r = try await harness.run(["apply"], environment: environment)
+        #expect(r.status == 0, "\(r.stderr)\n\(proxy.log())")
+        #expect(FileManager.default.contents(atPath: harness.folder + "/file.bin") == content)
+        #expect(proxy.log().contains("CONNECT 127.0.0.1:\(nginx.port)"), "\(proxy.log())")
+    }
+
     /// `netrc: true` reads `~/.netrc` (HOME points at a folder of the test's); without it the
     /// file is not consulted.
     @Test func netrcSuppliesCredentialsOnlyWhenAsked() async throws {
