@@ -3,7 +3,7 @@ import Testing
 
 /// `http_proxy` / `no_proxy` through a real tinyproxy, `netrc: true`, and passwords written in
 /// URLs, which must never be printed.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct ProxyAndCredentialTests {
     static func server() async throws -> (TemporaryDirectory, FaultServer, Data) {
         let folder = try TemporaryDirectory(prefix: "proxy")

@@ -4,7 +4,7 @@ import Testing
 /// Redirects through the real binary against the fault server, which records the headers of
 /// every request it gets: credentials must reach only the origin they were written for.
 /// `127.0.0.1` and `localhost` name the same server but are two origins.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct RedirectTests {
     struct Setup {
         let folder: TemporaryDirectory

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Certificate checks against a real nginx serving https with a private CA made for the test.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct TLSTests {
     struct Setup {
         let harness: CLIHarness
