@@ -55,6 +55,22 @@ static inline CURLMcode syncr_multi_setopt_long(CURLM *m, CURLMoption o, long v)
     return curl_multi_setopt(m, o, v);
 }
 
+/* A PEM bundle for CURLOPT_CAINFO_BLOB, copied by curl (the caller may free it at once). */
+static inline CURLcode syncr_easy_setopt_cainfo_blob(CURL *h, const void *data, size_t length) {
+    struct curl_blob blob;
+    blob.data = (void *)data;
+    blob.len = length;
+    blob.flags = CURL_BLOB_COPY;
+    return curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+}
+
+/* curl_url flags, which Swift does not import as macros with shifts. */
+static inline unsigned int syncr_curlu_default_port(void) { return CURLU_DEFAULT_PORT; }
+static inline unsigned int syncr_curlu_non_support_scheme(void) { return CURLU_NON_SUPPORT_SCHEME; }
+
+/* CURLOPT_NETRC's "use ~/.netrc when the URL has no credentials". */
+static inline long syncr_netrc_optional(void) { return CURL_NETRC_OPTIONAL; }
+
 /* CURL_ZERO_TERMINATED is ((size_t) -1), which Swift does not import. */
 static inline size_t syncr_zero_terminated(void) { return CURL_ZERO_TERMINATED; }
 

@@ -110,7 +110,7 @@ struct Downloader: Sendable {
     private func recordVerifiedDestination() {
         guard let digests = item.destinationDigests, let remote = item.remote,
               let fingerprint = FS.fingerprint(download.destination) else { return }
-        var state = EntryState(url: url)
+        var state = EntryState(url: redactor.scrub(url))
         state.size = remote.size ?? fingerprint.size
         state.etag = remote.etag
         state.lastModified = remote.lastModified
@@ -132,7 +132,7 @@ struct Downloader: Sendable {
         try cache.prepare()
         let dataPath = cache.dataPath(key)
         var offset: Int64 = 0
-        var state = EntryState(url: url)
+        var state = EntryState(url: redactor.scrub(url))
         if item.action == .resume, let saved = cache.loadState(key), saved.good == item.offset {
             state = saved
             offset = saved.good
@@ -212,6 +212,7 @@ struct Downloader: Sendable {
                                       connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
                                       lowSpeedLimit: Int(download.settings.lowSpeed),
                                       lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
+                .using(download.settings)
             var onResponse: (@Sendable (HTTPResponseHead) -> Void)?
             if leading { onResponse = { head in headSignal.fulfil(head) } }
             let sink = FileSink(fd: fd, offset: offset, requestedRange: range,

@@ -1,4 +1,5 @@
 import SyncrHTTP
+import SyncrManifest
 
 /// What apply will do with one entry.
 public enum Action: String, Sendable, Codable, CaseIterable {
@@ -37,6 +38,9 @@ public struct PlanItem: Sendable {
     public var bytes: Int64?
     /// One line saying why.
     public var reason: String
+    /// The entry has `insecure: true`: its server's certificate is not checked (the reason
+    /// says so too).
+    public var insecure = false
 
     /// What the server said (nil when the probe failed).
     public var remote: RemoteResource?
@@ -58,6 +62,17 @@ public struct PlanItem: Sendable {
         self.offset = offset
         self.bytes = bytes
         self.reason = reason
+    }
+}
+
+extension PlanItem {
+    /// This item marked as made without certificate checks when `settings` say `insecure`.
+    func noting(_ settings: Settings) -> PlanItem {
+        guard settings.network.insecure else { return self }
+        var item = self
+        item.insecure = true
+        item.reason += (item.reason.isEmpty ? "" : "; ") + "certificate checks are off for this entry (insecure: true)"
+        return item
     }
 }
 

@@ -82,3 +82,31 @@ public struct Redactor: Sendable {
         return result + rest
     }
 }
+
+/// Passes events on with every text in them masked: the one place all progress output goes
+/// through, so that no message built anywhere in a run can print a secret.
+struct ScrubbingReporter: ProgressReporter {
+    let inner: any ProgressReporter
+    let redactor: Redactor
+
+    func report(_ event: ProgressEvent) {
+        switch event {
+        case .started(var item):
+            item.url = redactor.scrub(item.url)
+            item.reason = redactor.scrub(item.reason)
+            inner.report(.started(item: item))
+        case .progress:
+            inner.report(event)
+        case .retrying(let index, let attempt, let delay, let error):
+            inner.report(.retrying(index: index, attempt: attempt, delay: delay, error: redactor.scrub(error)))
+        case .note(let index, let message):
+            inner.report(.note(index: index, message: redactor.scrub(message)))
+        case .finished(var result):
+            result.item.url = redactor.scrub(result.item.url)
+            result.item.reason = redactor.scrub(result.item.reason)
+            result.error = result.error.map(redactor.scrub)
+            result.notes = result.notes.map(redactor.scrub)
+            inner.report(.finished(result: result))
+        }
+    }
+}

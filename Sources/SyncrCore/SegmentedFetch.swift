@@ -149,6 +149,7 @@ struct SegmentedFetch: Sendable {
                     connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
                     lowSpeedLimit: Int(download.settings.lowSpeed),
                     lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
+            .using(download.settings)
     }
 
     /// Cuts the missing ranges into about `count` pieces by halving the largest, never below

@@ -48,11 +48,12 @@ public final class Session: Sendable {
         force = options.force
         cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
-        redactor = Redactor(secrets: manifest.secrets)
+        let redactor = Redactor(secrets: manifest.secrets)
+        self.redactor = redactor
         engine = TransferEngine(configuration: .init(maxConnectionsPerHost: manifest.defaults.maxConnectionsPerHost))
         flusher = GroupFlush(directory: cache.directory)
         slots = AsyncSemaphore(limit: jobs)
-        self.reporter = reporter
+        self.reporter = reporter.map { ScrubbingReporter(inner: $0, redactor: redactor) }
     }
 
     /// Releases the transfer engine; call once at the end.
@@ -77,10 +78,15 @@ public final class Session: Sendable {
         // Probes are small: run more of them at once than transfers, but keep a bound.
         let width = max(jobs, min(16, entries.count))
         let items = await Self.mapBounded(entries, width: width) { entry in
+            var item: PlanItem
             switch entry {
-            case .download(let download): return await self.planItem(download)
-            case .upload(let upload): return await self.uploadPlanner.plan(upload)
+            case .download(let download): item = await self.planItem(download).noting(download.settings)
+            case .upload(let upload): item = await self.uploadPlanner.plan(upload).noting(upload.settings)
             }
+            // Every reason is masked where it is made; once more here, so that no path can print
+            // a secret (masking is idempotent).
+            item.reason = self.redactor.scrub(item.reason)
+            return item
         }
         return Plan(items: items)
     }
@@ -149,6 +155,7 @@ public final class Session: Sendable {
                                   connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
                                   lowSpeedLimit: 1,
                                   lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
+            .using(download.settings)
         var budget = RetryBudget(retries: download.settings.retries, position: 0)
         while true {
             let result = await engine.probe(request)

@@ -120,7 +120,7 @@ struct UploadPlanner: Sendable {
             return item
         }
         if upload.method == .put, let missing = await remoteDifference(upload, tree: tree) {
-            item.reason = missing
+            item.reason = redactor.scrub(missing)
             return item
         }
         item.action = .skip
@@ -138,6 +138,7 @@ struct UploadPlanner: Sendable {
                                       headers: upload.settings.headers.map { ($0.name, $0.value.expanded) },
                                       connectTimeoutMilliseconds: upload.settings.timeoutMilliseconds,
                                       lowSpeedTimeSeconds: max(1, upload.settings.timeoutMilliseconds / 1000))
+                .using(upload.settings)
             switch await engine.perform(request, sink: DiscardSink()) {
             case .success(let response) where response.head.status == 404 || response.head.status == 410:
                 return "\(target.display) is missing on the server"
@@ -213,7 +214,7 @@ struct Uploader: Sendable {
                     var headers = upload.settings.headers.map { ($0.name, $0.value.expanded) }
                     headers.append(("Content-Type", upload.contentType ?? ContentType.forFilename(file.relative)))
                     let request = HTTPRequest.upload(.file(path: file.path), url: target.url, displayURL: target.display,
-                                                     headers: headers)
+                                                     headers: headers).using(upload.settings)
                     sent += try await send(request, notes: &notes)
                 }
             case .post:
@@ -225,6 +226,7 @@ struct Uploader: Sendable {
                 let form = MultipartForm(parts: parts)
                 let request = HTTPRequest.upload(.multipart(form), url: upload.url.expanded, displayURL: upload.url.written,
                                                  headers: upload.settings.headers.map { ($0.name, $0.value.expanded) })
+                    .using(upload.settings)
                 sent += try await send(request, notes: &notes)
             }
             // What was sent must be what was hashed: a file changed meanwhile is reported, and

@@ -23,8 +23,25 @@ public struct HTTPRequest: Sendable {
     /// Abort when fewer than `lowSpeedLimit` bytes per second arrive for `lowSpeedTimeSeconds`.
     public var lowSpeedLimit: Int
     public var lowSpeedTimeSeconds: Int
-    /// Redirects followed at most (http and https only).
-    public var maxRedirects: Int
+    /// Which redirects are followed and what they take along (see `RedirectPolicy`).
+    public var redirects: RedirectPolicy
+    /// Redirects followed at most (http and https only); `redirects.maxRedirects`.
+    public var maxRedirects: Int {
+        get { redirects.maxRedirects }
+        set { redirects.maxRedirects = newValue }
+    }
+    /// Lowercased names of `headers` that carry credentials besides `Authorization`, `Cookie`
+    /// and `Proxy-Authorization` (those whose values came from `${ENV}`): they are sent only to
+    /// the origin of `url` (see `RedirectPolicy`).
+    public var credentialHeaders: Set<String> = []
+    /// Certificate checks and extra trusted CAs.
+    public var tls = TLSOptions()
+    /// Take credentials from a netrc file when the URL has none (`CURLOPT_NETRC` optional).
+    public var netrc = false
+    /// The netrc file (nil: curl's default, `~/.netrc`).
+    public var netrcFile: String?
+    /// The CA bundle built for `tls.extraAnchors`, set by the engine before the transfer.
+    var trustBundle: TrustBundle?
     /// The body sent with a PUT or POST, streamed from disk with a `Content-Length`. A multipart
     /// body adds its `Content-Type` unless `headers` has one. GET and HEAD cannot carry one
     /// (`perform` fails with `.local` naming the body).
@@ -44,7 +61,7 @@ public struct HTTPRequest: Sendable {
         self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
         self.lowSpeedLimit = lowSpeedLimit
         self.lowSpeedTimeSeconds = lowSpeedTimeSeconds
-        self.maxRedirects = maxRedirects
+        self.redirects = RedirectPolicy(maxRedirects: maxRedirects)
         self.body = body
     }
 

@@ -13,6 +13,10 @@ public struct HTTPResponse: Sendable {
     /// body, and less than the body's length when the server answered before taking all of it
     /// (e.g. a 413 in reply to `Expect: 100-continue`).
     public var uploadedBytes: Int64
+    /// For a 3xx answer with a `Location`: the target, resolved against the request's URL (may
+    /// hold secrets; never print it). The engine follows it per `RedirectPolicy`; a response
+    /// handed back with it set is a redirect that was not followed.
+    public var redirectTarget: String?
 
     public init(head: HTTPResponseHead, bodyBytes: Int64, stoppedEarly: Bool, errorBody: String,
                 uploadedBytes: Int64 = 0) {

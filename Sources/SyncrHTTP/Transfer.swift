@@ -53,8 +53,10 @@ final class Transfer: @unchecked Sendable {
         syncr_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
         syncr_easy_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https")
         syncr_easy_setopt_string(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        syncr_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 1)
-        syncr_easy_setopt_long(h, CURLOPT_MAXREDIRS, request.maxRedirects)
+        // Redirects are followed by the engine, one transfer per hop, so that each is checked
+        // (RedirectPolicy); curl only reports the target (CURLINFO_REDIRECT_URL).
+        syncr_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
+        configureSecurity()
         syncr_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, request.connectTimeoutMilliseconds)
         syncr_easy_setopt_long(h, CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedLimit)
         syncr_easy_setopt_long(h, CURLOPT_LOW_SPEED_TIME, request.lowSpeedTimeSeconds)
@@ -105,6 +107,21 @@ final class Transfer: @unchecked Sendable {
         syncr_easy_setopt_pointer(h, CURLOPT_HEADERDATA, me)
         syncr_easy_setopt_data_callback(h, CURLOPT_WRITEFUNCTION, transferWriteCallback)
         syncr_easy_setopt_pointer(h, CURLOPT_WRITEDATA, me)
+    }
+
+    /// Certificate checks, extra trusted CAs, netrc. Proxies come from the environment
+    /// (`http_proxy`, `https_proxy`, `no_proxy`), which libcurl reads itself.
+    private func configureSecurity() {
+        let h = easy
+        syncr_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, request.tls.verify ? 1 : 0)
+        syncr_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, request.tls.verify ? 2 : 0)
+        if let bundle = request.trustBundle {
+            bundle.pem.withUnsafeBytes { _ = syncr_easy_setopt_cainfo_blob(h, $0.baseAddress, $0.count) }
+        }
+        if request.netrc {
+            syncr_easy_setopt_long(h, CURLOPT_NETRC, syncr_netrc_optional())
+            if let file = request.netrcFile { syncr_easy_setopt_string(h, CURLOPT_NETRC_FILE, file) }
+        }
     }
 
     private func hasHeader(_ name: String) -> Bool {
@@ -239,8 +256,28 @@ final class Transfer: @unchecked Sendable {
     }
 
     private func response(stopped: Bool) -> HTTPResponse {
-        HTTPResponse(head: head ?? currentHead(), bodyBytes: bodyBytes, stoppedEarly: stopped,
-                     errorBody: HTTPResponse.printable(errorBytes), uploadedBytes: uploadedBytes)
+        var response = HTTPResponse(head: head ?? currentHead(), bodyBytes: bodyBytes, stoppedEarly: stopped,
+                                    errorBody: HTTPResponse.printable(errorBytes), uploadedBytes: uploadedBytes)
+        response.redirectTarget = redirectTarget
+        return response
+    }
+
+    /// Where a 3xx answer points, resolved against the request's URL (nil without `Location`).
+    private var redirectTarget: String? {
+        var pointer: UnsafeMutablePointer<CChar>? = nil
+        guard syncr_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &pointer) == CURLE_OK, let pointer else { return nil }
+        return String(cString: pointer)
+    }
+
+    /// `host:port` of the server this transfer talked to, for TLS messages (after a redirect it
+    /// is not the manifest URL's host).
+    private var peer: String {
+        var pointer: UnsafeMutablePointer<CChar>? = nil
+        syncr_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &pointer)
+        guard let url = pointer.map({ String(cString: $0) }) ?? Optional(request.url), let parts = URLParts(url) else {
+            return "the server"
+        }
+        return "\(parts.host):\(parts.port)"
     }
 
     /// Request body bytes curl has sent so far.
@@ -274,10 +311,14 @@ final class Transfer: @unchecked Sendable {
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
             return .timedOut(url: url, message: detail)
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+        case CURLE_PEER_FAILED_VERIFICATION:
+            return .tls(url: url, message: "cannot verify the certificate of \(peer): \(detail); "
+                + "if the server uses a private CA, trust it with ca_cert: FILE (or SSL_CERT_FILE), "
+                + "or set insecure: true on the entry to skip the check")
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM,
              CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,
              CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
-            return .tls(url: url, message: detail)
+            return .tls(url: url, message: "with \(peer): \(detail)")
         case CURLE_TOO_MANY_REDIRECTS, CURLE_UNSUPPORTED_PROTOCOL:
             return .redirect(url: url, message: detail)
         case CURLE_URL_MALFORMAT:

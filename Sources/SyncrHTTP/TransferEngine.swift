@@ -74,12 +74,8 @@ public final class TransferEngine: @unchecked Sendable {
         await attempt(request, sink: sink).result
     }
 
-    /// Performs a request like `perform`, and also tells whether any of the request left before
-    /// a failure: what the retry rule for non-idempotent requests (POST) needs.
-    ///
-    /// A request with a `body` reads it from disk as curl sends it; a body file that cannot be
-    /// opened fails the attempt with `.local` before anything is sent.
-    public func attempt(_ request: HTTPRequest, sink: ResponseSink) async -> TransferOutcome {
+    /// One hop of `attempt`: a single request, redirects not followed.
+    func attemptOnce(_ request: HTTPRequest, sink: ResponseSink) async -> TransferOutcome {
         guard !stopped.load(ordering: .acquiring) else { return TransferOutcome(result: .failure(.cancelled), requestSent: false) }
         var reader: BodyReader? = nil
         if let body = request.body {

@@ -34,20 +34,33 @@ public struct Manifest: Sendable {
     }
 
     /// Every secret value the manifest expanded from the environment, for output scrubbing:
-    /// from header values, download and upload URLs, and upload form field values. Longest first,
+    /// from header values, download and upload URLs, and upload form field values; and the
+    /// passwords written in URLs (`https://user:password@host/`). Longest first,
     /// so that scrubbing a secret never leaves part of a longer one.
     public var secrets: [String] {
         var all: [String] = defaults.headers.flatMap { $0.value.secrets }
         for d in downloads {
             all += d.url.secrets
+            all += Self.literalCredentials(d.url)
             all += d.settings.headers.flatMap { $0.value.secrets }
         }
         for u in uploads {
             all += u.url.secrets
+            all += Self.literalCredentials(u.url)
             all += u.settings.headers.flatMap { $0.value.secrets }
             all += u.fields.flatMap { $0.value.secrets }
         }
         return Array(Set(all.filter { !$0.isEmpty })).sorted { $0.count > $1.count }
+    }
+}
+
+extension Manifest {
+    /// The passwords in a URL that no `${...}` expansion already covers (those are secrets as a
+    /// whole): the ones written out in the manifest.
+    static func literalCredentials(_ url: Template) -> [String] {
+        URLCredentials.secrets(in: url.expanded).filter { password in
+            !url.secrets.contains { $0.contains(password) }
+        }
     }
 }
 
@@ -85,6 +98,9 @@ public struct Settings: Sendable, Equatable {
     /// At most this many connections to one host at once, over all files and segments
     /// (`max_connections_per_host`, run-wide).
     public var maxConnectionsPerHost: Int
+    /// Trust, redirect and credential settings (`ca_cert`, `insecure`, `trusted_redirects`,
+    /// `max_redirects`, `allow_insecure_redirects`, `netrc`).
+    public var network = NetworkSettings()
 
     public static let builtIn = Settings(jobs: 4, retries: 5, timeoutMilliseconds: 30_000, headers: [],
                                          connections: 8, minSplit: 16 << 20, lowSpeed: 1024,

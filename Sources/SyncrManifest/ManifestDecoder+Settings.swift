@@ -8,6 +8,12 @@ struct SettingsOverrides {
     var minSplit: Int64?
     var lowSpeed: Int64?
     var maxConnectionsPerHost: Int?
+    var caCertificate: (resolved: String, written: String)?
+    var insecure: Bool?
+    var trustedRedirects: Bool?
+    var maxRedirects: Int?
+    var allowInsecureRedirects: Bool?
+    var netrc: Bool?
 
     /// `base` with these overrides applied. Headers merge by case-insensitive name: an override
     /// replaces the base header in place (keeping the base's position), new names follow in order.
@@ -20,6 +26,15 @@ struct SettingsOverrides {
         if let minSplit { result.minSplit = minSplit }
         if let lowSpeed { result.lowSpeed = lowSpeed }
         if let maxConnectionsPerHost { result.maxConnectionsPerHost = maxConnectionsPerHost }
+        if let caCertificate {
+            result.network.caCertificate = caCertificate.resolved
+            result.network.caCertificateWritten = caCertificate.written
+        }
+        if let insecure { result.network.insecure = insecure }
+        if let trustedRedirects { result.network.trustedRedirects = trustedRedirects }
+        if let maxRedirects { result.network.maxRedirects = maxRedirects }
+        if let allowInsecureRedirects { result.network.allowInsecureRedirects = allowInsecureRedirects }
+        if let netrc { result.network.netrc = netrc }
         if let headers {
             var merged = base.headers
             for header in headers {
@@ -44,6 +59,7 @@ extension ManifestDecoder {
     static let maxConnectionsPerHostRange = 1...256
     static let minSplitRange: ClosedRange<Int64> = (64 << 10)...(1 << 40)
     static let lowSpeedRange: ClosedRange<Int64> = 1...(1 << 40)
+    static let maxRedirectsRange = 0...100
 
     /// Decodes `key` if it is a setting, into `settings`.
     ///
@@ -79,6 +95,24 @@ extension ManifestDecoder {
             settings.timeoutMilliseconds = duration(entry.value, path: path)
         case "headers":
             settings.headers = headers(entry.value, path: path)
+        case "ca_cert":
+            settings.caCertificate = caCertificate(entry.value, path: path)
+        case "insecure":
+            guard !runWide else {
+                report(path, at: entry.keyMark,
+                       "insecure turns certificate checks off for one entry only; set it on each entry that needs it, not under defaults:",
+                       hint: "to trust a private certificate authority for every entry, set ca_cert: under defaults: instead")
+                return true
+            }
+            settings.insecure = bool(entry.value, path: path)
+        case "trusted_redirects":
+            settings.trustedRedirects = bool(entry.value, path: path)
+        case "max_redirects":
+            settings.maxRedirects = integer(entry.value, path: path, range: Self.maxRedirectsRange)
+        case "allow_insecure_redirects":
+            settings.allowInsecureRedirects = bool(entry.value, path: path)
+        case "netrc":
+            settings.netrc = bool(entry.value, path: path)
         default:
             return false
         }
@@ -132,5 +166,34 @@ extension ManifestDecoder {
             result.append(Header(name: entry.key, value: value))
         }
         return ok ? result : nil
+    }
+}
+
+extension ManifestDecoder {
+    /// `ca_cert:`: a PEM file, relative to the manifest's folder, that must exist now.
+    mutating func caCertificate(_ node: YAMLNode, path: String) -> (resolved: String, written: String)? {
+        guard let text = string(node, path: path, expected: "a file path") else { return nil }
+        guard !text.isEmpty else {
+            report(path, at: node.mark, "expected a file path, found an empty string")
+            return nil
+        }
+        guard !text.unicodeScalars.contains("\0") else {
+            report(path, at: node.mark, "a path cannot contain a NUL byte")
+            return nil
+        }
+        let resolved = LexicalPath.resolve(text, against: directory)
+        switch FileCheck.kind(resolved) {
+        case .file:
+            return (resolved, text)
+        case .missing:
+            report(path, at: node.mark,
+                   "\(Self.quoted(text)) does not exist (looked for \(resolved)); give the path of a PEM file of CA certificates, relative to the manifest's folder")
+        case .directory:
+            report(path, at: node.mark,
+                   "\(Self.quoted(text)) is a folder; give the path of a PEM file of CA certificates")
+        case .unreadable(let reason):
+            report(path, at: node.mark, "\(Self.quoted(text)) cannot be read: \(reason)")
+        }
+        return nil
     }
 }

@@ -24,8 +24,9 @@ struct ManifestDecoder {
 
     mutating func report(_ path: String, at mark: YAMLMark?, _ message: String, hint: String? = nil) {
         let location = mark.map { SourceLocation(file: file, line: $0.line, column: $0.column) }
-        let sourceLine = mark.flatMap { $0.line - 1 < lines.count ? lines[$0.line - 1] : nil }
-        diagnostics.append(Diagnostic(file: file, location: location, path: path, message: message,
+        // A URL's password written in the manifest is a secret: the quoted line masks it.
+        let sourceLine = mark.flatMap { $0.line - 1 < lines.count ? URLCredentials.masked(lines[$0.line - 1]) : nil }
+        diagnostics.append(Diagnostic(file: file, location: location, path: path, message: URLCredentials.masked(message),
                                       sourceLine: sourceLine, hint: hint))
     }
 

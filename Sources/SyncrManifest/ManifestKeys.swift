@@ -9,11 +9,16 @@ enum ManifestKeys {
     /// Settings that apply to the whole run; valid only under `defaults:`.
     static let runWideSettings = ["jobs", "max_connections_per_host"]
     /// Settings that `defaults:` sets and each entry may override.
-    static let entrySettings = ["retries", "timeout", "headers", "connections", "min_split", "low_speed"]
+    static let entrySettings = ["retries", "timeout", "headers", "connections", "min_split", "low_speed",
+                                "ca_cert", "trusted_redirects", "max_redirects", "allow_insecure_redirects",
+                                "netrc"]
+    /// Settings only an entry may set (refused under `defaults:` with a message of their own).
+    static let entryOnlySettings = ["insecure"]
     /// Keys of `defaults:`.
     static let defaults = runWideSettings + entrySettings
     /// Keys of one `downloads:` entry.
     static let download = ["url", "to", "sha256", "md5", "allow_outside", "unzip", "strip_components"] + entrySettings
+        + entryOnlySettings
     /// Keys every `downloads:` entry must have.
     static let downloadRequired = ["url", "to"]
     /// Entry settings that only make sense for downloads (segmented Range requests); refused on
@@ -23,7 +28,7 @@ enum ManifestKeys {
     static let uploadSettings = entrySettings.filter { !downloadOnlySettings.contains($0) }
     /// Keys of one `uploads:` entry.
     static let upload = ["from", "to", "method", "field", "fields", "content_type", "retry", "zip",
-                         "deterministic"] + uploadSettings
+                         "deterministic"] + uploadSettings + entryOnlySettings
     /// Keys every `uploads:` entry must have.
     static let uploadRequired = ["from", "to"]
     /// Upload keys that only make sense with `method: post` (multipart).

@@ -6,6 +6,12 @@ enum Rendering {
     // MARK: JSON
 
     static func json(_ item: PlanItem) -> [(String, JSON)] {
+        var pairs = fields(item)
+        if item.insecure { pairs.append(("insecure", .bool(true))) }
+        return pairs
+    }
+
+    private static func fields(_ item: PlanItem) -> [(String, JSON)] {
         if item.kind == "upload" {
             return [
                 ("kind", .string(item.kind)),

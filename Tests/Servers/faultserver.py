@@ -23,6 +23,9 @@ Usage:  python3 faultserver.py --root DIR [--uploads DIR] [--port 0] [--log FILE
 Prints "PORT <n>" on stdout once listening. Exits cleanly on SIGTERM or SIGINT.
 Python 3 standard library only.
 
+Every request's headers are recorded per path (stats "headers": one {lowercased name:
+value} object per request, in order), so tests can see which headers reached the server.
+
 Control API (paths under /_control/ are never counted in stats):
   POST /_control/behave  {"path": "/big.bin", <options>}   replaces that path's behaviour
                          ({"path": ...} alone clears it); unknown options -> 400
@@ -44,7 +47,8 @@ Options (combinable; evaluated in this order per request):
       upload's body is read (and counted) first, unless it waits for 100 Continue.
   head_status: int            HEAD answered with this status (e.g. 405), GET unaffected.
   redirect_to: str, redirect_status: int (default 302; 307 for PUT and POST, after the
-      body was read)          Location: http://<host><redirect_to>.
+      body was read)          Location: http://<host><redirect_to>, or redirect_to itself
+                              when it is an absolute http(s) URL (another port or host).
   no_length: bool             no Content-Length; GET bodies use chunked transfer coding.
   no_validators: bool         omit ETag and Last-Modified (If-Range then never matches).
   weak_etag: bool             ETag sent as W/"..." (never matches If-Range: strong comparison).
@@ -126,6 +130,7 @@ class PathStats:
         self.in_flight = 0
         self.max_concurrent = 0
         self.connection_ids = set()
+        self.headers = []
 
     def snapshot(self):
         return {
@@ -137,6 +142,7 @@ class PathStats:
             "if_ranges": list(self.if_ranges), "statuses": list(self.statuses),
             "max_concurrent": self.max_concurrent,
             "connections": len(self.connection_ids),
+            "headers": [dict(h) for h in self.headers],
         }
 
 
@@ -478,6 +484,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 stats.ranges.append(range_header)
             if if_range is not None:
                 stats.if_ranges.append(if_range)
+            stats.headers.append({k.lower(): v for k, v in self.headers.items()})
             stats.connection_ids.add(self.connection_id)
             if not self.counted:
                 # Control calls never reach here: only file traffic counts as a connection.
@@ -534,8 +541,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
 
         if "redirect_to" in b:
-            host = self.headers.get("Host") or f"127.0.0.1:{self.server.server_port}"
-            location = f"http://{host}{b['redirect_to']}"
+            location = self.redirect_location(b["redirect_to"])
             self.send_simple(
                 b.get("redirect_status", 302), f"see {location}\n", {"Location": location}, head)
             return
@@ -639,8 +645,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # Read first, so the client sees the answer rather than a reset, and has to
             # rewind its body to send it again (307/308 keep the method and body).
             self.read_body(path, length, b, None)
-            host = self.headers.get("Host") or f"127.0.0.1:{self.server.server_port}"
-            location = f"http://{host}{b['redirect_to']}"
+            location = self.redirect_location(b["redirect_to"])
             self.send_simple(b.get("redirect_status", 307), f"see {location}\n", {"Location": location})
             return
 
@@ -676,6 +681,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def redirect_location(self, target):
+        if target.startswith(("http://", "https://")):
+            return target
+        host = self.headers.get("Host") or f"127.0.0.1:{self.server.server_port}"
+        return f"http://{host}{target}"
 
     def send_injected_status(self, b, extra=None):
         headers = dict(extra or {})

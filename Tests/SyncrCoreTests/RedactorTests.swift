@@ -79,3 +79,29 @@ import Testing
         #expect(r.scrub("https://bob:hunter22@host/x") == "https://bob:***@host/x")
     }
 }
+
+/// Every event text passes through the redactor on its way to the terminal.
+@Suite struct ScrubbingReporterTests {
+    final class Collector: ProgressReporter, @unchecked Sendable {
+        // @unchecked: the test reports from one task only.
+        var events: [ProgressEvent] = []
+        func report(_ event: ProgressEvent) { events.append(event) }
+    }
+
+    @Test func retriesNotesAndResultsAreMasked() throws {
+        let collector = Collector()
+        let reporter = ScrubbingReporter(inner: collector, redactor: Redactor(secrets: ["tok-12345"]))
+        let item = PlanItem(index: 0, url: "https://u:pw-secret@h/x", to: "x", action: .download,
+                            size: nil, offset: 0, bytes: nil, reason: "token tok-12345")
+        reporter.report(.started(item: item))
+        reporter.report(.retrying(index: 0, attempt: 1, delay: 1, error: "https://u:pw-secret@h/x: HTTP 503"))
+        reporter.report(.note(index: 0, message: "header tok-12345 refused"))
+        reporter.report(.finished(result: ItemResult(item: item, status: .failed, transferred: 0, seconds: 0,
+                                                     error: "https://u:pw-secret@h/x tok-12345", notes: ["tok-12345"])))
+        let text = collector.events.map { "\($0)" }.joined(separator: "\n")
+        #expect(collector.events.count == 4)
+        #expect(!text.contains("pw-secret"))
+        #expect(!text.contains("tok-12345"))
+        #expect(text.contains("https://u:***@h/x"))
+    }
+}

@@ -20,7 +20,7 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
     var statusOn: StatusOn? = nil
     /// HEAD alone is answered with this status (e.g. 405); GET is unaffected.
     var headStatus: Int? = nil
-    /// Redirect to this path on the same server.
+    /// Redirect to this path on the same server, or to this absolute http(s) URL.
     var redirectTo: String? = nil
     /// The redirect status (nil: 302).
     var redirectStatus: Int? = nil
@@ -98,9 +98,11 @@ struct FaultPathStats: Decodable, Sendable, Equatable {
     var maxConcurrent = 0
     /// Distinct TCP connections that carried requests for this path.
     var connections = 0
+    /// The headers of each request, in order: lowercased name → value.
+    var headers: [[String: String]] = []
 
     enum CodingKeys: String, CodingKey {
-        case requests, gets, heads, puts, posts, chunked, ranges, statuses, connections
+        case requests, gets, heads, puts, posts, chunked, ranges, statuses, connections, headers
         case bytesSent = "bytes_sent", ifRanges = "if_ranges", maxConcurrent = "max_concurrent"
         case bytesReceived = "bytes_received", contentLengths = "content_lengths"
     }

@@ -23,6 +23,14 @@ final class Nginx: Sendable {
         var limitRate: Int? = nil
         /// Directives added verbatim inside `server { }`, for one-off needs.
         var extraServerDirectives: String = ""
+        /// Serve https with this certificate chain and key (PEM files) instead of http.
+        var tls: TLSFiles? = nil
+    }
+
+    /// A server certificate (chain) and its private key, PEM.
+    struct TLSFiles: Sendable {
+        var certificate: URL
+        var key: URL
     }
 
     /// One line of the access log.
@@ -92,7 +100,7 @@ final class Nginx: Sendable {
         }
     }
 
-    /// `http://127.0.0.1:PORT`, no trailing slash.
+    /// `http://127.0.0.1:PORT` (`https://` with `Options.tls`), no trailing slash.
     let baseURL: String
     /// The port nginx listens on.
     let port: UInt16
@@ -111,9 +119,9 @@ final class Nginx: Sendable {
     /// `baseURL` + `path` (`path` starts with `/`).
     func url(_ path: String) -> String { baseURL + path }
 
-    private init(port: UInt16, root: URL, directory: TemporaryDirectory, child: ChildProcess) {
+    private init(port: UInt16, root: URL, directory: TemporaryDirectory, child: ChildProcess, tls: Bool = false) {
         self.port = port
-        self.baseURL = "http://127.0.0.1:\(port)"
+        self.baseURL = "\(tls ? "https" : "http")://127.0.0.1:\(port)"
         self.root = root
         self.directory = directory
         self.uploadDirectory = directory.appending("dav/upload")
@@ -147,7 +155,7 @@ final class Nginx: Sendable {
             process.standardError = FileHandle.nullDevice
             try launch(process)
             let child = ChildProcess(process)
-            let server = Nginx(port: port, root: root, directory: directory, child: child)
+            let server = Nginx(port: port, root: root, directory: directory, child: child, tls: options.tls != nil)
             let up = await poll { isAccepting(port: port) || !child.isRunning }
             if up && child.isRunning {
                 return server
@@ -222,6 +230,13 @@ final class Nginx: Sendable {
             """
         } ?? ""
         let limit = options.limitRate.map { "        limit_rate \($0);" } ?? ""
+        let listen = options.tls.map { files in
+            """
+            listen 127.0.0.1:\(port) ssl;
+                    ssl_certificate \(files.certificate.path);
+                    ssl_certificate_key \(files.key.path);
+            """
+        } ?? "listen 127.0.0.1:\(port);"
         // master_process off: a single process, so SIGKILL leaves no orphaned worker, and
         // no `user` switch: as root it reads files in root-owned 0700 temp dirs.
         return """
@@ -250,7 +265,7 @@ final class Nginx: Sendable {
                     '"request_completion":"$request_completion"}';
                 access_log \(dir)/access.log syncr;
                 server {
-                    listen 127.0.0.1:\(port);
+                    \(listen)
                     server_name localhost;
                     root \(rootPath);
             \(limit)

@@ -1,0 +1,134 @@
+/// Which redirects a request follows, and what it takes along.
+///
+/// syncr follows redirects itself rather than letting curl do it, so that each hop is checked
+/// (in the spirit of async-http-client's `RedirectState`):
+/// - only `http` and `https` targets; `https` to `http` only with `allowInsecureRedirects`;
+/// - at most `maxRedirects` hops (0 follows none), and a URL seen before in the chain is a loop;
+/// - credentials (`Authorization`, `Cookie`, `Proxy-Authorization`, the headers named in
+///   `HTTPRequest.credentialHeaders`, and the URL's `user:password`) go only to the origin
+///   (scheme, host, port) of the URL they were written for, unless `trustedRedirects`;
+/// - a request with a body (an upload) is re-sent with its method and body on 307 and 308 only,
+///   and to another origin only with `trustedRedirects`; 303 turns it into a GET (the server
+///   took the upload and points at the result); 301 and 302 are refused, since following them
+///   as a GET would report an upload that never arrived as a success.
+public struct RedirectPolicy: Sendable, Equatable {
+    /// Redirects followed at most; 0 follows none (a redirect is then an error).
+    public var maxRedirects: Int
+    /// Credentials follow a redirect to another origin.
+    public var trustedRedirects: Bool
+    /// An `https` URL may redirect to `http`.
+    public var allowInsecureRedirects: Bool
+
+    public init(maxRedirects: Int = 10, trustedRedirects: Bool = false, allowInsecureRedirects: Bool = false) {
+        self.maxRedirects = maxRedirects
+        self.trustedRedirects = trustedRedirects
+        self.allowInsecureRedirects = allowInsecureRedirects
+    }
+
+    /// Header names that always carry credentials (lowercased).
+    static let credentialHeaderNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
+    /// The statuses that redirect (RFC 9110 §15.4); 300, 304 and 305 are answers in their own right.
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+}
+
+/// What to do with a response that may be a redirect.
+enum RedirectDecision: Sendable {
+    /// Not a redirect to follow: the response is the answer.
+    case deliver
+    /// Send this request next.
+    case follow(HTTPRequest)
+    /// A redirect that must not be followed.
+    case refuse(TransferError)
+}
+
+/// The redirect chain of one request: the pure logic of `RedirectPolicy`, hop by hop.
+struct RedirectState: Sendable {
+    /// The request as the caller made it: its headers and URL credentials are what each hop
+    /// starts from, and its URL's origin is the one credentials were written for.
+    let original: HTTPRequest
+    private let originalParts: URLParts?
+    private var visited: Set<String>
+    /// Redirects followed so far.
+    private(set) var hops = 0
+
+    init(_ request: HTTPRequest) {
+        original = request
+        originalParts = URLParts(request.url)
+        visited = [originalParts?.normalized ?? request.url]
+    }
+
+    /// Decides about the answer `status` to `current` (the hop just made), whose `Location`
+    /// resolved to `target` (curl's `CURLINFO_REDIRECT_URL`; nil when there is none).
+    mutating func next(after current: HTTPRequest, status: Int, target: String?) -> RedirectDecision {
+        guard RedirectPolicy.redirectStatuses.contains(status), let target else { return .deliver }
+        let policy = original.redirects
+        let url = original.displayURL
+        let scheme = target.prefix { $0 != ":" }.lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            return .refuse(.redirect(url: url, message:
+                "the server redirects (HTTP \(status)) to a \(scheme): URL; only http and https redirects are followed"))
+        }
+        guard let parts = URLParts(target) else {
+            return .refuse(.redirect(url: url, message: "the server redirects (HTTP \(status)) to a URL that cannot be parsed"))
+        }
+        guard parts.scheme == "http" || parts.scheme == "https" else {
+            return .refuse(.redirect(url: url, message:
+                "the server redirects (HTTP \(status)) to a \(parts.scheme): URL; only http and https redirects are followed"))
+        }
+        if policy.maxRedirects == 0 {
+            return .refuse(.redirect(url: url, message:
+                "the server redirects (HTTP \(status)) to \(parts.display) and max_redirects is 0; point the URL at the final location, or raise max_redirects"))
+        }
+        let from = URLParts(current.url)
+        if from?.scheme == "https", parts.scheme == "http", !policy.allowInsecureRedirects {
+            return .refuse(.redirect(url: url, message:
+                "the server redirects (HTTP \(status)) from https to \(parts.display), which is not encrypted; set allow_insecure_redirects: true on the entry to follow it"))
+        }
+        guard !visited.contains(parts.normalized) else {
+            return .refuse(.redirect(url: url, message:
+                "redirect loop: \(parts.display) was already visited after \(hops + 1) redirect(s)"))
+        }
+        guard hops < policy.maxRedirects else {
+            return .refuse(.redirect(url: url, message:
+                "more than \(policy.maxRedirects) redirects (the last to \(parts.display)); raise max_redirects if the chain is expected"))
+        }
+        let sameOrigin = originalParts.map { $0.origin == parts.origin } ?? false
+        let keepCredentials = sameOrigin || policy.trustedRedirects
+
+        var next = current
+        if current.body != nil {
+            switch status {
+            case 307, 308:
+                guard keepCredentials else {
+                    return .refuse(.redirect(url: url, message:
+                        "the server redirects the upload (HTTP \(status)) to another origin, \(parts.display); syncr sends a body there only with trusted_redirects: true on the entry"))
+                }
+            case 303:
+                // RFC 9110 §15.4.4: the server took the request; the answer to read is elsewhere.
+                next.method = .get
+                next.body = nil
+            default:
+                return .refuse(.redirect(url: url, message:
+                    "the server answers the upload with HTTP \(status) to \(parts.display); a \(status) may turn the \(current.method.rawValue) into a GET that drops the body, so syncr does not follow it: point to: at the final URL (307 and 308 are followed)"))
+            }
+        }
+        // Credentials are taken from the original request at every hop: stripped while the chain
+        // is elsewhere, present again should it come back to their origin.
+        next.headers = keepCredentials ? original.headers : original.headers.filter { !original.isCredential($0.name) }
+        let user = keepCredentials ? originalParts?.user : nil
+        let password = keepCredentials ? originalParts?.password : nil
+        next.url = URLParts.replacingCredentials(in: target, user: user, password: password)
+        visited.insert(parts.normalized)
+        hops += 1
+        return .follow(next)
+    }
+}
+
+extension HTTPRequest {
+    /// Whether the header `name` carries credentials (by name, or listed in `credentialHeaders`).
+    func isCredential(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return RedirectPolicy.credentialHeaderNames.contains(lower) || credentialHeaders.contains(lower)
+    }
+}

@@ -1,0 +1,69 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// How a request checks the server's certificate.
+public struct TLSOptions: Sendable, Equatable {
+    /// Check the certificate chain and the host name (default). False is `insecure: true`.
+    public var verify: Bool
+    /// PEM files of CA certificates trusted in addition to the system's (`ca_cert:`,
+    /// `SSL_CERT_FILE`).
+    public var extraAnchors: [String]
+
+    public init(verify: Bool = true, extraAnchors: [String] = []) {
+        self.verify = verify
+        self.extraAnchors = extraAnchors
+    }
+}
+
+/// The CA bundle handed to curl when a request trusts more than the system's CAs.
+///
+/// `CURLOPT_CAINFO` replaces the system bundle rather than adding to it, and `CURLOPT_CAPATH`
+/// needs a folder of hashed links that not every system has. So the bundle is built in memory:
+/// the system bundle curl would use (`CURLINFO_CAINFO`) followed by the extra anchors, passed as
+/// `CURLOPT_CAINFO_BLOB` (supported by the OpenSSL, GnuTLS, wolfSSL, mbedTLS and Schannel
+/// backends). A system CA path (`CURLOPT_CAPATH`) stays in force as it was. No temporary file is
+/// written, and each set of anchors is read once per run.
+final class TrustBundle: Sendable {
+    let pem: [UInt8]
+
+    private init(pem: [UInt8]) { self.pem = pem }
+
+    private static let cache = Mutex<[[String]: TrustBundle]>([:])
+
+    /// The bundle for `anchors` (nil when there are none), or why it cannot be built.
+    static func bundle(for anchors: [String]) -> Result<TrustBundle?, TransferError> {
+        guard !anchors.isEmpty else { return .success(nil) }
+        if let cached = cache.withLock({ $0[anchors] }) { return .success(cached) }
+        var pem: [UInt8] = []
+        if let system = systemBundlePath, let bytes = FileManager.default.contents(atPath: system) {
+            pem += Array(bytes)
+            if pem.last != UInt8(ascii: "\n") { pem.append(UInt8(ascii: "\n")) }
+        }
+        for path in anchors {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                let code = errno
+                return .failure(.local(path: path, errno: code,
+                                       message: "cannot read the CA certificate file: \(String(cString: strerror(code)))"))
+            }
+            guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+                return .failure(.local(path: path, errno: EINVAL,
+                                       message: "holds no PEM certificate (-----BEGIN CERTIFICATE-----); convert a DER file with `openssl x509 -inform der -in FILE -out FILE.pem`"))
+            }
+            pem += Array(data)
+            if pem.last != UInt8(ascii: "\n") { pem.append(UInt8(ascii: "\n")) }
+        }
+        let bundle = TrustBundle(pem: pem)
+        cache.withLock { $0[anchors] = bundle }
+        return .success(bundle)
+    }
+
+    /// The CA bundle file this libcurl uses by default (nil if it has none, e.g. CA path only).
+    static let systemBundlePath: String? = {
+        guard let easy = curl_easy_init() else { return nil }
+        defer { curl_easy_cleanup(easy) }
+        var pointer: UnsafeMutablePointer<CChar>? = nil
+        guard syncr_easy_getinfo_string(easy, CURLINFO_CAINFO, &pointer) == CURLE_OK, let pointer else { return nil }
+        return String(cString: pointer)
+    }()
+}

@@ -1,0 +1,71 @@
+/// The user information of URLs written in a manifest (`https://user:password@host/`), which
+/// is a secret like a `${VAR}` expansion: found here so that output can mask it.
+public enum URLCredentials {
+    /// The password of every `scheme://user:password@host` in `text` (also `scheme://token@host`,
+    /// whose lone part is a credential), as written and percent-decoded.
+    public static func secrets(in text: String) -> [String] {
+        var found: [String] = []
+        var rest = Substring(text)
+        while let schemeEnd = rest.firstRange(of: "://") {
+            rest = rest[schemeEnd.upperBound...]
+            let end = rest.firstIndex(where: { "/?#\"'<> ".contains($0) || $0.isWhitespace }) ?? rest.endIndex
+            let authority = rest[..<end]
+            if let at = authority.lastIndex(of: "@") {
+                let info = authority[..<at]
+                let secret = info.firstIndex(of: ":").map { info[info.index(after: $0)...] } ?? info
+                if !secret.isEmpty {
+                    found.append(String(secret))
+                    if let decoded = percentDecoded(secret), decoded != String(secret) { found.append(decoded) }
+                }
+            }
+            rest = rest[end...]
+        }
+        return found
+    }
+
+    /// `scheme://user:password@host` → `scheme://user:***@host`, `scheme://token@host` →
+    /// `scheme://***@host`, everywhere in `text`.
+    public static func masked(_ text: String) -> String {
+        guard text.contains("://"), text.contains("@") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let schemeEnd = rest.firstRange(of: "://") {
+            result += rest[..<schemeEnd.upperBound]
+            rest = rest[schemeEnd.upperBound...]
+            let end = rest.firstIndex(where: { "/?#\"'<> ".contains($0) || $0.isWhitespace }) ?? rest.endIndex
+            let authority = rest[..<end]
+            if let at = authority.lastIndex(of: "@") {
+                if let colon = authority[..<at].firstIndex(of: ":") {
+                    result += authority[..<colon] + ":***" + authority[at...]
+                } else {
+                    result += "***" + authority[at...]
+                }
+            } else {
+                result += authority
+            }
+            rest = rest[end...]
+        }
+        return result + rest
+    }
+
+    static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var i = text.utf8.startIndex
+        let utf8 = text.utf8
+        while i < utf8.endIndex {
+            let b = utf8[i]
+            if b == UInt8(ascii: "%") {
+                let h = utf8.index(after: i)
+                guard h < utf8.endIndex, utf8.index(after: h) < utf8.endIndex,
+                      let v = UInt8(String(decoding: utf8[h...utf8.index(after: h)], as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(v)
+                i = utf8.index(h, offsetBy: 2)
+            } else {
+                bytes.append(b)
+                i = utf8.index(after: i)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+
+/// `http_proxy` / `no_proxy` through a real tinyproxy, `netrc: true`, and passwords written in
+/// URLs, which must never be printed.
+@Suite(.timeLimit(.minutes(5)))
+struct ProxyAndCredentialTests {
+    static func server() async throws -> (TemporaryDirectory, FaultServer, Data) {
+        let folder = try TemporaryDirectory(prefix: "proxy")
+        let root = try folder.makeDirectory("root")
+        let content = Data((0..<30_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try content.write(to: root.appendingPathComponent("file.bin"))
+        return (folder, try await FaultServer.start(root: root), content)
+    }
+
+    /// The harness clears proxies and sets `NO_PROXY=*`; these put a proxy back.
+    static func proxied(_ proxy: Tinyproxy, noProxy: String = "") -> [String: String] {
+        ["http_proxy": proxy.url, "HTTP_PROXY": proxy.url, "no_proxy": noProxy, "NO_PROXY": noProxy]
+    }
+
+    @Test func httpProxyCarriesTheRequests() async throws {
+        let (folder, server, content) = try await Self.server()
+        defer { withExtendedLifetime(folder) {} }
+        defer { server.stop() }
+        let proxy = try await Tinyproxy.start()
+        defer { proxy.stop() }
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0 }
+            downloads:
+              - { url: "\(server.url("/file.bin"))", to: file.bin }
+            """)
+        let r = try await harness.run(["apply"], environment: Self.proxied(proxy))
+        #expect(r.status == 0, "\(r.stderr)\n\(proxy.log())")
+        #expect(FileManager.default.contents(atPath: harness.folder + "/file.bin") == content)
+        let headers = try await server.stats()["/file.bin"].headers
+        #expect(!headers.isEmpty)
+        #expect(headers.allSatisfy { $0["via"]?.contains("tinyproxy") == true }, "every request came through the proxy: \(headers)")
+    }
+
+    @Test func noProxyBypassesTheProxy() async throws {
+        let (folder, server, content) = try await Self.server()
+        defer { withExtendedLifetime(folder) {} }
+        defer { server.stop() }
+        let proxy = try await Tinyproxy.start()
+        defer { proxy.stop() }
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0 }
+            downloads:
+              - { url: "\(server.url("/file.bin"))", to: file.bin }
+            """)
+        let r = try await harness.run(["apply"], environment: Self.proxied(proxy, noProxy: "127.0.0.1"))
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.contents(atPath: harness.folder + "/file.bin") == content)
+        let headers = try await server.stats()["/file.bin"].headers
+        #expect(!headers.isEmpty)
+        #expect(headers.allSatisfy { $0["via"] == nil }, "no request went through the proxy: \(headers)")
+    }
+
+    /// https through the proxy: a CONNECT tunnel, with the certificate still checked end to end
+    /// (the private CA is trusted with `ca_cert`).
+    @Test func httpsProxyTunnelsTLS() async throws {
+        let certificates = try await TestCertificates.make()
+        let root = try certificates.directory.makeDirectory("root")
+        let content = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 5) })
+        try content.write(to: root.appendingPathComponent("file.bin"))
+        let nginx = try await Nginx.start(root: root, options: .init(tls: certificates.server))
+        defer { nginx.stop() }
+        let proxy = try await Tinyproxy.start()
+        defer { proxy.stop() }
+        let harness = try CLIHarness()
+        try FileManager.default.copyItem(atPath: certificates.caCertificate.path, toPath: harness.folder + "/ca.pem")
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0, ca_cert: ca.pem }
+            downloads:
+              - { url: "\(nginx.url("/file.bin"))", to: file.bin }
+            """)
+        let environment = ["https_proxy": proxy.url, "HTTPS_PROXY": proxy.url, "no_proxy": "", "NO_PROXY": ""]
+        let r = try await harness.run(["apply"], environment: environment)
+        #expect(r.status == 0, "\(r.stderr)\n\(proxy.log())")
+        #expect(FileManager.default.contents(atPath: harness.folder + "/file.bin") == content)
+        #expect(proxy.log().contains("CONNECT 127.0.0.1:\(nginx.port)"), "\(proxy.log())")
+    }
+
+    /// `netrc: true` reads `~/.netrc` (HOME points at a folder of the test's); without it the
+    /// file is not consulted.
+    @Test func netrcSuppliesCredentialsOnlyWhenAsked() async throws {
+        let (folder, server, _) = try await Self.server()
+        defer { withExtendedLifetime(folder) {} }
+        defer { server.stop() }
+        let harness = try CLIHarness()
+        let home = try TemporaryDirectory(prefix: "home")
+        let netrc = home.appending(".netrc")
+        try "machine 127.0.0.1 login bob password netrc-pw-42\n".write(to: netrc, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: netrc.path)
+        let expected = "Basic " + Data("bob:netrc-pw-42".utf8).base64EncodedString()
+
+        for (flag, wanted) in [("false", nil), ("true", expected)] as [(String, String?)] {
+            try await server.reset()
+            try harness.write("syncr.yml", """
+                version: 1
+                defaults: { retries: 0, netrc: \(flag) }
+                downloads:
+                  - { url: "\(server.url("/file.bin"))", to: file-\(flag).bin }
+                """)
+            let r = try await harness.run(["apply"], environment: ["HOME": home.path])
+            #expect(r.status == 0, "\(r.stderr)")
+            let headers = try await server.stats()["/file.bin"].headers
+            #expect(!headers.isEmpty)
+            #expect(headers.allSatisfy { $0["authorization"] == wanted }, "netrc: \(flag): \(headers)")
+            #expect(!r.allOutput.contains("netrc-pw-42"))
+        }
+    }
+
+    /// The password is sent (as Basic auth) but appears in no output: plan and apply, text and
+    /// JSON, success and failure.
+    @Test func urlPasswordIsNeverPrinted() async throws {
+        let (folder, server, _) = try await Self.server()
+        defer { withExtendedLifetime(folder) {} }
+        defer { server.stop() }
+        let harness = try CLIHarness()
+        let host = "127.0.0.1:\(server.port)"
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 1 }
+            downloads:
+              - { url: "http://bob:hunter2-secret@\(host)/file.bin", to: file.bin }
+              - { url: "http://bob:hunter2-secret@\(host)/missing.bin", to: missing.bin }
+            uploads:
+              - { from: file.bin, to: "http://bob:hunter2-secret@\(host)/up/file.bin", method: put }
+            """)
+        var outputs: [String] = []
+        for arguments in [["validate"], ["plan"], ["plan", "--json"], ["apply"], ["apply", "--json"], ["plan"]] {
+            let r = try await harness.run(arguments)
+            outputs.append(r.allOutput)
+            #expect(!r.allOutput.contains("hunter2"), "\(arguments): \(r.allOutput)")
+        }
+        #expect(outputs[1].contains("bob:***@\(host)") || outputs[1].contains("missing.bin"))
+        #expect(outputs[3].contains("bob:***@\(host)/missing.bin"), "\(outputs[3])")
+        let headers = try await server.stats()["/file.bin"].headers
+        #expect(headers.contains { $0["authorization"] == "Basic " + Data("bob:hunter2-secret".utf8).base64EncodedString() })
+
+        // A manifest error quoting the line masks it too.
+        try harness.write("syncr.yml", """
+            version: 1
+            downloads:
+              - { url: "http://bob:hunter2-secret@\(host)/file.bin", to: file.bin, sha256: nothex }
+            """)
+        let invalid = try await harness.run(["validate"])
+        #expect(invalid.status != 0)
+        #expect(invalid.allOutput.contains("bob:***@"))
+        #expect(!invalid.allOutput.contains("hunter2"))
+    }
+}
