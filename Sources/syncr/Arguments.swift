@@ -1,3 +1,5 @@
+import SyncrManifest
+
 /// A command line that could not be understood: exits 64 (EX_USAGE).
 struct UsageError: Error {
     var message: String
@@ -29,6 +31,11 @@ struct Invocation {
     /// `help COMMAND` or `COMMAND --help`.
     var helpTopic: CommandName?
     var showHelp = false
+    /// `apply --progress`, `--progress-interval`, `--report FILE`, `--junit FILE`.
+    var progress = ProgressMode.auto
+    var progressIntervalMilliseconds = 10_000
+    var reportPath: String?
+    var junitPath: String?
 }
 
 /// One option: its spelling, whether it takes a value, and the commands that accept it.
@@ -51,6 +58,10 @@ enum ArgumentParser {
         OptionSpec(name: "--strip-components", takesValue: true, commands: [.unzip]),
         OptionSpec(name: "--deterministic", takesValue: false, commands: [.zip]),
         OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply, .zip, .unzip]),
+        OptionSpec(name: "--progress", takesValue: true, commands: [.apply]),
+        OptionSpec(name: "--progress-interval", takesValue: true, commands: [.apply]),
+        OptionSpec(name: "--report", takesValue: true, commands: [.apply]),
+        OptionSpec(name: "--junit", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--help", takesValue: false, commands: Set(CommandName.allCases)),
     ]
 
@@ -136,6 +147,25 @@ enum ArgumentParser {
                                      command: command.rawValue)
                 }
                 invocation.connections = n
+            case "--progress":
+                guard let value, let mode = ProgressMode(rawValue: value) else {
+                    let names = ProgressMode.allCases.map(\.rawValue)
+                    let suggestion = Suggest.closest(to: value ?? "", among: names)
+                    throw UsageError(message: "'--progress' takes auto, bar, plain or none, not '\(value ?? "")'."
+                        + (suggestion.map { " Did you mean '\($0)'?" } ?? ""), command: command.rawValue)
+                }
+                invocation.progress = mode
+            case "--progress-interval":
+                guard let value, let ms = DurationText.parse(value), ms >= 100 else {
+                    throw UsageError(message: "'--progress-interval' takes a duration of at least 100ms, such as 10s, "
+                        + "500ms or 1m, not '\(value ?? "")'.", command: command.rawValue)
+                }
+                invocation.progressIntervalMilliseconds = ms
+            case "--report", "--junit":
+                guard let value, !value.isEmpty else {
+                    throw UsageError(message: "'\(name)' needs a file name.", command: command.rawValue)
+                }
+                if name == "--report" { invocation.reportPath = value } else { invocation.junitPath = value }
             default: break
             }
         }

@@ -96,27 +96,16 @@ func run(_ invocation: Invocation) async -> Int32 {
         return invocation.detailedExitcode && plan.hasWork ? ExitCode.changesPending : ExitCode.success
     case .apply:
         guard let manifest = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
-        let reporter = LineReporter(quiet: invocation.quiet, total: manifest.downloads.count + manifest.uploads.count)
+        let reporter = ApplyOutput.reporter(invocation, entryCount: manifest.downloads.count + manifest.uploads.count,
+                                            terminal: TerminalInfo.stderr(environment: environment()))
         let session = Session(manifest: manifest,
                               options: RunOptions(cacheDirectory: invocation.cacheDirectory, jobs: invocation.jobs,
                                                   connections: invocation.connections, force: invocation.force),
                               reporter: reporter)
         defer { session.close() }
         let report = await session.apply()
-        if invocation.json {
-            Output.out(Rendering.applyJSON(report, plan: Plan(items: report.results.map(\.item))))
-        }
-        let ok = report.results.filter { $0.status == .ok }.count
-        let skipped = report.results.filter { $0.status == .skipped }.count
-        let failed = report.failed
-        let sentBytes = report.results.filter { $0.item.kind == "upload" }.reduce(0) { $0 + $1.transferred }
-        Output.err("syncr: \(ok) transferred, \(skipped) up to date, \(failed.count) failed; "
-            + "\(ByteSize.format(report.transferred - sentBytes)) received, \(ByteSize.format(sentBytes)) sent "
-            + "in \(Rendering.seconds(report.seconds)).")
-        for f in failed {
-            Output.err("  failed: \(Rendering.name(f.item)): \(f.error ?? "unknown error")")
-        }
-        return failed.isEmpty ? ExitCode.success : ExitCode.failures
+        reporter.finish()
+        return ApplyOutput.finish(report, invocation: invocation)
     }
 }
 
