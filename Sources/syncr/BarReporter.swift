@@ -159,13 +159,15 @@ final class BarReporter: RunReporter {
     /// `  total 3/10 files  45.0 MiB/120.0 MiB+  8.2 MiB/s  ETA 0:09`
     static func totalLine(_ board: TransferBoard, width: Int, now: Double) -> String {
         let rate = board.meter.rate(at: now)
-        var text = "  total \(board.finishedCount)/\(board.entryCount) files"
-        if board.failedCount > 0 { text += " (\(board.failedCount) failed)" }
-        text += "  \(ByteSize.format(board.moved))/\(ByteSize.format(board.expected))\(board.totalIsPartial ? "+" : "")"
-        text += "  \(ProgressText.speed(rate))"
+        var files = "total \(board.finishedCount)/\(board.entryCount) files"
+        if board.failedCount > 0 { files += " (\(board.failedCount) failed)" }
+        var fields = [files, "\(ByteSize.format(board.moved))/\(ByteSize.format(board.expected))\(board.totalIsPartial ? "+" : "")",
+                      ProgressText.speed(rate)]
         if !board.totalIsPartial, let eta = ProgressText.eta(remaining: board.remaining, rate: rate) {
-            text += "  ETA \(eta)"
+            fields.append("ETA \(eta)")
         }
-        return ProgressText.clip(text, width)
+        // Drop whole fields from the end rather than cut one in the middle.
+        while fields.count > 1, ProgressText.width("  " + fields.joined(separator: "  ")) > width { fields.removeLast() }
+        return ProgressText.clip("  " + fields.joined(separator: "  "), width)
     }
 }
