@@ -10,7 +10,10 @@ enum ApplyOutput {
     static func reporter(_ invocation: Invocation, entryCount: Int, terminal: TerminalInfo) -> any RunReporter {
         TerminalBar.prepare()
         let palette = Palette(enabled: terminal.colour)
-        switch invocation.progress.resolved(for: terminal) {
+        var mode = invocation.progress.resolved(for: terminal)
+        // --quiet asks for failures and the summary only: no bar unless one was asked for.
+        if invocation.quiet && invocation.progress == .auto { mode = .plain }
+        switch mode {
         case .none:
             return SilentReporter()
         case .bar:
