@@ -10,6 +10,7 @@ struct UsageError: Error {
 /// The commands syncr knows.
 enum CommandName: String, CaseIterable {
     case validate, plan, apply, zip, unzip, version, help
+    case initialize = "init", cache, completions
 }
 
 /// What the command line asked for.
@@ -36,6 +37,12 @@ struct Invocation {
     var progressIntervalMilliseconds = 10_000
     var reportPath: String?
     var junitPath: String?
+    /// `cache prune`, `cache --older-than`, `cache --dry-run`, `completions SHELL`: see CacheCommand and Completions.
+    var cacheAction: CacheCommand.Action = .list
+    var olderThan: String?
+    var dryRun = false
+    var manifestGiven = false
+    var shell: Completions.Shell?
 }
 
 /// One option: its spelling, whether it takes a value, and the commands that accept it.
@@ -51,13 +58,15 @@ enum ArgumentParser {
     static let options: [OptionSpec] = [
         OptionSpec(name: "--json", takesValue: false, commands: [.plan, .apply]),
         OptionSpec(name: "--detailed-exitcode", takesValue: false, commands: [.plan]),
-        OptionSpec(name: "--cache", takesValue: true, commands: [.plan, .apply]),
+        OptionSpec(name: "--cache", takesValue: true, commands: [.plan, .apply, .cache]),
         OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply]),
         OptionSpec(name: "--connections", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--force", takesValue: false, commands: [.plan, .apply]),
         OptionSpec(name: "--strip-components", takesValue: true, commands: [.unzip]),
         OptionSpec(name: "--deterministic", takesValue: false, commands: [.zip]),
-        OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply, .zip, .unzip]),
+        OptionSpec(name: "--older-than", takesValue: true, commands: [.cache]),
+        OptionSpec(name: "--dry-run", takesValue: false, commands: [.cache]),
+        OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply, .zip, .unzip, .cache]),
         OptionSpec(name: "--progress", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--progress-interval", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--report", takesValue: true, commands: [.apply]),
@@ -123,6 +132,8 @@ enum ArgumentParser {
             case "--quiet": invocation.quiet = true
             case "--force": invocation.force = true
             case "--deterministic": invocation.deterministic = true
+            case "--older-than": invocation.olderThan = value
+            case "--dry-run": invocation.dryRun = true
             case "--strip-components":
                 guard let value, let n = Int(value), (0...64).contains(n) else {
                     throw UsageError(message: "'--strip-components' takes a whole number from 0 to 64, not '\(value ?? "")'.",
@@ -196,6 +207,9 @@ enum ArgumentParser {
                 throw UsageError(message: "Unexpected argument '\(positionals[1])': give one manifest.", command: command.rawValue)
             }
             if let path = positionals.first { invocation.manifest = path }
+        case .initialize: try InitCommand.bind(positionals, to: &invocation)
+        case .cache: try CacheCommand.bind(positionals, to: &invocation)
+        case .completions: try Completions.bind(positionals, to: &invocation)
         }
         return invocation
     }

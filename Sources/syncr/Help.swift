@@ -14,6 +14,10 @@ enum Help {
       unzip ARCHIVE DEST    Unpack a zip, tar or tar.gz into DEST, replacing it in one step.
       version               Print syncr's version (also --version).
       help [COMMAND]        Show help for a command (also COMMAND --help).
+      init [FILE]           Write a commented starter syncr.yml (never overwrites one).
+      cache [MANIFEST]      List the cache: each entry's state, size on disk, URL and age.
+      cache prune           Remove cache entries nothing uses (--older-than, --dry-run).
+      completions SHELL     Print a completion script for bash, zsh or fish.
 
     MANIFEST defaults to syncr.yml in the current folder.
 
@@ -122,6 +126,12 @@ enum Help {
             """
         case .help:
             return overview
+        case .initialize:
+            return InitCommand.help
+        case .cache:
+            return CacheCommand.help
+        case .completions:
+            return Completions.help
         }
     }
 }

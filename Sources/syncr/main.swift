@@ -46,6 +46,12 @@ func run(_ invocation: Invocation) async -> Int32 {
     switch invocation.command {
     case .help:
         return ExitCode.success
+    case .initialize:
+        return InitCommand.run(invocation)
+    case .cache:
+        return CacheCommand.run(invocation)
+    case .completions:
+        return Completions.run(invocation)
     case .version:
         Output.out("syncr \(SyncrHTTPInfo.version) (\(SyncrHTTPInfo.curlVersion))")
         return ExitCode.success

@@ -1,0 +1,160 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrManifest
+
+/// What one cache entry holds, read from the cache folder without changing anything.
+///
+/// An entry is every file whose name starts with the same 32-hex-digit key: `<key>.data` and
+/// `<key>.state` for a download, `<key>.upload` (and `<key>.zip`) for an upload, and any
+/// `<key>.*.tmp` left by an interrupted atomic write.
+public struct CacheEntry: Sendable, Equatable {
+    /// What kind of record the entry carries.
+    public enum Kind: String, Sendable {
+        case download, upload
+        /// Files with the entry's key but no readable record (data that will be fetched again).
+        case unknown
+    }
+
+    /// How far a download entry got.
+    public enum Status: Sendable, Equatable {
+        /// Some bytes are cached; `of` is the resource's size when known.
+        case partial(cached: Int64, of: Int64?)
+        /// The whole resource is in the cache (an archive kept for `unzip:`, or not yet moved).
+        case complete
+        /// The file was moved to its destination; only its record is left.
+        case recorded
+        /// An upload record: what was last sent.
+        case sent(files: Int)
+        /// No readable record.
+        case noRecord
+    }
+
+    /// The lowercase hex key (MD5 of the URL for downloads).
+    public var key: String
+    public var kind: Kind
+    public var status: Status
+    /// The file names (not paths) in the cache folder that belong to the entry.
+    public var files: [String]
+    /// Bytes the entry's files occupy on disk (allocated blocks, so sparse data counts as written).
+    public var bytesOnDisk: Int64
+    /// The URL as the record has it (as written in the manifest; credentials and tokens masked).
+    public var url: String?
+    /// For an upload: the source as written.
+    public var source: String?
+    /// Unix seconds of the last change to any of the entry's files.
+    public var modified: Int64
+    /// A recorded download whose destination file is still exactly as the record describes: the
+    /// record is what lets `plan` skip it, and losing it costs a full download.
+    public var destinationInPlace = false
+
+    /// Seconds since the entry last changed, at `now`.
+    public func age(now: Int64) -> Int64 { max(0, now - modified) }
+}
+
+/// Reads a cache folder's entries.
+public enum CacheInventory {
+    /// Files with this suffix are locks (of a run that may be in progress): never part of an entry,
+    /// never removed by pruning.
+    public static let lockSuffix = ".lock"
+
+    /// The entries of the cache at `directory`, sorted by URL then key; an empty list when the
+    /// folder does not exist.
+    ///
+    /// - Throws: `FileError` when the folder exists but cannot be listed.
+    public static func entries(in directory: String) throws(FileError) -> [CacheEntry] {
+        guard let dir = opendir(directory) else {
+            if errno == ENOENT { return [] }
+            throw FileError(path: directory, operation: "list the cache folder", errno: errno)
+        }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            names.append(name)
+        }
+        closedir(dir)
+
+        var byKey: [String: [String]] = [:]
+        for name in names {
+            guard let key = key(ofFileNamed: name) else { continue }
+            byKey[key, default: []].append(name)
+        }
+        let cache = Cache(directory: directory)
+        var result: [CacheEntry] = []
+        for (key, files) in byKey {
+            var onDisk: Int64 = 0
+            var modified: Int64 = 0
+            var regular: [String] = []
+            for file in files.sorted() {
+                var st = stat()
+                guard lstat(directory + "/" + file, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+                regular.append(file)
+                onDisk += Int64(st.st_blocks) * 512
+                modified = max(modified, Int64(st.st_mtim.tv_sec))
+            }
+            guard !regular.isEmpty else { continue }
+            var entry = CacheEntry(key: key, kind: .unknown, status: .noRecord, files: regular,
+                                   bytesOnDisk: onDisk, url: nil, source: nil, modified: modified)
+            if let state = cache.loadState(key) {
+                entry.kind = .download
+                entry.url = maskURL(state.url)
+                let hasData = regular.contains(key + ".data")
+                if state.complete {
+                    entry.status = hasData ? .complete : .recorded
+                    if let destination = state.destination, let recorded = state.destinationFingerprint {
+                        entry.destinationInPlace = FS.fingerprint(destination) == recorded
+                    }
+                } else {
+                    entry.status = .partial(cached: hasData ? state.cachedBytes : 0, of: state.size)
+                }
+            } else if let record = cache.loadUploadRecord(key) {
+                entry.kind = .upload
+                entry.url = maskURL(record.url)
+                entry.source = record.from
+                entry.status = .sent(files: record.files.count)
+            }
+            result.append(entry)
+        }
+        return result.sorted { ($0.url ?? "~", $0.key) < ($1.url ?? "~", $1.key) }
+    }
+
+    /// The key a cache file belongs to: its name up to the first dot, when that is 32 hex digits;
+    /// nil for locks and for anything else (which pruning leaves alone).
+    static func key(ofFileNamed name: String) -> String? {
+        guard !name.hasSuffix(lockSuffix), let dot = name.firstIndex(of: ".") else { return nil }
+        let key = name[..<dot]
+        guard key.count == 32, key.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+        return String(key)
+    }
+
+    /// Query parameters whose values are masked when a URL is shown: their names suggest a
+    /// credential (`token`, `access_token`, `X-Amz-Signature`, `sig`, `api_key`, ...).
+    static let secretParameterHints = ["token", "key", "sig", "secret", "pass", "auth", "credential", "session", "code"]
+
+    /// A recorded URL fit to print: user information masked (as everywhere), and the values of
+    /// query parameters that look like credentials replaced by `***`. A record holds the URL as
+    /// written in the manifest, so `${VAR}` references stay as they are; but a token written
+    /// literally into a query string would otherwise reach a terminal or a CI log.
+    public static func maskURL(_ url: String) -> String {
+        let scrubbed = Redactor(secrets: []).scrub(url)
+        guard let question = scrubbed.firstIndex(of: "?") else { return scrubbed }
+        let base = scrubbed[..<question]
+        var query = scrubbed[scrubbed.index(after: question)...]
+        var fragment = ""
+        if let hash = query.firstIndex(of: "#") {
+            fragment = String(query[hash...])
+            query = query[..<hash]
+        }
+        let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { part -> String in
+            guard let eq = part.firstIndex(of: "=") else { return String(part) }
+            let name = part[..<eq].lowercased()
+            let value = part[part.index(after: eq)...]
+            if value.isEmpty || value.hasPrefix("${") { return String(part) }
+            return secretParameterHints.contains(where: { name.contains($0) }) ? part[..<eq] + "=***" : String(part)
+        }
+        return base + "?" + parts.joined(separator: "&") + fragment
+    }
+}

@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncrManifest
+
+/// Chooses and removes cache entries nothing needs any more.
+///
+/// An entry is pruned when it meets every criterion given: no entry of `manifest` refers to it
+/// (when a manifest is given), and it has not changed for `olderThan` seconds (when given).
+/// Without a manifest, a record whose destination file is still in place as recorded is kept:
+/// a file that is up to date never changes its entry, so its age says nothing about its use, and
+/// removing the record would make the next run download the file again. Lock files are never
+/// touched.
+///
+/// A run in progress is not yet detected here: pruning while `syncr apply` uses the same cache
+/// may remove a partial download it is writing (the run then fails that entry, and the next run
+/// fetches it again; no destination is ever harmed). Once runs hold the cache lock, pruning
+/// should take it too.
+public struct CachePrune: Sendable {
+    /// The cache keys the manifest's entries use (downloads by URL, uploads by method, source and
+    /// URL), nil to ignore references.
+    public var referenced: Set<String>?
+    /// Minimum age in seconds, nil for any age.
+    public var olderThan: Int64?
+
+    public init(referenced: Set<String>?, olderThan: Int64?) {
+        self.referenced = referenced
+        self.olderThan = olderThan
+    }
+
+    /// Everything the manifest refers to (with its variables expanded as the run would).
+    public static func keys(referencedBy manifest: Manifest) -> Set<String> {
+        var keys = Set(manifest.downloads.map { Cache.key(for: $0.url.expanded) })
+        keys.formUnion(manifest.uploads.map { Cache.uploadKey($0) })
+        return keys
+    }
+
+    /// Whether `entry` should go.
+    public func selects(_ entry: CacheEntry, now: Int64) -> Bool {
+        if let referenced, referenced.contains(entry.key) { return false }
+        if let olderThan, entry.age(now: now) < olderThan { return false }
+        if referenced == nil, entry.destinationInPlace { return false }
+        return referenced != nil || olderThan != nil
+    }
+
+    /// Removes the entry's files: the record first (so no record ever vouches for missing data),
+    /// then everything else.
+    ///
+    /// - Throws: `FileError` for the first file that could not be removed (one already gone is fine).
+    public static func remove(_ entry: CacheEntry, from directory: String) throws(FileError) {
+        let records = entry.files.filter { $0.hasSuffix(".state") || $0.hasSuffix(".upload") }
+        let rest = entry.files.filter { !records.contains($0) }
+        for name in records + rest {
+            let path = directory + "/" + name
+            if unlink(path) != 0 && errno != ENOENT {
+                throw FileError(path: path, operation: "remove", errno: errno)
+            }
+        }
+    }
+}
+
+/// Durations for `--older-than`: the manifest's units (`h`, `m`, `s`, `ms`) and days (`d`) in
+/// front, so `7d`, `36h`, `1d12h` and `90m` all read.
+public enum AgeText {
+    /// Seconds, or nil when the text is not a duration.
+    public static func seconds(_ text: String) -> Int64? {
+        var rest = Substring(text)
+        var days: Int64 = 0
+        if let d = rest.firstIndex(of: "d") {
+            guard let n = Int64(rest[..<d]), n >= 0, n < 1_000_000 else { return nil }
+            days = n
+            rest = rest[rest.index(after: d)...]
+            if rest.isEmpty { return days * 86_400 }
+        }
+        guard let ms = DurationText.parse(String(rest)) else { return nil }
+        return days * 86_400 + Int64(ms / 1000)
+    }
+}

@@ -1,0 +1,183 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncrCore
+import SyncrManifest
+
+/// `syncr cache [MANIFEST]` lists the cache; `syncr cache prune` removes what nothing uses.
+enum CacheCommand {
+    enum Action { case list, prune }
+
+    static let help = """
+    Usage: syncr cache [--cache DIR] [MANIFEST]
+           syncr cache prune [--older-than DURATION] [--dry-run] [--quiet] [--cache DIR] [MANIFEST]
+
+    Lists the cache folder (the manifest's 'cache:', or DIR): each entry's key, kind, state
+    (partial with the share cached, complete, recorded when the file was moved to its
+    destination and only its record is left, sent for uploads), size on disk, age and URL
+    as written in the manifest (credentials and token-like query values masked).
+
+    'prune' removes the entries no entry of MANIFEST uses (run it with the same environment
+    as apply: URLs with ${VAR} name their entries after expansion) and, with --older-than,
+    only those unchanged for at least DURATION. With --cache DIR and no MANIFEST, it prunes
+    by age alone, but keeps the records of files still in place at their destination (an
+    up-to-date file never changes its entry; without its record the next run fetches it
+    again). Lock files are never touched. Removing an entry costs at most a download or an
+    upload again; no destination file is ever changed.
+
+    Options:
+      --cache DIR           Use DIR instead of the manifest's cache folder; without a
+                            MANIFEST, no manifest is read.
+      --older-than DURATION
+                            With prune: only entries unchanged for DURATION (7d, 36h, 90m).
+      --dry-run             With prune: show what would be removed, remove nothing.
+      --quiet               With prune: print only the summary line.
+      -h, --help            Show this help.
+    """
+
+    static func bind(_ positionals: [String], to invocation: inout Invocation) throws(UsageError) {
+        var rest = positionals[...]
+        if rest.first == "prune" {
+            invocation.cacheAction = .prune
+            rest.removeFirst()
+        }
+        if rest.count > 1 {
+            throw UsageError(message: "Unexpected argument '\(rest[rest.startIndex + 1])': give one manifest.", command: "cache")
+        }
+        if let path = rest.first {
+            invocation.manifest = path
+            invocation.manifestGiven = true
+        }
+        if let text = invocation.olderThan, AgeText.seconds(text) == nil {
+            throw UsageError(message: "'--older-than' takes a duration such as 7d, 36h, 1d12h or 90m, not '\(text)'.",
+                             command: "cache")
+        }
+        if invocation.cacheAction == .list {
+            for (given, name) in [(invocation.olderThan != nil, "--older-than"), (invocation.dryRun, "--dry-run"),
+                                  (invocation.quiet, "--quiet")] where given {
+                throw UsageError(message: "'\(name)' applies to 'cache prune' only.", command: "cache")
+            }
+        } else if invocation.cacheDirectory != nil && !invocation.manifestGiven && invocation.olderThan == nil {
+            throw UsageError(message: "'cache prune --cache DIR' needs a MANIFEST (to keep what it uses) "
+                + "or --older-than DURATION (to keep what changed recently).", command: "cache")
+        }
+    }
+
+    static func run(_ invocation: Invocation) -> Int32 {
+        var manifest: Manifest?
+        if invocation.manifestGiven || invocation.cacheDirectory == nil {
+            guard let loaded = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
+            manifest = loaded
+        }
+        guard let directory = invocation.cacheDirectory ?? manifest?.cacheDirectory else { return ExitCode.usage }
+        let entries: [CacheEntry]
+        do {
+            entries = try CacheInventory.entries(in: directory)
+        } catch {
+            Output.err("syncr: error: \(error.description)")
+            return ExitCode.failures
+        }
+        let now = Int64(time(nil))
+        switch invocation.cacheAction {
+        case .list:
+            list(entries, directory: directory, now: now)
+            return ExitCode.success
+        case .prune:
+            let rule = CachePrune(referenced: manifest.map(CachePrune.keys(referencedBy:)),
+                                  olderThan: invocation.olderThan.flatMap(AgeText.seconds))
+            return prune(entries, directory: directory, rule: rule, manifestName: manifest == nil ? nil : invocation.manifest,
+                         dryRun: invocation.dryRun, quiet: invocation.quiet, now: now)
+        }
+    }
+
+    static func list(_ entries: [CacheEntry], directory: String, now: Int64) {
+        guard !entries.isEmpty else {
+            Output.out("Cache \(directory): empty.")
+            return
+        }
+        var rows = [["KEY", "KIND", "STATE", "ON DISK", "AGE", "URL"]]
+        for e in entries {
+            rows.append([e.key, e.kind.rawValue, state(e), ByteSize.format(e.bytesOnDisk), age(e.age(now: now)), what(e)])
+        }
+        for line in table(rows) { Output.out(line) }
+        let partial = entries.filter { if case .partial = $0.status { true } else { false } }.count
+        let total = entries.reduce(Int64(0)) { $0 + $1.bytesOnDisk }
+        Output.out("Cache \(directory): \(entries.count) entr\(entries.count == 1 ? "y" : "ies")"
+            + (partial > 0 ? " (\(partial) partial)" : "") + ", \(ByteSize.format(total)) on disk.")
+    }
+
+    static func prune(_ entries: [CacheEntry], directory: String, rule: CachePrune, manifestName: String?,
+                      dryRun: Bool, quiet: Bool, now: Int64) -> Int32 {
+        var removed = 0
+        var freed: Int64 = 0
+        var failed = 0
+        for e in entries where rule.selects(e, now: now) {
+            var reasons: [String] = []
+            if let manifestName { reasons.append("not used by \(manifestName)") }
+            if rule.olderThan != nil { reasons.append("unchanged for \(age(e.age(now: now)))") }
+            if !dryRun {
+                do {
+                    try CachePrune.remove(e, from: directory)
+                } catch {
+                    Output.err("syncr: error: \(error.description)")
+                    failed += 1
+                    continue
+                }
+            }
+            removed += 1
+            freed += e.bytesOnDisk
+            if !quiet {
+                Output.out("\(dryRun ? "would remove" : "removed") \(e.key) \(state(e)), \(ByteSize.format(e.bytesOnDisk)): "
+                    + "\(what(e)) (\(reasons.joined(separator: ", ")))")
+            }
+        }
+        let kept = entries.count - removed - failed
+        let noun = removed == 1 ? "entry" : "entries"
+        Output.out(dryRun
+            ? "syncr: would remove \(removed) cache \(noun) from \(directory), freeing \(ByteSize.format(freed)); \(kept) kept."
+            : "syncr: removed \(removed) cache \(noun) from \(directory), \(ByteSize.format(freed)) freed; \(kept) kept."
+              + (failed > 0 ? " \(failed) could not be removed." : ""))
+        return failed == 0 ? ExitCode.success : ExitCode.failures
+    }
+
+    static func state(_ e: CacheEntry) -> String {
+        switch e.status {
+        case .partial(let cached, let size):
+            guard let size, size > 0 else { return "partial" }
+            return "partial \(min(99, cached * 100 / size))%"
+        case .complete: return "complete"
+        case .recorded: return "recorded"
+        case .sent(let files): return "sent \(files) file\(files == 1 ? "" : "s")"
+        case .noRecord: return "no record"
+        }
+    }
+
+    static func what(_ e: CacheEntry) -> String {
+        switch e.kind {
+        case .upload: return "\(e.source ?? "?") -> \(e.url ?? "?")"
+        case .download: return e.url ?? "?"
+        case .unknown: return "-"
+        }
+    }
+
+    /// `45s`, `12m`, `3h`, `5d`: the largest whole unit.
+    static func age(_ seconds: Int64) -> String {
+        switch seconds {
+        case ..<60: "\(seconds)s"
+        case ..<3600: "\(seconds / 60)m"
+        case ..<86_400: "\(seconds / 3600)h"
+        default: "\(seconds / 86_400)d"
+        }
+    }
+
+    /// Left-aligned columns two spaces apart; the last column is not padded.
+    static func table(_ rows: [[String]]) -> [String] {
+        guard let columns = rows.first?.count else { return [] }
+        let widths = (0..<columns).map { c in rows.map { $0[c].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { c, cell in
+                c == columns - 1 ? cell : cell + String(repeating: " ", count: widths[c] - cell.count)
+            }.joined(separator: "  ")
+        }
+    }
+}
