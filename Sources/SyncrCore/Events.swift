@@ -2,12 +2,13 @@
 public enum ProgressEvent: Sendable {
     /// An entry starts transferring.
     case started(item: PlanItem)
-    /// Bytes arrived for an entry (a running total for this run).
-    case progress(index: Int, transferred: Int64, total: Int64?)
+    /// Bytes moved for an entry (a running total for this run): received for a download, sent
+    /// for an upload. `kind` ("download" or "upload") tells which list `index` counts in.
+    case progress(index: Int, transferred: Int64, total: Int64?, kind: String = "download")
     /// An attempt failed and will be retried after `delay` seconds.
-    case retrying(index: Int, attempt: Int, delay: Double, error: String)
+    case retrying(index: Int, attempt: Int, delay: Double, error: String, kind: String = "download")
     /// Something the operator should know (e.g. "the server ignored Range; restarted from byte 0").
-    case note(index: Int, message: String)
+    case note(index: Int, message: String, kind: String = "download")
     /// An entry is done, one way or the other.
     case finished(result: ItemResult)
 }

@@ -97,10 +97,10 @@ struct ScrubbingReporter: ProgressReporter {
             inner.report(.started(item: item))
         case .progress:
             inner.report(event)
-        case .retrying(let index, let attempt, let delay, let error):
-            inner.report(.retrying(index: index, attempt: attempt, delay: delay, error: redactor.scrub(error)))
-        case .note(let index, let message):
-            inner.report(.note(index: index, message: redactor.scrub(message)))
+        case .retrying(let index, let attempt, let delay, let error, let kind):
+            inner.report(.retrying(index: index, attempt: attempt, delay: delay, error: redactor.scrub(error), kind: kind))
+        case .note(let index, let message, let kind):
+            inner.report(.note(index: index, message: redactor.scrub(message), kind: kind))
         case .finished(var result):
             result.item.url = redactor.scrub(result.item.url)
             result.item.reason = redactor.scrub(result.item.reason)

@@ -6,6 +6,7 @@ import SyncrArchive
 import SyncrDigest
 import SyncrHTTP
 import SyncrManifest
+import Synchronization
 
 /// What an upload will send, worked out while planning and carried to apply.
 struct UploadContext: Sendable {
@@ -177,6 +178,18 @@ struct Uploader: Sendable {
     let engine: TransferEngine
     let redactor: Redactor
     let reporter: (any ProgressReporter)?
+    /// Bytes sent so far, for progress events.
+    private let progress = UploadProgress()
+
+    init(upload: Upload, item: PlanItem, cache: Cache, engine: TransferEngine, redactor: Redactor,
+         reporter: (any ProgressReporter)?) {
+        self.upload = upload
+        self.item = item
+        self.cache = cache
+        self.engine = engine
+        self.redactor = redactor
+        self.reporter = reporter
+    }
 
     struct Failure: Error { var message: String }
 
@@ -201,6 +214,14 @@ struct Uploader: Sendable {
         // An entry not started when the run was interrupted does not start.
         if Task.isCancelled { return result(.interrupted, "interrupted before it started") }
         reporter?.report(.started(item: item))
+        let ticker = Task { [reporter, progress, index = item.index, total = item.bytes] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: EntryRecorder.interval)
+                if Task.isCancelled { break }
+                reporter?.report(.progress(index: index, transferred: progress.sent, total: total, kind: "upload"))
+            }
+        }
+        defer { ticker.cancel() }
         let tree = context.tree
         let hashing: Task<[String: UploadRecord.SentFile], any Error>? = context.digestsPending
             ? Task { try await BlockingIO.run { try UploadPlanner.digests(tree, reusing: nil) } }
@@ -255,6 +276,7 @@ struct Uploader: Sendable {
     /// Sends one request with the entry's retry rules; returns the bytes sent.
     private func send(_ base: HTTPRequest, notes: inout [String]) async throws -> Int64 {
         var request = base
+        request.bodyProgress = progress.current
         request.connectTimeoutMilliseconds = upload.settings.timeoutMilliseconds
         request.lowSpeedTimeSeconds = max(1, upload.settings.timeoutMilliseconds / 1000)
         var budget = RetryBudget(retries: upload.settings.retries, position: 0)
@@ -263,7 +285,10 @@ struct Uploader: Sendable {
             var failure: TransferError
             switch outcome.result {
             case .success(let response):
-                guard let error = response.statusError(url: request.displayURL) else { return response.uploadedBytes }
+                guard let error = response.statusError(url: request.displayURL) else {
+                    progress.requestDone(response.uploadedBytes)
+                    return response.uploadedBytes
+                }
                 failure = error
             case .failure(let error):
                 failure = error
@@ -282,7 +307,7 @@ struct Uploader: Sendable {
                 throw Failure(message: failure.description + error.suffix)
             }
             reporter?.report(.retrying(index: item.index, attempt: budget.failuresWithoutProgress, delay: delay,
-                                       error: redactor.scrub(failure.description)))
+                                       error: redactor.scrub(failure.description), kind: "upload"))
             try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
         }
     }
@@ -297,4 +322,20 @@ struct Uploader: Sendable {
         func join(_ base: String) -> String { base.hasSuffix("/") ? base + encoded : base + "/" + encoded }
         return (join(upload.url.expanded), join(upload.url.written))
     }
+}
+
+/// Bytes of an upload sent by its finished requests plus the one in flight, for progress events.
+final class UploadProgress: Sendable {
+    /// The request in flight.
+    let current = BodyProgress()
+    private let finished = Mutex<Int64>(0)
+
+    /// A request was sent whole: its bytes count from now on.
+    func requestDone(_ bytes: Int64) {
+        // Reset first: a reader in between sees too little for a moment, never too much.
+        current.reset()
+        finished.withLock { $0 += bytes }
+    }
+
+    var sent: Int64 { finished.withLock { $0 } + current.sent }
 }

@@ -46,6 +46,8 @@ public struct HTTPRequest: Sendable {
     /// body adds its `Content-Type` unless `headers` has one. GET and HEAD cannot carry one
     /// (`perform` fails with `.local` naming the body).
     public var body: RequestBody?
+    /// Where the engine records how much of `body` was read, for progress display.
+    public var bodyProgress: BodyProgress?
 
     public init(method: Method = .get, url: String, displayURL: String,
                 headers: [(name: String, value: String)] = [], range: ByteRange? = nil,

@@ -153,6 +153,7 @@ final class Transfer: @unchecked Sendable {
         guard let body else { return 0 }
         if cancelRequested.load(ordering: .relaxed) { return Int(syncr_readfunc_abort()) }
         guard let n = body.read(into: buffer) else { return Int(syncr_readfunc_abort()) }
+        request.bodyProgress?.update(body.position)
         return n
     }
 

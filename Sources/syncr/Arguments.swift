@@ -34,6 +34,11 @@ struct Invocation {
     /// `help COMMAND` or `COMMAND --help`.
     var helpTopic: CommandName?
     var showHelp = false
+    /// `apply --progress`, `--progress-interval`, `--report FILE`, `--junit FILE`.
+    var progress = ProgressMode.auto
+    var progressIntervalMilliseconds = 10_000
+    var reportPath: String?
+    var junitPath: String?
     /// `cache prune`, `cache --older-than`, `cache --dry-run`, `completions SHELL`: see CacheCommand and Completions.
     var cacheAction: CacheCommand.Action = .list
     var olderThan: String?
@@ -65,6 +70,10 @@ enum ArgumentParser {
         OptionSpec(name: "--older-than", takesValue: true, commands: [.cache]),
         OptionSpec(name: "--dry-run", takesValue: false, commands: [.cache]),
         OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply, .zip, .unzip, .cache]),
+        OptionSpec(name: "--progress", takesValue: true, commands: [.apply]),
+        OptionSpec(name: "--progress-interval", takesValue: true, commands: [.apply]),
+        OptionSpec(name: "--report", takesValue: true, commands: [.apply]),
+        OptionSpec(name: "--junit", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--help", takesValue: false, commands: Set(CommandName.allCases)),
     ]
 
@@ -158,6 +167,25 @@ enum ArgumentParser {
                                      command: command.rawValue)
                 }
                 invocation.lockTimeoutMilliseconds = ms
+            case "--progress":
+                guard let value, let mode = ProgressMode(rawValue: value) else {
+                    let names = ProgressMode.allCases.map(\.rawValue)
+                    let suggestion = Suggest.closest(to: value ?? "", among: names)
+                    throw UsageError(message: "'--progress' takes auto, bar, plain or none, not '\(value ?? "")'."
+                        + (suggestion.map { " Did you mean '\($0)'?" } ?? ""), command: command.rawValue)
+                }
+                invocation.progress = mode
+            case "--progress-interval":
+                guard let value, let ms = DurationText.parse(value), ms >= 100 else {
+                    throw UsageError(message: "'--progress-interval' takes a duration of at least 100ms, such as 10s, "
+                        + "500ms or 1m, not '\(value ?? "")'.", command: command.rawValue)
+                }
+                invocation.progressIntervalMilliseconds = ms
+            case "--report", "--junit":
+                guard let value, !value.isEmpty else {
+                    throw UsageError(message: "'\(name)' needs a file name.", command: command.rawValue)
+                }
+                if name == "--report" { invocation.reportPath = value } else { invocation.junitPath = value }
             default: break
             }
         }

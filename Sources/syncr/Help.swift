@@ -68,8 +68,9 @@ enum Help {
             """
         case .apply:
             return """
-            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force]
-                               [--lock-timeout TIME] [--quiet] [MANIFEST]
+            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force] [--quiet]
+                               [--progress MODE] [--progress-interval TIME] [--report FILE] [--junit FILE]
+                               [--lock-timeout TIME] [MANIFEST]
 
             Plans, then does what the plan says: up to N entries at once, resuming partial
             downloads, retrying with backoff, verifying checksums, moving each file into place
@@ -90,6 +91,15 @@ enum Help {
               --lock-timeout TIME   When another syncr run is using the same cache, wait up to
                                     TIME (30s, 5m, 1h) for it to finish (default 0: exit 75 at once).
               --quiet               Print only failures and the summary.
+              --progress MODE       auto (default): bar on a terminal, plain otherwise; bar: one line
+                                    per transfer and a total, redrawn in place; plain: whole lines
+                                    only (start, finish, a summary every interval); none: no progress.
+              --progress-interval TIME
+                                    How often plain mode prints a summary line (default 10s; e.g.
+                                    500ms, 30s, 1m).
+              --report FILE         Also write the --json output to FILE.
+              --junit FILE          Write a JUnit XML report to FILE: one test case per entry,
+                                    failed entries as failures with their error.
               -h, --help            Show this help.
             """
         case .zip:

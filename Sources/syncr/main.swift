@@ -105,7 +105,10 @@ func run(_ invocation: Invocation) async -> Int32 {
         return invocation.detailedExitcode && plan.hasWork ? ExitCode.changesPending : ExitCode.success
     case .apply:
         guard let manifest = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
-        let reporter = LineReporter(quiet: invocation.quiet, total: manifest.downloads.count + manifest.uploads.count)
+        let reporter = ApplyOutput.reporter(invocation, entryCount: manifest.downloads.count + manifest.uploads.count,
+                                            terminal: TerminalInfo.stderr(environment: environment()))
+        // On Ctrl-C the bar makes way for the notice and the lines that follow.
+        Signals.onFirstSignal { _ in reporter.finish() }
         let session = Session(manifest: manifest,
                               options: RunOptions(cacheDirectory: invocation.cacheDirectory, jobs: invocation.jobs,
                                                   connections: invocation.connections, force: invocation.force),
@@ -122,22 +125,10 @@ func run(_ invocation: Invocation) async -> Int32 {
         }
         defer { lock?.release() }
         let report = await session.apply()
-        if invocation.json {
-            Output.out(Rendering.applyJSON(report, plan: Plan(items: report.results.map(\.item))))
-        }
-        let ok = report.results.filter { $0.status == .ok }.count
-        let skipped = report.results.filter { $0.status == .skipped }.count
-        let failed = report.failed
-        let sentBytes = report.results.filter { $0.item.kind == "upload" }.reduce(0) { $0 + $1.transferred }
-        Output.err("syncr: \(ok) transferred, \(skipped) up to date, \(failed.count) failed"
-            + (report.interrupted.isEmpty ? "" : ", \(report.interrupted.count) interrupted") + "; "
-            + "\(ByteSize.format(report.transferred - sentBytes)) received, \(ByteSize.format(sentBytes)) sent "
-            + "in \(Rendering.seconds(report.seconds)).")
-        for f in failed {
-            Output.err("  failed: \(Rendering.name(f.item)): \(f.error ?? "unknown error")")
-        }
+        reporter.finish()
+        let code = ApplyOutput.finish(report, invocation: invocation)
         Signals.reportInterrupted(report)
-        return failed.isEmpty ? ExitCode.success : ExitCode.failures
+        return code
     }
 }
 
@@ -148,6 +139,8 @@ do {
     let work = Task { await run(invocation) }
     if [.plan, .apply].contains(invocation.command) && !invocation.showHelp {
         Signals.install(notice: invocation.command == .apply ? Signals.applyNotice : "syncr: interrupted") { _ in work.cancel() }
+        // A second signal exits at once: show the cursor the bar hid (async-signal-safe).
+        Signals.emergency = { TerminalBar.emergencyRestore() }
     }
     let status = await work.value
     code = Signals.received.map(Signals.exitCode(for:)) ?? status

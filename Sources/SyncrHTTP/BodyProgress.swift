@@ -1,0 +1,20 @@
+import Synchronization
+
+/// How much of a request body curl has taken so far, for progress display: set on the engine
+/// thread as curl reads the body, read from any task.
+///
+/// It follows the read position, so it goes back to 0 when curl rewinds the body (a redirect,
+/// an authentication round) and when the request is attempted again.
+public final class BodyProgress: Sendable {
+    private let position = Atomic<Int64>(0)
+
+    public init() {}
+
+    /// Bytes of the body handed to curl in the current attempt.
+    public var sent: Int64 { position.load(ordering: .relaxed) }
+
+    /// Back to 0, for the next request that reports here.
+    public func reset() { position.store(0, ordering: .relaxed) }
+
+    func update(_ value: Int64) { position.store(value, ordering: .relaxed) }
+}

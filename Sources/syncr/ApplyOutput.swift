@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncrCore
+
+/// What `apply` shows and writes: the progress reporter while it runs, then the `--json`
+/// output, the summary and the `--report` / `--junit` files.
+enum ApplyOutput {
+    /// The reporter `--progress` asks for, on what stderr is.
+    static func reporter(_ invocation: Invocation, entryCount: Int, terminal: TerminalInfo) -> any RunReporter {
+        TerminalBar.prepare()
+        let palette = Palette(enabled: terminal.colour)
+        var mode = invocation.progress.resolved(for: terminal)
+        // --quiet asks for failures and the summary only: no bar unless one was asked for.
+        if invocation.quiet && invocation.progress == .auto { mode = .plain }
+        switch mode {
+        case .none:
+            return SilentReporter()
+        case .bar:
+            return BarReporter(quiet: invocation.quiet, entryCount: entryCount, palette: palette)
+        case .plain, .auto:
+            return PlainReporter(quiet: invocation.quiet, entryCount: entryCount,
+                                 interval: Double(invocation.progressIntervalMilliseconds) / 1000, palette: palette)
+        }
+    }
+
+    /// Prints the results and writes the report files; returns the exit code.
+    static func finish(_ report: ApplyReport, invocation: Invocation) -> Int32 {
+        var json: String?
+        if invocation.json || invocation.reportPath != nil {
+            json = Rendering.applyJSON(report, plan: Plan(items: report.results.map(\.item)))
+        }
+        if invocation.json, let json { Output.out(json) }
+        for line in RunSummary.lines(report) { Output.err(line) }
+        var code = report.failed.isEmpty ? ExitCode.success : ExitCode.failures
+        if let path = invocation.reportPath, let json {
+            if let problem = write(json + "\n", to: path) {
+                Output.err("syncr: error: cannot write the --report file \(path): \(problem)")
+                code = ExitCode.failures
+            }
+        }
+        if let path = invocation.junitPath {
+            if let problem = write(JUnitReport.xml(report, manifest: invocation.manifest), to: path) {
+                Output.err("syncr: error: cannot write the --junit file \(path): \(problem)")
+                code = ExitCode.failures
+            }
+        }
+        return code
+    }
+
+    /// Writes `text` to a temporary file beside `path` and renames it into place, so that a
+    /// reader never sees half a report. Returns what went wrong, or nil.
+    static func write(_ text: String, to path: String) -> String? {
+        let temporary = path + ".syncr-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let problem = String(cString: strerror(errno))
+                close(fd)
+                unlink(temporary)
+                return problem
+            }
+            bytes = bytes.dropFirst(n)
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let problem = String(cString: strerror(errno))
+            unlink(temporary)
+            return problem
+        }
+        return nil
+    }
+}

@@ -1,0 +1,53 @@
+import SyncrCore
+import SyncrManifest
+
+/// The whole lines printed about single entries, in plain mode and above the bar alike.
+struct EntryLines: Sendable {
+    var palette: Palette
+    var entryCount: Int
+
+    /// `[2/5] download out/a.bin (1.0 MiB) from http://...`
+    func started(_ item: PlanItem, number: Int) -> String {
+        var what = "\(item.action.rawValue) \(Rendering.name(item))"
+        if let size = item.size {
+            // A resume names what is cached: with pieces from several connections that is
+            // more than the offset of the first missing byte.
+            what += item.action == .resume
+                ? ": \(ByteSize.format(size - (item.bytes ?? 0))) of \(ByteSize.format(size)) cached"
+                : " (\(ByteSize.format(size)))"
+        }
+        return "[\(number)/\(entryCount)] \(what)" + (item.kind == "upload" ? "" : " from \(item.url)")
+    }
+
+    /// `  done download out/a.bin: 1.0 MiB in 0.52 s, 1.9 MiB/s` (action, size, time, average
+    /// speed), or the failure with its reason. Nil for an entry that was up to date.
+    func finished(_ result: ItemResult) -> String? {
+        let name = Rendering.name(result.item)
+        switch result.status {
+        case .ok:
+            let note = result.item.action == .resume && result.transferred < (result.item.size ?? 0)
+                ? " (resumed at byte \(result.item.offset))" : ""
+            return "  \(palette.green("done")) \(result.item.action.rawValue) \(name): "
+                + "\(ByteSize.format(result.transferred)) in \(Rendering.seconds(result.seconds)), "
+                + "\(Rendering.speed(bytes: result.transferred, seconds: result.seconds))\(note)"
+        case .skipped, .interrupted:
+            // Interrupted entries are listed after the summary.
+            return nil
+        case .failed:
+            return "  \(palette.red("FAILED")) \(name): \(result.error ?? "unknown error")"
+        }
+    }
+
+    func retrying(_ name: String, attempt: Int, delay: Double, error: String) -> String {
+        "  \(palette.yellow("retry")) #\(attempt) of \(name) in \(Rendering.seconds(delay)): \(error)"
+    }
+
+    func note(_ name: String, _ message: String) -> String {
+        "  note: \(name): \(message)"
+    }
+
+    /// The name of an entry an index-only event is about.
+    static func name(_ key: EntryKey, on board: TransferBoard) -> String {
+        board.entry(key).map { Rendering.name($0.item) } ?? "\(key.kind)s[\(key.index)]"
+    }
+}

@@ -1,0 +1,74 @@
+import SyncrCore
+
+/// `--junit FILE`: the run as a JUnit XML report, one test case per entry and a failure for each
+/// failed entry with its error, so that CI systems list failed fetches in their test view.
+enum JUnitReport {
+    static func xml(_ report: ApplyReport, manifest: String) -> String {
+        let failures = report.failed.count
+        // An interrupted entry did not fail, but it did not finish either: an error, not a pass.
+        let errors = report.interrupted.count
+        let tests = report.results.count
+        let time = seconds(report.seconds)
+        var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        out += "<testsuites name=\"syncr\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"\(errors)\" time=\"\(time)\">\n"
+        out += "  <testsuite name=\"\(escape("syncr apply " + manifest))\" tests=\"\(tests)\" failures=\"\(failures)\" "
+            + "errors=\"\(errors)\" skipped=\"0\" time=\"\(time)\">\n"
+        for r in report.results {
+            out += "    <testcase classname=\"syncr.\(escape(r.item.kind))\" name=\"\(escape(Rendering.name(r.item)))\" "
+                + "time=\"\(seconds(r.seconds))\""
+            var body = ""
+            if r.status == .failed {
+                let error = r.error ?? "unknown error"
+                body += "      <failure message=\"\(escape(error))\" type=\"\(escape(r.item.action.rawValue))\">"
+                    + escape(error) + "</failure>\n"
+            }
+            if r.status == .interrupted {
+                let error = r.error ?? "interrupted"
+                body += "      <error message=\"\(escape(error))\" type=\"interrupted\">" + escape(error) + "</error>\n"
+            }
+            var out2: [String] = ["\(r.item.action.rawValue) \(r.item.url)"]
+            switch r.status {
+            case .ok: out2.append("\(r.transferred) bytes in \(seconds(r.seconds)) s")
+            case .skipped: out2.append("up to date: \(r.item.reason)")
+            case .failed, .interrupted: break
+            }
+            out2 += r.notes.map { "note: " + $0 }
+            body += "      <system-out>" + escape(out2.joined(separator: "\n")) + "</system-out>\n"
+            out += ">\n" + body + "    </testcase>\n"
+        }
+        out += "  </testsuite>\n</testsuites>\n"
+        return out
+    }
+
+    private static func seconds(_ s: Double) -> String {
+        let ms = Int64((s * 1000).rounded())
+        let frac = String(ms % 1000)
+        return "\(ms / 1000)." + String(repeating: "0", count: 3 - frac.count) + frac
+    }
+
+    /// Text for an attribute or element: markup escaped, and characters XML 1.0 cannot carry
+    /// (most controls) replaced by U+FFFD.
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\n": out += "&#10;"
+            case "\t": out += "&#9;"
+            case "\r": out += "&#13;"
+            default:
+                let v = scalar.value
+                if v < 0x20 || (0xFFFE...0xFFFF).contains(v) {
+                    out += "\u{FFFD}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,106 @@
+import Testing
+@testable import syncr
+@testable import SyncrCore
+
+/// The pieces of the progress display that need no process: fitting text to a width, the
+/// numbers shown, the lines of the bar, the summary and XML escaping.
+@Suite("progress text")
+struct ProgressTextTests {
+    @Test(arguments: [
+        ("short.bin", 20, "short.bin"),
+        ("out/a/very/long/path/to/the/file.bin", 20, "out/a...the/file.bin"),
+        ("abcdefghij", 5, "...ij"),
+        ("abcdefghij", 3, "..."),
+    ])
+    func fitKeepsStartAndEnd(text: String, columns: Int, expected: String) {
+        let fitted = ProgressText.fit(text, columns)
+        #expect(ProgressText.width(fitted) <= columns)
+        #expect(fitted == expected)
+    }
+
+    @Test func wideCharactersTakeTwoColumns() {
+        #expect(ProgressText.width("データ.bin") == 10)
+        let fitted = ProgressText.fit("データデータデータデータ.bin", 12)
+        #expect(ProgressText.width(fitted) <= 12)
+        #expect(fitted.hasSuffix(".bin"))
+    }
+
+    @Test func clockAndETA() {
+        #expect(ProgressText.clock(7) == "0:07")
+        #expect(ProgressText.clock(754) == "12:34")
+        #expect(ProgressText.clock(3723) == "1:02:03")
+        #expect(ProgressText.eta(remaining: 1000, rate: 100) == "0:10")
+        #expect(ProgressText.eta(remaining: 1000, rate: nil) == nil, "no speed yet: no ETA")
+        #expect(ProgressText.eta(remaining: 0, rate: nil) == "0:00")
+        #expect(ProgressText.percent(50, of: 200) == "25%")
+    }
+
+    static func item(_ to: String, size: Int64?) -> PlanItem {
+        PlanItem(index: 0, url: "http://127.0.0.1/x", to: to, action: .download, size: size, offset: 0,
+                 bytes: size, reason: "")
+    }
+
+    /// Whatever the width, a bar line never reaches the last column (so it cannot wrap); with a
+    /// size it shows a percentage, without one bytes only (no percent, no ETA).
+    @Test(arguments: [20, 40, 60, 80, 132, 250])
+    func barLinesFitTheWidth(columns: Int) {
+        var board = TransferBoard(entryCount: 3, now: 0)
+        _ = board.start(Self.item("out/" + String(repeating: "long-name/", count: 12) + "file.bin", size: 10 << 20), now: 0)
+        _ = board.start(Self.item("out/unknown-size.bin", size: nil), now: 0)
+        board.progress(EntryKey(kind: "download", index: 0), transferred: 3 << 20, total: 10 << 20, now: 2)
+        let block = BarReporter.block(board, columns: columns, rows: 24, now: 2)
+        #expect(block.count == 2, "entries with the same index replace each other")
+        var wide = TransferBoard(entryCount: 3, now: 0)
+        _ = wide.start(Self.item("out/" + String(repeating: "long-name/", count: 12) + "file.bin", size: 10 << 20), now: 0)
+        var second = Self.item("out/unknown-size.bin", size: nil)
+        second.index = 1
+        _ = wide.start(second, now: 0)
+        wide.progress(EntryKey(kind: "download", index: 0), transferred: 3 << 20, total: 10 << 20, now: 2)
+        wide.progress(EntryKey(kind: "download", index: 1), transferred: 5000, total: nil, now: 2)
+        let lines = BarReporter.block(wide, columns: columns, rows: 24, now: 2)
+        #expect(lines.count == 3)
+        for line in lines { #expect(ProgressText.width(line) < columns, "\(line)") }
+        if columns >= 60 {
+            #expect(lines[0].contains("30%"))
+            #expect(lines[0].contains("3.0 MiB/10.0 MiB"))
+            #expect(lines[1].contains("4.9 KiB"))
+            #expect(!lines[1].contains("%") && !lines[1].contains("ETA"))
+            #expect(lines[2].hasPrefix("  total 0/3 files"))
+        }
+    }
+
+    /// More transfers than the window has rows: the rest are counted in one line.
+    @Test func manyTransfersAreCounted() {
+        var board = TransferBoard(entryCount: 30, now: 0)
+        for i in 0..<30 {
+            var item = Self.item("out/\(i).bin", size: 100)
+            item.index = i
+            _ = board.start(item, now: 0)
+        }
+        let lines = BarReporter.block(board, columns: 80, rows: 10, now: 1)
+        #expect(lines.count == 9, "no taller than the window")
+        #expect(lines[7] == "  ... and 23 more")
+    }
+
+    @Test func summaryCountsPerAction() {
+        func result(_ action: Action, _ status: ItemResult.Status, _ bytes: Int64, error: String? = nil) -> ItemResult {
+            var item = Self.item("out/\(action.rawValue).bin", size: bytes)
+            item.action = action
+            if action == .upload { item.kind = "upload"; item.from = "dist" }
+            return ItemResult(item: item, status: status, transferred: bytes, seconds: 1, error: error, notes: [])
+        }
+        let report = ApplyReport(results: [
+            result(.download, .ok, 1 << 20), result(.download, .ok, 1 << 20), result(.resume, .ok, 512),
+            result(.upload, .ok, 2048), result(.skip, .skipped, 0), result(.download, .failed, 0, error: "HTTP 404"),
+        ], seconds: 2)
+        let lines = RunSummary.lines(report)
+        #expect(lines == [
+            "syncr: 2 downloaded, 1 resumed, 1 uploaded, 1 up to date, 1 failed; 2.0 MiB received, 2.0 KiB sent in 2.0 s (1.0 MiB/s).",
+            "  failed: out/download.bin: HTTP 404",
+        ])
+    }
+
+    @Test func xmlEscaping() {
+        #expect(JUnitReport.escape("a<b>&\"c'\n\u{1}") == "a&lt;b&gt;&amp;&quot;c&apos;&#10;\u{FFFD}")
+    }
+}
