@@ -82,7 +82,7 @@ public final class Session: Sendable {
             case .upload(let upload): return await self.uploadPlanner.plan(upload)
             }
         }
-        return Plan(items: items)
+        return Plan(items: items, warnings: spaceWarnings(items))
     }
 
     private var uploadPlanner: UploadPlanner {

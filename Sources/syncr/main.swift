@@ -102,6 +102,7 @@ func run(_ invocation: Invocation) async -> Int32 {
                                                   connections: invocation.connections, force: invocation.force),
                               reporter: reporter)
         defer { session.close() }
+        for warning in session.applySpaceWarnings() { Output.err("syncr: warning: \(warning)") }
         let report = await session.apply()
         if invocation.json {
             Output.out(Rendering.applyJSON(report, plan: Plan(items: report.results.map(\.item))))
