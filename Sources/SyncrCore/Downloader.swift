@@ -540,7 +540,7 @@ struct Downloader: Sendable {
     }
 
     /// Records `good` bytes from 0 as durable. When the cache's file system is too full even
-    /// for the record, the last MiB of data is cut off to make room for it: the bytes before
+    /// for the record, the last 64 KiB of data are cut off to make room for it: the bytes before
     /// are kept and vouched for, so the next run resumes there. Returns the bytes kept.
     private func keep(good: Int64, head: HTTPResponseHead?, fd: Int32, recorder: EntryRecorder) async throws -> Int64 {
         let recorded = cache.loadState(key)?.good ?? 0
@@ -549,7 +549,7 @@ struct Downloader: Sendable {
             return good
         } catch {
             guard error.errno == ENOSPC || error.errno == EDQUOT else { throw error }
-            let kept = max(recorded, (good - (1 << 20)) & ~4095)
+            let kept = max(recorded, (good - (64 << 10)) & ~4095)
             guard kept < good, ftruncate(fd, off_t(kept)) == 0 else { throw error }
             try await recorder.update {
                 $0.ranges = RangeSet(kept > 0 ? [0..<kept] : [])
@@ -563,11 +563,11 @@ struct Downloader: Sendable {
         let folder = cache.directory
         let reason = String(cString: strerror(code))
         if code == EROFS {
-            return "\(download.to): cannot write to the cache in \(folder): \(reason); make it writable (or pass --cache) and run again"
+            return "cannot write to the cache in \(folder): \(reason); make it writable (or pass --cache) and run again"
         }
         let free = FreeSpace.available(at: folder).map { ", \(ByteSize.format($0)) free" } ?? ""
         let keptText = kept > 0 ? "\(ByteSize.format(kept)) downloaded so far is kept" : "nothing was kept"
-        return "\(download.to): cannot write to the cache in \(folder): \(reason)\(free); \(keptText), free some space and run again to resume"
+        return "cannot write to the cache in \(folder): \(reason)\(free); \(keptText), free some space and run again to resume"
     }
 
     /// The message for a finished file that could not be copied beside its destination (the
@@ -578,13 +578,13 @@ struct Downloader: Sendable {
         switch error.errno {
         case ENOSPC, EDQUOT:
             let free = FreeSpace.available(at: folder).map { " (\(ByteSize.format($0)) free)" } ?? ""
-            return "\(download.to): cannot copy the finished file into \(folder): \(reason)\(free); "
+            return "cannot copy the finished file into \(folder): \(reason)\(free); "
                 + "the download is complete in the cache and \(download.to) was left as it was: free some space and run again"
         case EROFS:
-            return "\(download.to): cannot write into \(folder): \(reason); "
+            return "cannot write into \(folder): \(reason); "
                 + "the download is complete in the cache: make the destination writable and run again"
         default:
-            return "\(download.to): cannot copy the finished file into place: \(error.description)"
+            return "cannot copy the finished file into place: \(error.description)"
         }
     }
 

@@ -47,10 +47,17 @@ struct DiskSpaceTests {
         #expect(try item(first.stdout, "small.bin")["status"] as? String == "ok")
         let failed = try item(first.stdout, "big.bin")
         let error = try #require(failed["error"] as? String)
-        #expect(error.contains("out/big.bin: cannot write to the cache in \(cache.path): No space left on device"), "\(error)")
+        #expect(error.hasPrefix("cannot write to the cache in \(cache.path): No space left on device"), "\(error)")
         #expect(error.contains("downloaded so far is kept") && error.contains("run again to resume"), "\(error)")
         #expect(!project.exists("out/big.bin"), "nothing partial at the destination")
         #expect(leftovers(project.file("out").path).isEmpty)
+
+        // Still full: apply says so before it starts (the record tells the size), and the same
+        // entry fails the same way without losing what is kept.
+        let again = try await project.run(["apply", "--cache", cache.path])
+        #expect(again.exitCode == 1)
+        #expect(again.stderr.contains("syncr: warning: downloads need "), "\(again.stderr)")
+        #expect(again.stderr.contains(" in \(cache.path) but "), "\(again.stderr)")
 
         let plan = try await project.run(["plan", "--json", "--cache", cache.path])
         let planned = try item(plan.stdout, "big.bin")
