@@ -406,6 +406,14 @@ struct Downloader: Sendable {
                         finish: @Sendable (inout EntryState) -> Void) async throws {
         let destination = download.destination
         let parent = (destination as NSString).deletingLastPathComponent
+        // Unpacking stopped by a full or read-only disk: the verified archive is recorded as
+        // complete, so the next run unpacks it again from the cache instead of downloading it.
+        func keepArchive() async {
+            try? await recorder.update(durable: false) {
+                finish(&$0)
+                $0.destinationTree = nil
+            }
+        }
         try FS.makeDirectories(parent)
         if [.file, .other].contains(FS.kind(destination)) {
             throw Failure(message: "\(download.to): a file stands where the unpacked folder goes; move it away and run again")
@@ -415,16 +423,11 @@ struct Downloader: Sendable {
         guard mkdir(staging, 0o755) == 0 else {
             let code = errno
             if Self.isSpaceError(code) {
-                throw Failure(message: "\(download.to): cannot unpack into \(parent): \(String(cString: strerror(code))); "
+                await keepArchive()
+                throw Failure(message: "cannot unpack into \(parent): \(String(cString: strerror(code))); "
                     + "the archive is complete in the cache: make room (or make the folder writable) and run again")
             }
             throw FileError(path: staging, operation: "create the staging folder", errno: code)
-        }
-        // The verified archive is recorded first: if unpacking fails (a full disk), the next run
-        // unpacks it again from the cache instead of downloading it again.
-        try await recorder.update(durable: false) {
-            finish(&$0)
-            $0.destinationTree = nil
         }
         let name = Self.archiveName(download.url.written)
         let strip = download.stripComponents
@@ -434,6 +437,7 @@ struct Downloader: Sendable {
             FolderReplace.removeTree(staging)
             var hint = ""
             if case .io(_, let code, _)? = error as? ArchiveError, Self.isSpaceError(code) {
+                await keepArchive()
                 hint = "; the archive is complete in the cache and \(download.to) was left as it was: "
                     + "make room (or make the folder writable) and run again"
             }
