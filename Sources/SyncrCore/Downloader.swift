@@ -554,7 +554,9 @@ struct Downloader: Sendable {
         } catch {
             guard error.errno == ENOSPC || error.errno == EDQUOT else { throw error }
             let kept = max(recorded, (good - (64 << 10)) & ~4095)
-            guard kept < good, ftruncate(fd, off_t(kept)) == 0 else { throw error }
+            // The flush again: on a file system that allocates late, the failed one may have
+            // been the checkpoint's flush, and the record must vouch only for flushed bytes.
+            guard kept < good, ftruncate(fd, off_t(kept)) == 0, fdatasync(fd) == 0 else { throw error }
             try await recorder.update {
                 $0.ranges = RangeSet(kept > 0 ? [0..<kept] : [])
             }
