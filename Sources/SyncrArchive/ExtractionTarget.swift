@@ -27,8 +27,8 @@ public struct ExtractionLimits: Sendable, Equatable {
 ///
 /// No entry is ever written through a symbolic link: every parent folder is checked with
 /// `lstat` (or created) component by component, and files are created with
-/// `O_EXCL | O_NOFOLLOW`, which also catches duplicate names. Permission bits are kept but for
-/// setuid, setgid and sticky, which are dropped. Not thread-safe: one extraction, one task.
+/// `O_EXCL | O_NOFOLLOW`, which also catches duplicate names. Permission bits are kept less the
+/// umask; setuid, setgid and sticky are dropped. Not thread-safe: one extraction, one task.
 public final class ExtractionTarget {
     public let root: String
     /// The archive's name, for messages.
@@ -159,11 +159,34 @@ public final class ExtractionTarget {
         }
     }
 
-    /// Permission bits to keep: rwx for all, never setuid, setgid or sticky; the owner can always
-    /// read (and enter) what was unpacked.
-    static func safeMode(_ mode: mode_t, folder: Bool) -> mode_t {
-        (mode & 0o777) | (folder ? 0o700 : 0o600)
+    /// Permission bits to keep: the archive's rwx bits less the process's umask (as for any file
+    /// syncr creates), never setuid, setgid or sticky; the owner can always read (and enter)
+    /// what was unpacked.
+    static func safeMode(_ mode: mode_t, folder: Bool, umask: mode_t = ExtractionTarget.umask) -> mode_t {
+        (mode & 0o777 & ~umask) | (folder ? 0o700 : 0o600)
     }
+
+    /// The process's file mode creation mask, read once from `/proc/self/status` (`umask(2)` can
+    /// only be read by setting it, which races with other threads creating files). 022 when it
+    /// cannot be read.
+    public static let umask: mode_t = {
+        let fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0o022 }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("Umask:") {
+            let digits = line.dropFirst("Umask:".count).filter { $0 != " " && $0 != "\t" }
+            if let value = mode_t(String(digits), radix: 8) { return value & 0o777 }
+        }
+        return 0o022
+    }()
 }
 
 /// Writes one file entry's bytes, counting them against the limits.

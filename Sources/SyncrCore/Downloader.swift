@@ -170,7 +170,7 @@ struct Downloader: Sendable {
                     $0.finalURL = redactor.scrub(remote.finalURL)
                 }
             }
-            try SegmentedFetch.preallocate(fd: fd, size: plan.size, path: dataPath)
+            try await reserve(fd: fd, size: plan.size, dataPath: dataPath, recorder: recorder)
             let missing = await recorder.state.ranges.gaps(upTo: plan.size)
             let (outcome, received) = try await fetch.run(missing: missing)
             transferred += received
@@ -242,7 +242,7 @@ struct Downloader: Sendable {
                     if let head, let split = leadSplit(head) {
                         await recorder.adopt(head)
                         try await recorder.update { _ in }
-                        try SegmentedFetch.preallocate(fd: fd, size: split.size, path: dataPath)
+                        try await reserve(fd: fd, size: split.size, dataPath: dataPath, recorder: recorder)
                         sink.bound(to: split.size)
                         let helpers = SegmentedFetch(download: download, size: split.size, validator: split.validator,
                                                      fd: fd, dataPath: dataPath, engine: engine, recorder: recorder,
@@ -323,7 +323,10 @@ struct Downloader: Sendable {
             }
             if written > 0 {
                 // Keep what arrived: flushed, then recorded, so the next attempt (or run) resumes.
-                try await recorder.checkpoint(good: offset, head: sink.head)
+                offset = try await keep(good: offset, head: sink.head, fd: fd, recorder: recorder)
+            }
+            if case .local(_, let code, _) = failure, Self.isSpaceError(code) {
+                throw Failure(message: spaceFailure(code, kept: offset))
             }
 
             switch failure {
@@ -432,6 +435,14 @@ struct Downloader: Sendable {
                         finish: @Sendable (inout EntryState) -> Void) async throws {
         let destination = download.destination
         let parent = (destination as NSString).deletingLastPathComponent
+        // Unpacking stopped by a full or read-only disk: the verified archive is recorded as
+        // complete, so the next run unpacks it again from the cache instead of downloading it.
+        func keepArchive() async {
+            try? await recorder.update(durable: false) {
+                finish(&$0)
+                $0.destinationTree = nil
+            }
+        }
         try FS.makeDirectories(parent)
         if [.file, .other].contains(FS.kind(destination)) {
             throw Failure(message: "\(download.to): a file stands where the unpacked folder goes; move it away and run again")
@@ -439,7 +450,13 @@ struct Downloader: Sendable {
         let staging = parent + "/.syncr-unpack-" + key
         FolderReplace.removeTree(staging)
         guard mkdir(staging, 0o755) == 0 else {
-            throw FileError(path: staging, operation: "create the staging folder", errno: errno)
+            let code = errno
+            if Self.isSpaceError(code) {
+                await keepArchive()
+                throw Failure(message: "cannot unpack into \(parent): \(String(cString: strerror(code))); "
+                    + "the archive is complete in the cache: make room (or make the folder writable) and run again")
+            }
+            throw FileError(path: staging, operation: "create the staging folder", errno: code)
         }
         let name = Self.archiveName(download.url.written)
         let strip = download.stripComponents
@@ -447,7 +464,13 @@ struct Downloader: Sendable {
             _ = try await BlockingIO.run { try Unpack.extract(archive: dataPath, name: name, into: staging, stripComponents: strip) }
         } catch {
             FolderReplace.removeTree(staging)
-            throw Failure(message: "\(url): cannot unpack into \(download.to): \(error)")
+            var hint = ""
+            if case .io(_, let code, _)? = error as? ArchiveError, Self.isSpaceError(code) {
+                await keepArchive()
+                hint = "; the archive is complete in the cache and \(download.to) was left as it was: "
+                    + "make room (or make the folder writable) and run again"
+            }
+            throw Failure(message: "\(url): cannot unpack into \(download.to): \(error)\(hint)")
         }
         do {
             try FolderReplace.replace(destination, with: staging, display: download.to)
@@ -514,17 +537,90 @@ struct Downloader: Sendable {
         } catch {
             FS.remove(temp)
             try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
-            throw error
+            throw Failure(message: copyFailure(error, folder: folder))
         }
         if rename(temp, destination) != 0 {
             let e = errno
             FS.remove(temp)
+            try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
             throw FileError(path: download.to, operation: "move the finished file into place", errno: e)
         }
         await folders.add(folder)
         let copied = FS.fingerprint(destination)
         try await recorder.update(durable: false) { $0.destinationFingerprint = copied }
         FS.remove(dataPath)
+    }
+
+    /// Errors that more free space (or a writable file system) would cure.
+    static func isSpaceError(_ code: Int32) -> Bool {
+        code == ENOSPC || code == EDQUOT || code == EROFS
+    }
+
+    /// Preallocates the cache file; a file system too full for it stops the entry up front,
+    /// before any byte is fetched.
+    private func reserve(fd: Int32, size: Int64, dataPath: String, recorder: EntryRecorder) async throws {
+        do {
+            try SegmentedFetch.preallocate(fd: fd, size: size, path: dataPath)
+        } catch {
+            guard error.errno == ENOSPC || error.errno == EDQUOT else { throw error }
+            // Bytes no record vouches for (a first response already arriving) are given back.
+            if await recorder.state.cachedBytes == 0 { _ = ftruncate(fd, 0) }
+            var st = stat()
+            let allocated = fstat(fd, &st) == 0 ? Int64(st.st_blocks) * 512 : 0
+            throw Failure(message: FreeSpace.notEnoughSpace(folder: cache.directory, entry: download.to,
+                                                            need: max(0, size - allocated)))
+        }
+    }
+
+    /// Records `good` bytes from 0 as durable. When the cache's file system is too full even
+    /// for the record, the last 64 KiB of data are cut off to make room for it: the bytes before
+    /// are kept and vouched for, so the next run resumes there. Returns the bytes kept.
+    private func keep(good: Int64, head: HTTPResponseHead?, fd: Int32, recorder: EntryRecorder) async throws -> Int64 {
+        let recorded = cache.loadState(key)?.good ?? 0
+        do {
+            try await recorder.checkpoint(good: good, head: head)
+            return good
+        } catch {
+            guard error.errno == ENOSPC || error.errno == EDQUOT else { throw error }
+            let kept = max(recorded, (good - (64 << 10)) & ~4095)
+            // The flush again: on a file system that allocates late, the failed one may have
+            // been the checkpoint's flush, and the record must vouch only for flushed bytes.
+            guard kept < good, ftruncate(fd, off_t(kept)) == 0, fdatasync(fd) == 0 else { throw error }
+            try await recorder.update {
+                $0.ranges = RangeSet(kept > 0 ? [0..<kept] : [])
+            }
+            return kept
+        }
+    }
+
+    /// The message for a cache write that failed for lack of space (or a read-only disk).
+    private func spaceFailure(_ code: Int32, kept: Int64) -> String {
+        let folder = cache.directory
+        let reason = String(cString: strerror(code))
+        if code == EROFS {
+            return "cannot write to the cache in \(folder): \(reason); make it writable (or pass --cache) and run again"
+        }
+        let free = FreeSpace.available(at: folder).map { ", \(ByteSize.format($0)) free" } ?? ""
+        let keptText = kept > 0 ? "\(ByteSize.format(kept)) downloaded so far is kept" : "nothing was kept"
+        return "cannot write to the cache in \(folder): \(reason)\(free); \(keptText), free some space and run again to resume"
+    }
+
+    /// The message for a finished file that could not be copied beside its destination (the
+    /// cache is on another file system); the file stays complete in the cache.
+    private func copyFailure(_ error: any Error, folder: String) -> String {
+        guard let error = error as? FileError else { return "\(download.to): \(error)" }
+        let reason = String(cString: strerror(error.errno))
+        switch error.errno {
+        case ENOSPC, EDQUOT:
+            let free = FreeSpace.available(at: folder).map { " (\(ByteSize.format($0)) free)" } ?? ""
+            return "cannot copy the finished file into \(folder): \(reason)\(free); "
+                + "the download is complete in the cache and \(download.to) was left as it was: free some space and run again"
+        case EROFS:
+            return "cannot write into \(folder): \(reason); "
+                + "the download is complete in the cache: make the destination writable and run again"
+        default:
+            return "cannot copy the finished file into place: \(error.description)"
+        }
     }
 
     private func describe(_ error: TransferError, offset: Int64) -> String {

@@ -79,9 +79,12 @@ extension PlanItem {
 /// A whole plan, in manifest order.
 public struct Plan: Sendable {
     public var items: [PlanItem]
+    /// Things to know before applying, e.g. "downloads need 1.2 GiB in /cache but 300 MiB is free".
+    public var warnings: [String]
 
-    public init(items: [PlanItem]) {
+    public init(items: [PlanItem], warnings: [String] = []) {
         self.items = items
+        self.warnings = warnings
     }
 
     /// Bytes all downloads would fetch (unknown sizes count as 0; see `unknownSizes`).

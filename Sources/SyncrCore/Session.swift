@@ -88,7 +88,7 @@ public final class Session: Sendable {
             item.reason = self.redactor.scrub(item.reason)
             return item
         }
-        return Plan(items: items)
+        return Plan(items: items, warnings: spaceWarnings(items))
     }
 
     private var uploadPlanner: UploadPlanner {

@@ -48,6 +48,7 @@ enum Rendering {
             ("version", .int(1)),
             ("items", .array(plan.items.map { .object(json($0)) })),
             ("totals", .object(totals(plan))),
+            ("warnings", .array(plan.warnings.map { .string($0) })),
         ]).rendered
     }
 
@@ -100,6 +101,7 @@ enum Rendering {
             }
         }
         lines.append(planSummary(plan, manifest: manifest))
+        lines += plan.warnings.map { "warning: " + $0 }
         return lines.joined(separator: "\n")
     }
 

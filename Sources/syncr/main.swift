@@ -124,6 +124,7 @@ func run(_ invocation: Invocation) async -> Int32 {
             }
         }
         defer { lock?.release() }
+        for warning in session.applySpaceWarnings() { Output.err("syncr: warning: \(warning)") }
         let report = await session.apply()
         reporter.finish()
         let code = ApplyOutput.finish(report, invocation: invocation)

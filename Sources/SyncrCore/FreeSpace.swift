@@ -1,0 +1,148 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrManifest
+
+/// Whether the downloads of a plan fit on the file systems they are written to.
+///
+/// A download is written twice in the worst case: into the cache (preallocated to its full
+/// size), and, when the cache is on another file system than the destination, copied beside
+/// the destination before the rename. Bytes are summed per file system (by device number), so
+/// a cache and destinations on one disk count once.
+public enum FreeSpace {
+    /// One file system's free space, as `statvfs` tells it for a folder on it.
+    public struct Volume: Sendable, Equatable {
+        /// `st_dev` of the folder: equal for folders on the same file system.
+        public var device: UInt64
+        /// A folder on it, for messages (the first one seen).
+        public var folder: String
+        /// Bytes an unprivileged writer may still use (`f_bavail * f_frsize`).
+        public var available: Int64
+
+        public init(device: UInt64, folder: String, available: Int64) {
+            self.device = device
+            self.folder = folder
+            self.available = available
+        }
+    }
+
+    /// Bytes one download still has to write on one file system.
+    public struct Need: Sendable, Equatable {
+        public var volume: Volume
+        public var bytes: Int64
+
+        public init(volume: Volume, bytes: Int64) {
+            self.volume = volume
+            self.bytes = bytes
+        }
+    }
+
+    /// The file system holding `path`, or the nearest existing folder above it (a destination
+    /// folder that apply will create). Nil when nothing can be asked (e.g. no such root).
+    public static func volume(for path: String) -> Volume? {
+        var folder = path.isEmpty ? "." : path
+        while true {
+            var st = stat()
+            var vfs = statvfs()
+            if stat(folder, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, statvfs(folder, &vfs) == 0 {
+                let available = Int64(clamping: UInt64(vfs.f_bavail) &* UInt64(vfs.f_frsize))
+                return Volume(device: UInt64(st.st_dev), folder: folder, available: available)
+            }
+            let parent = (folder as NSString).deletingLastPathComponent
+            if parent.isEmpty || parent == folder { return nil }
+            folder = parent
+        }
+    }
+
+    /// Bytes free on the file system holding `path`, nil when it cannot be asked.
+    public static func available(at path: String) -> Int64? {
+        volume(for: path)?.available
+    }
+
+    /// One warning per file system whose needs exceed what is free, e.g. "downloads need
+    /// 1.2 GiB in /cache but 300 MiB is free". Pure: the volumes come with the needs.
+    public static func warnings(for needs: [Need]) -> [String] {
+        var order: [UInt64] = []
+        var totals: [UInt64: (volume: Volume, bytes: Int64)] = [:]
+        for need in needs where need.bytes > 0 {
+            if let existing = totals[need.volume.device] {
+                totals[need.volume.device] = (existing.volume, existing.bytes + need.bytes)
+            } else {
+                order.append(need.volume.device)
+                totals[need.volume.device] = (need.volume, need.bytes)
+            }
+        }
+        return order.compactMap { device in
+            guard let (volume, bytes) = totals[device], bytes > volume.available else { return nil }
+            return "downloads need \(ByteSize.format(bytes)) in \(volume.folder) but \(ByteSize.format(volume.available)) is free;"
+                + " free some space first, or apply will stop the entries that do not fit"
+        }
+    }
+
+    /// What one planned download still writes: the rest of the cache file (preallocated in
+    /// full, so `size` minus what the cache file already holds), and, when the destination is
+    /// on another file system, a copy of the whole file beside it.
+    /// - Parameters:
+    ///   - size: the file's size; nil (unknown) needs nothing that can be counted.
+    ///   - cached: bytes the cache file already occupies.
+    ///   - unpacked: the archive is unpacked: the folder needs about `size` again (a guess:
+    ///     the unpacked size is not known before unpacking).
+    public static func needs(size: Int64?, cached: Int64, cache: Volume, destination: Volume,
+                             unpacked: Bool) -> [Need] {
+        guard let size, size > 0 else { return [] }
+        var result = [Need(volume: cache, bytes: max(0, size - cached))]
+        if unpacked || cache.device != destination.device {
+            result.append(Need(volume: destination, bytes: size))
+        }
+        return result
+    }
+
+    /// The message for a cache file that could not be preallocated.
+    static func notEnoughSpace(folder: String, entry: String, need: Int64) -> String {
+        let free = available(at: folder).map(ByteSize.format) ?? "unknown"
+        return "not enough space in \(folder) for \(entry): need \(ByteSize.format(need)), \(free) free; free space and run again"
+    }
+}
+
+extension Session {
+    /// Free-space warnings for planned items whose sizes are known.
+    func spaceWarnings(_ items: [PlanItem]) -> [String] {
+        let downloads = Dictionary(manifest.downloads.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
+        var needs: [FreeSpace.Need] = []
+        for item in items where item.kind == "download" {
+            guard [.download, .resume, .restart].contains(item.action), let download = downloads[item.index],
+                  let size = item.size else { continue }
+            let cached = item.action == .resume ? allocated(download) : 0
+            needs += spaceNeeds(download, size: size, cached: min(size, cached))
+        }
+        return FreeSpace.warnings(for: needs)
+    }
+
+    /// Free-space warnings at the start of apply, which asks no server first: only the
+    /// downloads whose size a cache record tells are counted.
+    public func applySpaceWarnings() -> [String] {
+        var needs: [FreeSpace.Need] = []
+        for download in manifest.downloads {
+            guard let state = cache.loadState(Cache.key(for: download.url.expanded)), !state.complete,
+                  let size = state.size else { continue }
+            needs += spaceNeeds(download, size: size, cached: min(size, allocated(download)))
+        }
+        return FreeSpace.warnings(for: needs)
+    }
+
+    private func spaceNeeds(_ download: Download, size: Int64, cached: Int64) -> [FreeSpace.Need] {
+        guard let cacheVolume = FreeSpace.volume(for: cache.directory),
+              let destinationVolume = FreeSpace.volume(for: (download.destination as NSString).deletingLastPathComponent)
+        else { return [] }
+        return FreeSpace.needs(size: size, cached: cached, cache: cacheVolume, destination: destinationVolume,
+                               unpacked: download.unzip)
+    }
+
+    /// Bytes the entry's cache file occupies on disk (preallocated blocks count).
+    private func allocated(_ download: Download) -> Int64 {
+        var st = stat()
+        guard stat(cache.dataPath(Cache.key(for: download.url.expanded)), &st) == 0 else { return 0 }
+        return Int64(st.st_blocks) * 512
+    }
+}

@@ -1,0 +1,61 @@
+import Testing
+@testable import SyncrCore
+
+/// The pure part of the free-space check: needs per file system against what is free.
+struct FreeSpaceTests {
+    let cache = FreeSpace.Volume(device: 1, folder: "/cache", available: 300 << 20)
+    let data = FreeSpace.Volume(device: 2, folder: "/data", available: 10 << 30)
+
+    @Test func downloadsThatDoNotFitInTheCacheAreWarnedAbout() {
+        let needs = FreeSpace.needs(size: 1 << 30, cached: 0, cache: cache, destination: cache, unpacked: false)
+            + FreeSpace.needs(size: 200 << 20, cached: 0, cache: cache, destination: cache, unpacked: false)
+        #expect(FreeSpace.warnings(for: needs) == [
+            "downloads need 1.2 GiB in /cache but 300.0 MiB is free; free some space first, or apply will stop the entries that do not fit",
+        ])
+    }
+
+    @Test func downloadsThatFitGiveNoWarning() {
+        let needs = FreeSpace.needs(size: 100 << 20, cached: 0, cache: cache, destination: cache, unpacked: false)
+            + FreeSpace.needs(size: 200 << 20, cached: 0, cache: cache, destination: cache, unpacked: false)
+        #expect(FreeSpace.warnings(for: needs).isEmpty)
+    }
+
+    @Test func cachedBytesAreNotCountedAgain() {
+        let resumed = FreeSpace.needs(size: 400 << 20, cached: 150 << 20, cache: cache, destination: cache, unpacked: false)
+        #expect(resumed == [FreeSpace.Need(volume: cache, bytes: 250 << 20)])
+        #expect(FreeSpace.warnings(for: resumed).isEmpty)
+    }
+
+    @Test func aDestinationOnAnotherFileSystemNeedsACopy() {
+        let small = FreeSpace.Volume(device: 3, folder: "/small", available: 1 << 20)
+        let needs = FreeSpace.needs(size: 2 << 20, cached: 2 << 20, cache: cache, destination: small, unpacked: false)
+        #expect(needs == [FreeSpace.Need(volume: cache, bytes: 0), FreeSpace.Need(volume: small, bytes: 2 << 20)])
+        #expect(FreeSpace.warnings(for: needs) == [
+            "downloads need 2.0 MiB in /small but 1.0 MiB is free; free some space first, or apply will stop the entries that do not fit",
+        ])
+    }
+
+    @Test func anUnpackedArchiveCountsOnTheDestinationToo() {
+        let needs = FreeSpace.needs(size: 5 << 20, cached: 0, cache: data, destination: data, unpacked: true)
+        #expect(needs.map(\.bytes) == [5 << 20, 5 << 20])
+    }
+
+    @Test func unknownSizesNeedNothing() {
+        #expect(FreeSpace.needs(size: nil, cached: 0, cache: cache, destination: data, unpacked: false).isEmpty)
+    }
+
+    @Test func eachFileSystemIsWarnedAboutOnceInFirstSeenOrder() {
+        let tiny = FreeSpace.Volume(device: 4, folder: "/tiny", available: 0)
+        let needs = [FreeSpace.Need(volume: tiny, bytes: 1), FreeSpace.Need(volume: cache, bytes: 400 << 20),
+                     FreeSpace.Need(volume: tiny, bytes: 2)]
+        let warnings = FreeSpace.warnings(for: needs)
+        #expect(warnings.count == 2)
+        #expect(warnings.first?.hasPrefix("downloads need 3 B in /tiny but 0 B is free") == true)
+    }
+
+    @Test func theVolumeOfAFolderNotYetCreatedIsItsNearestParent() throws {
+        let volume = try #require(FreeSpace.volume(for: "/tmp/syncr-does-not-exist/a/b"))
+        #expect(volume.folder == "/tmp")
+        #expect(volume.available >= 0)
+    }
+}
