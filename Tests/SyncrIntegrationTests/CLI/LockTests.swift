@@ -52,6 +52,21 @@ struct LockTests {
         #expect(try await sha256(file: held.project.file("a.bin")) == (try await sha256(file: held.www.appending("a.bin"))))
     }
 
+    /// `cache prune` could delete the partial a running apply writes: it takes the same lock.
+    @Test func pruneExits75WhileARunHoldsTheCache() async throws {
+        let held = try await Held()
+        defer { held.server.stop() }
+        let first = try await held.startFirst()
+        let prune = try await held.project.run(["cache", "prune"])
+        #expect(prune.exitCode == 75, "\(prune.stderr)")
+        #expect(prune.stderr.contains("another syncr run (PID \(first.pid)) is using the cache "), "\(prune.stderr)")
+        let dry = try await held.project.run(["cache", "prune", "--dry-run"])
+        #expect(dry.exitCode == 0, "--dry-run removes nothing and takes no lock: \(dry.stderr)")
+        try await held.release()
+        #expect(await first.finish() == 0, "\(first.stderr)")
+        #expect(try await sha256(file: held.project.file("a.bin")) == (try await sha256(file: held.www.appending("a.bin"))))
+    }
+
     @Test func lockTimeoutWaitsForTheFirstRunThenSucceeds() async throws {
         let held = try await Held()
         defer { held.server.stop() }

@@ -168,6 +168,9 @@ struct SignalTests {
         run.signal(SIGINT)
         #expect(await run.finish() == 130, "\(run.stderr)")
         #expect(run.stdout.isEmpty, "no plan is printed: \(run.stdout)")
+        // Keep the accepted connection open until the end: released after its last use above,
+        // the listener would close it, and a loaded machine could let plan fail before the signal.
+        withExtendedLifetime(listener) {}
     }
 }
 
