@@ -12,10 +12,8 @@ import SyncrManifest
 /// removing the record would make the next run download the file again. Lock files are never
 /// touched.
 ///
-/// A run in progress is not yet detected here: pruning while `syncr apply` uses the same cache
-/// may remove a partial download it is writing (the run then fails that entry, and the next run
-/// fetches it again; no destination is ever harmed). Once runs hold the cache lock, pruning
-/// should take it too.
+/// The caller holds the cache lock (`CacheLock`) while it lists and removes, so no run is
+/// writing an entry meanwhile.
 public struct CachePrune: Sendable {
     /// The cache keys the manifest's entries use (downloads by URL, uploads by method, source and
     /// URL), nil to ignore references.

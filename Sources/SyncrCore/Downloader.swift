@@ -34,6 +34,8 @@ struct Downloader: Sendable {
     /// Why an entry failed, as shown to the operator.
     struct Failure: Error {
         var message: String
+        /// The cache's file system had no room for the preallocation.
+        var noRoom = false
     }
 
     func run() async -> ItemResult {
@@ -167,10 +169,16 @@ struct Downloader: Sendable {
                     $0.size = remote.size
                     $0.etag = remote.etag
                     $0.lastModified = remote.lastModified
-                    $0.finalURL = redactor.scrub(remote.finalURL)
+                    $0.finalURL = redactor.scrubLocation(remote.finalURL)
                 }
             }
-            try await reserve(fd: fd, size: plan.size, dataPath: dataPath, recorder: recorder)
+            do {
+                try await reserve(fd: fd, size: plan.size, dataPath: dataPath, recorder: recorder)
+            } catch let failure as Failure where failure.noRoom {
+                // What a failed preallocation took, no record vouches for: give it back.
+                if await recorder.state.cachedBytes == 0 { _ = ftruncate(fd, 0) }
+                throw failure
+            }
             let missing = await recorder.state.ranges.gaps(upTo: plan.size)
             let (outcome, received) = try await fetch.run(missing: missing)
             transferred += received
@@ -260,6 +268,12 @@ struct Downloader: Sendable {
                     transfer.cancel()
                     _ = await transfer.value
                     ticker.cancel()
+                    _ = await ticker.value
+                    // No room for the preallocation: the bytes of the first response that no
+                    // record vouches for are given back, now that nothing writes or records.
+                    if (error as? Failure)?.noRoom == true, await recorder.state.cachedBytes == 0 {
+                        _ = ftruncate(fd, 0)
+                    }
                     throw error
                 }
                 outcome = await withTaskCancellationHandler { await transfer.value } onCancel: { transfer.cancel() }
@@ -563,12 +577,10 @@ struct Downloader: Sendable {
             try SegmentedFetch.preallocate(fd: fd, size: size, path: dataPath)
         } catch {
             guard error.errno == ENOSPC || error.errno == EDQUOT else { throw error }
-            // Bytes no record vouches for (a first response already arriving) are given back.
-            if await recorder.state.cachedBytes == 0 { _ = ftruncate(fd, 0) }
             var st = stat()
             let allocated = fstat(fd, &st) == 0 ? Int64(st.st_blocks) * 512 : 0
             throw Failure(message: FreeSpace.notEnoughSpace(folder: cache.directory, entry: download.to,
-                                                            need: max(0, size - allocated)))
+                                                            need: max(0, size - allocated)), noRoom: true)
         }
     }
 

@@ -56,7 +56,7 @@ actor EntryRecorder {
                 state.lastModified = head.lastModified
             }
         }
-        state.finalURL = redactor.scrub(head.effectiveURL)
+        state.finalURL = redactor.scrubLocation(head.effectiveURL)
     }
 
     /// Records ranges as durable, after flushing them; ranges already recorded cost nothing.

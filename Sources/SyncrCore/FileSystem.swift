@@ -186,6 +186,11 @@ extension FS {
         let output = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 0o777)
         guard output >= 0 else { throw FileError(path: target, operation: "create", errno: errno) }
         defer { close(output) }
+        // The source's mode exactly: open's mode passes through the umask, and a replaced
+        // destination keeps the mode it had (0664 must not become 0644).
+        guard fchmod(output, st.st_mode & 0o777) == 0 else {
+            throw FileError(path: target, operation: "chmod", errno: errno)
+        }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
         defer { buffer.deallocate() }
         while true {

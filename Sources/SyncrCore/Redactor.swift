@@ -18,6 +18,12 @@ public struct Redactor: Sendable {
         Self.maskURLCredentials(maskSecrets(text))
     }
 
+    /// A URL the server chose (a redirect's target), for keeping in a record: masked, and without
+    /// its query and fragment, where presigned URLs carry their tokens.
+    public func scrubLocation(_ url: String) -> String {
+        scrub(String(url.prefix { $0 != "?" && $0 != "#" }))
+    }
+
     /// Finds every occurrence of every secret in the original text first, then masks the union,
     /// so that two overlapping secrets leave no fragment of either.
     private func maskSecrets(_ text: String) -> String {

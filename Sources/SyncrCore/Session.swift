@@ -95,7 +95,8 @@ public final class Session: Sendable {
         UploadPlanner(cache: cache, engine: engine, redactor: redactor, force: force)
     }
 
-    func planItem(_ download: Download) async -> PlanItem {
+    /// - Parameter known: the entry's local facts when the caller has just read them.
+    func planItem(_ download: Download, known: LocalFacts? = nil) async -> PlanItem {
         var item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .download,
                             size: nil, offset: 0, bytes: nil, reason: "")
         let remote: RemoteResource
@@ -118,7 +119,7 @@ public final class Session: Sendable {
             item.reason = redactor.scrub(decision.reason)
             return item
         }
-        var local = localFacts(download)
+        var local = known ?? localFacts(download)
         if Planner.needsDestinationDigest(checksums: download.checksums, remote: remote, local: local) {
             local.destinationDigests = try? FS.digests(of: download.destination,
                                                        algorithms: download.checksums.map(\.algorithm))
@@ -142,7 +143,7 @@ public final class Session: Sendable {
         let mustAsk = download.unzip
             ? local.state != nil
             : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty)
-        guard !mustAsk else { return await planItem(download) }
+        guard !mustAsk else { return await planItem(download, known: local) }
         return PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
                         action: .download, size: nil, offset: 0, bytes: nil,
                         reason: local.destination == nil ? "nothing cached" : "the destination exists but syncr has no record of it")
@@ -214,10 +215,10 @@ public final class Session: Sendable {
                 result = ItemResult(item: item, status: .interrupted, transferred: 0, seconds: 0,
                                     error: "interrupted before it started", notes: [])
             case .download(let download):
-                let item = await self.applyItem(download)
+                let item = await self.applyItem(download).noting(download.settings)
                 result = await self.downloader(download, item).run()
             case .upload(let upload):
-                let item = await self.uploadPlanner.plan(upload)
+                let item = await self.uploadPlanner.plan(upload).noting(upload.settings)
                 await self.slots.acquire()
                 result = await Uploader(upload: upload, item: item, cache: self.cache, engine: self.engine,
                                         redactor: self.redactor, reporter: self.reporter).run()

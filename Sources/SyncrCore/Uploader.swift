@@ -100,7 +100,7 @@ struct UploadPlanner: Sendable {
                 return fail("\(error)")
             }
         }
-        let record = UploadRecord(method: upload.method.rawValue, url: upload.url.written, from: upload.from, files: files)
+        let record = UploadRecord(method: upload.method.rawValue, url: redactor.scrub(upload.url.written), from: upload.from, files: files)
         item.uploadContext = UploadContext(tree: tree, record: record, digestsPending: previous == nil)
         let size = tree.totalSize
         item.size = size

@@ -55,7 +55,7 @@ struct RedirectState: Sendable {
     init(_ request: HTTPRequest) {
         original = request
         originalParts = URLParts(request.url)
-        visited = [originalParts?.normalized ?? request.url]
+        visited = [originalParts.map(Self.loopKey) ?? request.url]
     }
 
     /// Decides about the answer `status` to `current` (the hop just made), whose `Location`
@@ -85,7 +85,7 @@ struct RedirectState: Sendable {
             return .refuse(.redirect(url: url, message:
                 "the server redirects (HTTP \(status)) from https to \(parts.display), which is not encrypted; set allow_insecure_redirects: true on the entry to follow it"))
         }
-        guard !visited.contains(parts.normalized) else {
+        guard !visited.contains(Self.loopKey(parts)) else {
             return .refuse(.redirect(url: url, message:
                 "redirect loop: \(parts.display) was already visited after \(hops + 1) redirect(s)"))
         }
@@ -119,9 +119,19 @@ struct RedirectState: Sendable {
         let user = keepCredentials ? originalParts?.user : nil
         let password = keepCredentials ? originalParts?.password : nil
         next.url = URLParts.replacingCredentials(in: target, user: user, password: password)
-        visited.insert(parts.normalized)
+        // netrc is a credential too: curl would read it again for every new host.
+        next.netrc = keepCredentials && original.netrc
+        // `insecure: true` was written for the entry's own server, not for wherever it points.
+        next.tls.verify = original.tls.verify || !sameOrigin
+        visited.insert(Self.loopKey(parts))
         hops += 1
         return .follow(next)
+    }
+
+    /// What identifies a URL for loop detection: the normalised URL without user information,
+    /// which the manifest's URL may carry and a Location usually does not.
+    static func loopKey(_ parts: URLParts) -> String {
+        URLParts.replacingCredentials(in: parts.normalized, user: nil, password: nil)
     }
 }
 

@@ -213,6 +213,12 @@ public final class FileSink: ResponseSink {
             if n <= 0 {
                 let code = n == 0 ? EIO : errno
                 if code == EINTR { continue }
+                // Keep only what is still unwritten, at the front: a later flush (finish, a
+                // checkpoint) must write it at `offset + written`, not write again what landed.
+                if remaining < p.count {
+                    buffer.baseAddress!.copyMemory(from: base, byteCount: remaining)  // memmove: may overlap
+                    p.count = remaining
+                }
                 return .local(path: displayPath, errno: code, message: "cannot write: " + String(cString: strerror(code)))
             }
             base += n

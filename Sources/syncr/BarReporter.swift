@@ -38,7 +38,7 @@ final class BarReporter: RunReporter {
 
     func report(_ event: ProgressEvent) {
         let now = Monotonic.now()
-        state.withLock { state in
+        let direct: String? = state.withLock { state in
             var line: String?
             switch event {
             case .started(let item):
@@ -56,8 +56,12 @@ final class BarReporter: RunReporter {
                 state.board.finish(result, now: now)
                 if !quiet || result.status == .failed { line = lines.finished(result) }
             }
+            // Once the bar is gone (Ctrl-C), lines go straight out: no frame would carry them.
+            if state.finished { return line }
             if let line { state.pending.append(line) }
+            return nil
         }
+        if let direct { Output.err(direct) }
     }
 
     /// One frame, written only if something changed.

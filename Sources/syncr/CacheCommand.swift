@@ -70,6 +70,18 @@ enum CacheCommand {
             manifest = loaded
         }
         guard let directory = invocation.cacheDirectory ?? manifest?.cacheDirectory else { return ExitCode.usage }
+        // A running apply may be writing any entry: prune lists and removes only while holding
+        // the same lock (a dry run changes nothing and takes none).
+        var lock: CacheLock?
+        var st = stat()
+        let exists = stat(directory, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR
+        if invocation.cacheAction == .prune && !invocation.dryRun && exists {
+            switch await CacheLocking.acquire(directory: directory, timeoutMilliseconds: 0, quiet: invocation.quiet) {
+            case .locked(let held): lock = held
+            case .failed(let code): return code
+            }
+        }
+        defer { lock?.release() }
         let entries: [CacheEntry]
         do {
             entries = try CacheInventory.entries(in: directory)
@@ -83,15 +95,6 @@ enum CacheCommand {
             list(entries, directory: directory, now: now)
             return ExitCode.success
         case .prune:
-            // A running apply may be writing any entry: prune only while holding the same lock.
-            var lock: CacheLock?
-            if !invocation.dryRun {
-                switch await CacheLocking.acquire(directory: directory, timeoutMilliseconds: 0, quiet: invocation.quiet) {
-                case .locked(let held): lock = held
-                case .failed(let code): return code
-                }
-            }
-            defer { lock?.release() }
             let rule = CachePrune(referenced: manifest.map(CachePrune.keys(referencedBy:)),
                                   olderThan: invocation.olderThan.flatMap(AgeText.seconds))
             return prune(entries, directory: directory, rule: rule, manifestName: manifest == nil ? nil : invocation.manifest,

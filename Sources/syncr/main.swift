@@ -105,10 +105,7 @@ func run(_ invocation: Invocation) async -> Int32 {
         return invocation.detailedExitcode && plan.hasWork ? ExitCode.changesPending : ExitCode.success
     case .apply:
         guard let manifest = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
-        let reporter = ApplyOutput.reporter(invocation, entryCount: manifest.downloads.count + manifest.uploads.count,
-                                            terminal: TerminalInfo.stderr(environment: environment()))
-        // On Ctrl-C the bar makes way for the notice and the lines that follow.
-        Signals.onFirstSignal { _ in reporter.finish() }
+        let reporter = DeferredReporter()
         let session = Session(manifest: manifest,
                               options: RunOptions(cacheDirectory: invocation.cacheDirectory, jobs: invocation.jobs,
                                                   connections: invocation.connections, force: invocation.force),
@@ -125,6 +122,11 @@ func run(_ invocation: Invocation) async -> Int32 {
         }
         defer { lock?.release() }
         for warning in session.applySpaceWarnings() { Output.err("syncr: warning: \(warning)") }
+        // Only now may a bar take over the terminal: nothing else prints until the run ends.
+        reporter.attach(ApplyOutput.reporter(invocation, entryCount: manifest.downloads.count + manifest.uploads.count,
+                                             terminal: TerminalInfo.stderr(environment: environment())))
+        // On Ctrl-C the bar makes way for the notice and the lines that follow.
+        Signals.onFirstSignal { _ in reporter.finish() }
         let report = await session.apply()
         reporter.finish()
         let code = ApplyOutput.finish(report, invocation: invocation)
@@ -141,6 +143,7 @@ do {
     if [.plan, .apply].contains(invocation.command) && !invocation.showHelp {
         Signals.install(notice: invocation.command == .apply ? Signals.applyNotice : "syncr: interrupted") { _ in work.cancel() }
         // A second signal exits at once: show the cursor the bar hid (async-signal-safe).
+        TerminalBar.prepare()
         Signals.emergency = { TerminalBar.emergencyRestore() }
     }
     let status = await work.value

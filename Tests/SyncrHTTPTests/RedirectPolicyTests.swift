@@ -201,4 +201,38 @@ struct URLPartsTests {
         #expect(try #require(URLParts("https://u:secret@h.example:443/p/a?sig=1#f")).display == "https://h.example/p/a")
         #expect(try #require(URLParts("http://h.example:8080/")).display == "http://h.example:8080/")
     }
+
+    @Test("netrc goes only to the origin, like every other credential")
+    func netrcStaysWithItsOrigin() throws {
+        var original = RedirectPolicyTests.request()
+        original.netrc = true
+        var state = RedirectState(original)
+        let same = try #require(RedirectPolicyTests.followed(state.next(after: original, status: 302, target: "https://a.example/b")))
+        #expect(same.netrc)
+        let other = try #require(RedirectPolicyTests.followed(state.next(after: same, status: 302, target: "https://b.example/c")))
+        #expect(!other.netrc, "curl would send a netrc 'default' entry to any host")
+        let back = try #require(RedirectPolicyTests.followed(state.next(after: other, status: 302, target: "https://a.example/d")))
+        #expect(back.netrc)
+    }
+
+    @Test("insecure: true is for the entry's own server, not for where it redirects")
+    func insecureStaysWithItsOrigin() throws {
+        var original = RedirectPolicyTests.request()
+        original.tls.verify = false
+        var state = RedirectState(original)
+        let same = try #require(RedirectPolicyTests.followed(state.next(after: original, status: 302, target: "https://a.example/b")))
+        #expect(!same.tls.verify)
+        let other = try #require(RedirectPolicyTests.followed(state.next(after: same, status: 302, target: "https://cdn.example/c")))
+        #expect(other.tls.verify)
+    }
+
+    @Test("a loop is found when the manifest URL carries user:password")
+    func loopWithCredentialsInTheURL() throws {
+        let original = RedirectPolicyTests.request("https://bob:pw@a.example/file")
+        var state = RedirectState(original)
+        let next = try #require(RedirectPolicyTests.followed(state.next(after: original, status: 302, target: "https://b.example/x")))
+        let message = try #require(RedirectPolicyTests.refusal(state.next(after: next, status: 302, target: "https://a.example/file")))
+        #expect(message.contains("redirect loop"))
+        #expect(!message.contains("pw"))
+    }
 }

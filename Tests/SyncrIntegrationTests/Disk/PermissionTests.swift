@@ -50,10 +50,10 @@ struct PermissionTests {
         try project.writeManifest(downloads: ["{ url: \(nginx.url("/a.bin")), to: out/a.bin }"])
         try FileManager.default.createDirectory(at: project.file("out"), withIntermediateDirectories: true)
         try Data("older\n".utf8).write(to: project.file("out/a.bin"))
-        chmod(project.file("out/a.bin").path, 0o640)
+        chmod(project.file("out/a.bin").path, 0o666)
         let result = try await project.run(["apply"])
         #expect(result.exitCode == 0, "\(result.stderr)")
         #expect(try await sha256(file: project.file("out/a.bin")) == (try await sha256(file: www.appending("a.bin"))))
-        #expect(mode(project.file("out/a.bin").path) == 0o640)
+        #expect(mode(project.file("out/a.bin").path) == 0o666)
     }
 }

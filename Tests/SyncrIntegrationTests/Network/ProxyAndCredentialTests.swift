@@ -141,6 +141,15 @@ struct ProxyAndCredentialTests {
         }
         #expect(outputs[1].contains("bob:***@\(host)") || outputs[1].contains("missing.bin"))
         #expect(outputs[3].contains("bob:***@\(host)/missing.bin"), "\(outputs[3])")
+        // Nor is it kept on disk: cache records (download states, upload records) hold URLs masked.
+        let cache = harness.folder + "/.syncr/cache"
+        let kept = try FileManager.default.contentsOfDirectory(atPath: cache)
+        #expect(kept.contains { $0.hasSuffix(".upload") } && kept.contains { $0.hasSuffix(".state") }, "\(kept)")
+        for name in kept {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: cache + "/" + name))
+            if name.hasSuffix(".data") { continue }
+            #expect(!String(decoding: bytes, as: UTF8.self).contains("hunter2"), "\(name) keeps the password")
+        }
         let headers = try await server.stats()["/file.bin"].headers
         #expect(headers.contains { $0["authorization"] == "Basic " + Data("bob:hunter2-secret".utf8).base64EncodedString() })
 
