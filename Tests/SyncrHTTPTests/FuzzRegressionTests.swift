@@ -37,3 +37,26 @@ struct HTTPFuzzRegressionTests {
         #expect("é\n".trimmed == "é")
     }
 }
+
+@Suite("EntityTag fuzz regressions")
+struct EntityTagFuzzRegressionTests {
+    /// FuzzHTTP crash-13a71185…: an opaque tag starting with a combining mark (U+07ED) did not
+    /// parse back from its own header value: `"` followed by the mark is one Character, so the
+    /// opening quote was not seen and the closing one made the value invalid.
+    @Test func aTagStartingWithACombiningMarkRoundTrips() throws {
+        let text = String(decoding: [0xDF, 0xAD, 0xCF, 0xEF, 0xFF, 0xDF, 0xAD, 0xCF, 0xEF, 0xFF, 0x89, 0x7E] as [UInt8],
+                          as: UTF8.self)
+        let tag = try #require(EntityTag(parsing: text))
+        #expect(EntityTag(parsing: tag.headerValue) == tag)
+        #expect(EntityTag(parsing: "\"\u{07ED}abc\"") == EntityTag(opaque: "\u{07ED}abc", isWeak: false))
+        #expect(EntityTag(parsing: "W/\"\u{0301}x\"") == EntityTag(opaque: "\u{0301}x", isWeak: true))
+    }
+
+    @Test func quotesAndLineBreaksInsideAreStillRefused() {
+        #expect(EntityTag(parsing: "\"a\"b\"") == nil)
+        #expect(EntityTag(parsing: "\"a\u{2028}b\"") == nil)
+        #expect(EntityTag(parsing: "\"a\rb\"") == nil)
+        #expect(EntityTag(parsing: "W/") == nil)
+        #expect(EntityTag(parsing: "\"\"") == EntityTag(opaque: "", isWeak: false))
+    }
+}
