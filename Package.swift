@@ -13,6 +13,10 @@ let package = Package(
     products: [
         .executable(name: "syncr", targets: ["syncr"]),
         .library(name: "SyncrCore", targets: ["SyncrCore"]),
+        // The parsers on their own, for the fuzz targets in Fuzz/ (a separate package).
+        .library(name: "SyncrManifest", targets: ["SyncrManifest"]),
+        .library(name: "SyncrHTTP", targets: ["SyncrHTTP"]),
+        .library(name: "SyncrArchive", targets: ["SyncrArchive"]),
     ],
     targets: [
         // C libraries, each behind a module map and a shim header of typed wrappers.

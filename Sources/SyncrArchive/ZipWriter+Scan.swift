@@ -28,6 +28,12 @@ struct ZipSourceEntry: Sendable {
 /// Walks the folder to be zipped with `lstat` (links are never followed) and lists what to store,
 /// sorted by the bytes of the stored names so the same tree always gives the same order.
 struct ZipSourceScanner {
+    /// A `readdir` entry's name bytes (without the NUL), read in place.
+    static func nameBytes(_ entry: UnsafeMutablePointer<dirent>) -> UnsafeRawBufferPointer {
+        let name = UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        return UnsafeRawBufferPointer(start: name, count: strlen(name.assumingMemoryBound(to: CChar.self)))
+    }
+
     /// The archive being written, for messages.
     let archive: String
     /// A file not to store (the output, when it already exists inside the tree).
@@ -61,13 +67,13 @@ struct ZipSourceScanner {
                 }
                 break
             }
-            let name: String? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let bytes = raw.prefix { $0 != 0 }
-                if bytes.elementsEqual([0x2E]) || bytes.elementsEqual([0x2E, 0x2E]) { return "." }
-                return String(validating: bytes, as: UTF8.self)
-            }
+            // The name read in place: `entry.pointee` would copy a whole `dirent`, reading past
+            // the end of readdir's buffer for a short last entry.
+            let bytes = Self.nameBytes(entry)
+            let name: String? = bytes.elementsEqual([0x2E]) || bytes.elementsEqual([0x2E, 0x2E])
+                ? "." : String(validating: bytes, as: UTF8.self)
             guard let name else {
-                let raw = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let raw = String(decoding: bytes, as: UTF8.self)
                 throw .unsupported(archive: archive, entry: String(decoding: prefix, as: UTF8.self) + raw,
                                    detail: "the name is not valid UTF-8 (zip names are stored as UTF-8); rename it")
             }

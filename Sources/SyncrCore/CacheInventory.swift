@@ -70,9 +70,7 @@ public enum CacheInventory {
         }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            let name = directoryEntryName(entry)
             names.append(name)
         }
         closedir(dir)

@@ -52,9 +52,7 @@ enum FolderReplace {
         if let dir = opendir(path) {
             var names: [String] = []
             while let entry = readdir(dir) {
-                let name = withUnsafePointer(to: entry.pointee.d_name) {
-                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-                }
+                let name = directoryEntryName(entry)
                 if name != "." && name != ".." { names.append(name) }
             }
             closedir(dir)
@@ -73,9 +71,7 @@ enum FolderReplace {
             guard let dir = opendir(folder) else { return }
             var names: [String] = []
             while let entry = readdir(dir) {
-                let name = withUnsafePointer(to: entry.pointee.d_name) {
-                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-                }
+                let name = directoryEntryName(entry)
                 if name != "." && name != ".." { names.append(name) }
             }
             closedir(dir)

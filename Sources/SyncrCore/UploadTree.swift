@@ -59,9 +59,7 @@ struct UploadTree: Sendable {
         guard let dir = opendir(folder) else { throw .unreadable(folder, errno) }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            let name = directoryEntryName(entry)
             if name == "." || name == ".." { continue }
             let path = folder + "/" + name
             let rel = relative.isEmpty ? name : relative + "/" + name

@@ -11,20 +11,26 @@ public struct EntityTag: Sendable, Equatable, Codable, CustomStringConvertible {
 
     /// Parses an `ETag` header value. Unquoted values (sent by some servers) are accepted as
     /// strong tags, since that is how they are meant.
+    ///
+    /// Works on Unicode scalars, not Characters: a combining mark right after the opening quote
+    /// (etagc allows any obs-text) would join the quote into one Character and hide it.
     public init?(parsing text: String) {
-        var s = Substring(text.trimmed)
+        let quote: Unicode.Scalar = "\""
+        var s = Substring(text.trimmed).unicodeScalars
         var weak = false
-        if s.hasPrefix("W/") || s.hasPrefix("w/") {
+        if s.starts(with: ["W", "/"] as [Unicode.Scalar]) || s.starts(with: ["w", "/"] as [Unicode.Scalar]) {
             weak = true
             s = s.dropFirst(2)
         }
-        if s.hasPrefix("\"") {
-            guard s.count >= 2, s.hasSuffix("\"") else { return nil }
+        if s.first == quote {
+            guard s.count >= 2, s.last == quote else { return nil }
             s = s.dropFirst().dropLast()
         }
-        guard !s.contains("\""), !s.contains(where: { $0.isNewline }) else { return nil }
-        if s.isEmpty && !text.contains("\"") { return nil }
-        self.init(opaque: String(s), isWeak: weak)
+        // Character.isNewline's scalars: LF, VT, FF, CR, NEL, LINE and PARAGRAPH SEPARATOR.
+        let newlines: Set<UInt32> = [0x0A, 0x0B, 0x0C, 0x0D, 0x85, 0x2028, 0x2029]
+        guard !s.contains(quote), !s.contains(where: { newlines.contains($0.value) }) else { return nil }
+        if s.isEmpty && !text.unicodeScalars.contains(quote) { return nil }
+        self.init(opaque: String(Substring(s)), isWeak: weak)
     }
 
     /// The header form, with quotes.

@@ -69,11 +69,14 @@ extension String {
     var trimmed: String { trimmingCharacters(in: " \t\r\n") }
     var nonEmpty: String? { isEmpty ? nil : self }
 
+    /// Removes the Unicode scalars in `set` from both ends. Scalars, not Characters: `"\r\n"`
+    /// is one Character, so a Character set built from `" \t\r\n"` would hold neither a lone
+    /// `"\r"` nor a lone `"\n"` (a header line ending in a bare LF kept its line feed).
     func trimmingCharacters(in set: String) -> String {
-        let chars = Set(set)
-        var s = Substring(self)
-        while let f = s.first, chars.contains(f) { s.removeFirst() }
-        while let l = s.last, chars.contains(l) { s.removeLast() }
+        let scalars = Set(set.unicodeScalars)
+        var s = Substring(self).unicodeScalars
+        while let f = s.first, scalars.contains(f) { s.removeFirst() }
+        while let l = s.last, scalars.contains(l) { s.removeLast() }
         return String(s)
     }
 }

@@ -1,0 +1,2 @@
+// Declarations only: LLVMFuzzerRunDriver comes from the fuzzer runtime (-sanitize=fuzzer).
+#include "CFuzzer.h"
