@@ -16,6 +16,9 @@ public enum URLCredentials {
                 if !secret.isEmpty {
                     found.append(String(secret))
                     if let decoded = percentDecoded(secret), decoded != String(secret) { found.append(decoded) }
+                    // What curl sends for it, `Authorization: Basic base64(user:password)`: a server
+                    // that echoes request headers in an error page must not print it either.
+                    if let decoded = percentDecoded(info) { found.append(base64(Array(decoded.utf8))) }
                 }
             }
             rest = rest[end...]
@@ -67,5 +70,23 @@ public enum URLCredentials {
             }
         }
         return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// RFC 4648 base64 with padding, as in HTTP Basic authentication.
+    static func base64(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var out: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            let n = min(3, bytes.count - i)
+            let b0 = Int(bytes[i]), b1 = n > 1 ? Int(bytes[i + 1]) : 0, b2 = n > 2 ? Int(bytes[i + 2]) : 0
+            let v = b0 << 16 | b1 << 8 | b2
+            out.append(alphabet[v >> 18 & 63])
+            out.append(alphabet[v >> 12 & 63])
+            out.append(n > 1 ? alphabet[v >> 6 & 63] : UInt8(ascii: "="))
+            out.append(n > 2 ? alphabet[v & 63] : UInt8(ascii: "="))
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -163,7 +163,13 @@ import Testing
             uploads:
               - { from: a, to: "https://token123@example.com/u" }
             """)
-        #expect(Set(manifest.secrets) == ["s3cr%40t", "s3cr@t", "token123"])
+        // With what an HTTP client makes of them: `Authorization: Basic base64(user:password)`.
+        #expect(Set(manifest.secrets) == ["s3cr%40t", "s3cr@t", "token123", "Ym9iOnMzY3JAdA==", "dG9rZW4xMjM="])
+    }
+
+    @Test(arguments: [("", ""), ("a", "YQ=="), ("ab", "YWI="), ("abc", "YWJj"), ("bob:s3cr@t", "Ym9iOnMzY3JAdA==")])
+    func basicAuthenticationBase64(text: String, encoded: String) {
+        #expect(URLCredentials.base64(Array(text.utf8)) == encoded)
     }
 
     /// The source line quoted under an error masks a password written in a URL.

@@ -158,7 +158,8 @@ import Testing
         let env = ["USER_INFO": "bob:pw-1", "URL_KEY": "url-key-2", "HEADER_SECRET": "hdr-3",
                    "FIELD_SECRET": "field-secret-4"]
         let m = try parse(yaml, environment: env)
-        #expect(Set(m.secrets) == ["bob:pw-1", "url-key-2", "hdr-3", "field-secret-4"])
+        // "Ym9iOnB3LTE=" is base64("bob:pw-1"), the Basic credentials curl would send for it.
+        #expect(Set(m.secrets) == ["bob:pw-1", "url-key-2", "hdr-3", "field-secret-4", "Ym9iOnB3LTE="])
         #expect(m.secrets.first == "field-secret-4")  // longest first, for scrubbing
         #expect(m.uploads[0].url.description == "https://${USER_INFO}@h.example/u?key=${URL_KEY}")
     }
