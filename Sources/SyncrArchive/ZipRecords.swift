@@ -1,7 +1,9 @@
 // The on-disk records of a zip archive, APPNOTE.TXT 6.3.10 section 4.3, with field names from
 // section 4.4. Each record is a small value with a fixed `size` (the part before any
-// variable-length fields), decoded from little-endian bytes explicitly, byte by byte, so the
-// code does not depend on the host's byte order or on alignment.
+// variable-length fields), decoded from and encoded to little-endian bytes explicitly, byte by
+// byte, so the code does not depend on the host's byte order or on alignment. The reader uses
+// the `parse` side, the writer (`ZipWriter+Records.swift`) the `append(to:)` side: each
+// record's field layout is written down here once.
 
 /// Reads little-endian integers from a byte array, refusing to read past its end.
 struct LittleEndianReader {
@@ -55,6 +57,12 @@ struct LittleEndianReader {
 struct LittleEndianWriter {
     private(set) var bytes: [UInt8] = []
 
+    init() {}
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
     mutating func u16(_ value: UInt16) {
         bytes.append(UInt8(truncatingIfNeeded: value))
         bytes.append(UInt8(truncatingIfNeeded: value >> 8))
@@ -68,7 +76,17 @@ struct LittleEndianWriter {
         for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 
-    mutating func append(_ raw: [UInt8]) { bytes.append(contentsOf: raw) }
+    mutating func append<C: Collection>(_ raw: C) where C.Element == UInt8 { bytes.append(contentsOf: raw) }
+
+    /// The bytes `encode` appends to an empty writer.
+    static func bytes(_ encode: (inout LittleEndianWriter) -> Void) -> [UInt8] {
+        var w = LittleEndianWriter()
+        encode(&w)
+        return w.bytes
+    }
+
+    /// Empties the buffer, keeping its storage, once its bytes have been written out.
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 }
 
 /// Fails with `.corrupt` naming the record when fewer than `count` bytes are left.
@@ -126,12 +144,13 @@ public struct ZipEndOfCentralDirectory: Sendable, Equatable {
     }
 
     /// The record's bytes, without a comment.
-    public func serialize() -> [UInt8] {
-        var w = LittleEndianWriter()
+    public func serialize() -> [UInt8] { LittleEndianWriter.bytes(append(to:)) }
+
+    /// Appends the record's bytes to `w`.
+    func append(to w: inout LittleEndianWriter) {
         w.u32(Self.signature)
         w.u16(numberOfThisDisk); w.u16(diskWhereCentralDirectoryStarts); w.u16(entriesOnThisDisk); w.u16(totalEntries)
         w.u32(centralDirectorySize); w.u32(centralDirectoryOffset); w.u16(commentLength)
-        return w.bytes
     }
 }
 
@@ -158,11 +177,12 @@ public struct Zip64EndOfCentralDirectoryLocator: Sendable, Equatable {
                     totalNumberOfDisks: r.u32())
     }
 
-    public func serialize() -> [UInt8] {
-        var w = LittleEndianWriter()
+    public func serialize() -> [UInt8] { LittleEndianWriter.bytes(append(to:)) }
+
+    /// Appends the record's bytes to `w`.
+    func append(to w: inout LittleEndianWriter) {
         w.u32(Self.signature)
         w.u32(diskWithZip64EndOfCentralDirectory); w.u64(zip64EndOfCentralDirectoryOffset); w.u32(totalNumberOfDisks)
-        return w.bytes
     }
 }
 
@@ -207,13 +227,14 @@ public struct Zip64EndOfCentralDirectory: Sendable, Equatable {
                     totalEntries: r.u64(), centralDirectorySize: r.u64(), centralDirectoryOffset: r.u64())
     }
 
-    public func serialize() -> [UInt8] {
-        var w = LittleEndianWriter()
+    public func serialize() -> [UInt8] { LittleEndianWriter.bytes(append(to:)) }
+
+    /// Appends the record's bytes to `w`.
+    func append(to w: inout LittleEndianWriter) {
         w.u32(Self.signature)
         w.u64(sizeOfRecord); w.u16(versionMadeBy); w.u16(versionNeededToExtract)
         w.u32(numberOfThisDisk); w.u32(diskWhereCentralDirectoryStarts)
         w.u64(entriesOnThisDisk); w.u64(totalEntries); w.u64(centralDirectorySize); w.u64(centralDirectoryOffset)
-        return w.bytes
     }
 }
 
@@ -292,8 +313,10 @@ public struct ZipCentralDirectoryHeader: Sendable, Equatable {
                     extraField: r.take(extraLength), fileComment: r.take(commentLength))
     }
 
-    public func serialize() -> [UInt8] {
-        var w = LittleEndianWriter()
+    public func serialize() -> [UInt8] { LittleEndianWriter.bytes(append(to:)) }
+
+    /// Appends the record's bytes to `w`.
+    func append(to w: inout LittleEndianWriter) {
         w.u32(Self.signature)
         w.u16(versionMadeBy); w.u16(versionNeededToExtract); w.u16(generalPurposeBitFlag); w.u16(compressionMethod)
         w.u16(lastModFileTime); w.u16(lastModFileDate); w.u32(crc32); w.u32(compressedSize); w.u32(uncompressedSize)
@@ -301,7 +324,6 @@ public struct ZipCentralDirectoryHeader: Sendable, Equatable {
         w.u16(UInt16(truncatingIfNeeded: fileComment.count))
         w.u16(diskNumberStart); w.u16(internalFileAttributes); w.u32(externalFileAttributes); w.u32(relativeOffsetOfLocalHeader)
         w.append(fileName); w.append(extraField); w.append(fileComment)
-        return w.bytes
     }
 }
 
@@ -352,13 +374,14 @@ public struct ZipLocalFileHeader: Sendable, Equatable {
     }
 
     /// The fixed part; the caller appends the name and extra field.
-    public func serialize() -> [UInt8] {
-        var w = LittleEndianWriter()
+    public func serialize() -> [UInt8] { LittleEndianWriter.bytes(append(to:)) }
+
+    /// Appends the record's bytes to `w`.
+    func append(to w: inout LittleEndianWriter) {
         w.u32(Self.signature)
         w.u16(versionNeededToExtract); w.u16(generalPurposeBitFlag); w.u16(compressionMethod)
         w.u16(lastModFileTime); w.u16(lastModFileDate); w.u32(crc32); w.u32(compressedSize); w.u32(uncompressedSize)
         w.u16(fileNameLength); w.u16(extraFieldLength)
-        return w.bytes
     }
 }
 
@@ -407,14 +430,15 @@ public struct ZipDataDescriptor: Sendable, Equatable {
         return result
     }
 
-    public func serialize() -> [UInt8] {
-        var w = LittleEndianWriter()
+    public func serialize() -> [UInt8] { LittleEndianWriter.bytes(append(to:)) }
+
+    /// Appends the record's bytes to `w`.
+    func append(to w: inout LittleEndianWriter) {
         if hasSignature { w.u32(Self.signature) }
         w.u32(crc32)
         if zip64 { w.u64(compressedSize); w.u64(uncompressedSize) } else {
             w.u32(UInt32(truncatingIfNeeded: compressedSize)); w.u32(UInt32(truncatingIfNeeded: uncompressedSize))
         }
-        return w.bytes
     }
 }
 
@@ -442,10 +466,11 @@ public struct ZipExtraField: Sendable, Equatable {
         return result
     }
 
-    public func serialize() -> [UInt8] {
-        var w = LittleEndianWriter()
+    public func serialize() -> [UInt8] { LittleEndianWriter.bytes(append(to:)) }
+
+    /// Appends the record's bytes to `w`.
+    func append(to w: inout LittleEndianWriter) {
         w.u16(headerID); w.u16(UInt16(truncatingIfNeeded: data.count)); w.append(data)
-        return w.bytes
     }
 }
 
@@ -480,12 +505,21 @@ public struct Zip64ExtendedInformation: Sendable, Equatable {
         return result
     }
 
-    public func serialize() -> [UInt8] {
-        var w = LittleEndianWriter()
-        if let uncompressedSize { w.u64(uncompressedSize) }
-        if let compressedSize { w.u64(compressedSize) }
-        if let relativeOffsetOfLocalHeader { w.u64(relativeOffsetOfLocalHeader) }
-        if let diskStartNumber { w.u32(diskStartNumber) }
-        return ZipExtraField(headerID: Self.headerID, data: w.bytes).serialize()
+    /// Whether no value is here (a writer then leaves the field out).
+    public var isEmpty: Bool {
+        uncompressedSize == nil && compressedSize == nil && relativeOffsetOfLocalHeader == nil && diskStartNumber == nil
+    }
+
+    /// The whole extra field block, header ID and length included.
+    public func serialize() -> [UInt8] { LittleEndianWriter.bytes(append(to:)) }
+
+    /// Appends the whole extra field block to `w`.
+    func append(to w: inout LittleEndianWriter) {
+        var values = LittleEndianWriter(capacity: 28)
+        if let uncompressedSize { values.u64(uncompressedSize) }
+        if let compressedSize { values.u64(compressedSize) }
+        if let relativeOffsetOfLocalHeader { values.u64(relativeOffsetOfLocalHeader) }
+        if let diskStartNumber { values.u32(diskStartNumber) }
+        ZipExtraField(headerID: Self.headerID, data: values.bytes).append(to: &w)
     }
 }

@@ -1,39 +1,10 @@
-// The on-disk records the zip writer emits, one small struct each, named and laid out as in
-// PKWARE's APPNOTE.TXT 6.3.x (section numbers in the comments). Every field is encoded
-// explicitly little-endian, byte by byte, so nothing depends on the host's byte order or on
-// Swift's struct layout.
-//
-// The reader has its own record types (ZipRecords.swift); these are the writer's, kept apart so
-// the two could be written in parallel. A later cleanup may share them. They are nested in
-// `ZipWriter` so that their names cannot clash with the reader's top-level record types.
+// What the zip writer puts in each on-disk record: its constants (versions, flags, the
+// saturation values of APPNOTE 4.4.8, 4.4.9, 4.4.16), the DOS time stamp, and the rules that
+// turn one entry's `ZipEntryRecord` into the records of ZipRecords.swift (which alone lay out the
+// fields, for the reader and the writer both): where ZIP64 extra fields go, which version a
+// record needs, and when the ZIP64 end records are written.
 
 extension ZipWriter {
-    /// Appends little-endian integers and raw bytes to a byte array.
-    struct LittleEndianWriter {
-        var bytes: [UInt8] = []
-
-        init(capacity: Int) {
-            bytes.reserveCapacity(capacity)
-        }
-
-        mutating func u16(_ value: UInt16) {
-            bytes.append(UInt8(truncatingIfNeeded: value))
-            bytes.append(UInt8(truncatingIfNeeded: value >> 8))
-        }
-
-        mutating func u32(_ value: UInt32) {
-            for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
-        }
-
-        mutating func u64(_ value: UInt64) {
-            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
-        }
-
-        mutating func raw<C: Collection>(_ data: C) where C.Element == UInt8 {
-            bytes.append(contentsOf: data)
-        }
-    }
-
     /// Constants shared by the records.
     enum ZipConstants {
         /// The largest value a 32-bit size or offset field holds; this value itself means "see the
@@ -88,29 +59,6 @@ extension ZipWriter {
         }
     }
 
-    /// The ZIP64 extended information extra field, header ID 0x0001 (APPNOTE 4.5.3). Only the
-    /// fields whose 32-bit counterpart is 0xFFFFFFFF are present, in this fixed order.
-    struct Zip64ExtraField {
-        static let headerID: UInt16 = 0x0001
-        var uncompressedSize: UInt64?
-        var compressedSize: UInt64?
-        var localHeaderOffset: UInt64?
-
-        var isEmpty: Bool { uncompressedSize == nil && compressedSize == nil && localHeaderOffset == nil }
-
-        /// Header (4 bytes) plus 8 bytes per present field.
-        var size: Int { isEmpty ? 0 : 4 + 8 * [uncompressedSize, compressedSize, localHeaderOffset].count { $0 != nil } }
-
-        func encode(into w: inout LittleEndianWriter) {
-            guard !isEmpty else { return }
-            w.u16(Self.headerID)
-            w.u16(UInt16(size - 4))
-            if let uncompressedSize { w.u64(uncompressedSize) }
-            if let compressedSize { w.u64(compressedSize) }
-            if let localHeaderOffset { w.u64(localHeaderOffset) }
-        }
-    }
-
     /// What every header says about one entry; the local and central records are built from it.
     struct ZipEntryRecord: Sendable {
         var name: [UInt8]
@@ -127,187 +75,72 @@ extension ZipWriter {
         /// the data was written, from the size known up front).
         var localZip64: Bool
     }
+}
 
-    /// Local file header (APPNOTE 4.3.7), 30 bytes plus the name and extra field.
-    struct LocalFileHeader {
-        static let signature: UInt32 = 0x0403_4b50
-        static let fixedSize = 30
+extension ZipWriter.ZipEntryRecord {
+    private typealias Constants = ZipWriter.ZipConstants
 
-        var versionNeededToExtract: UInt16
-        var generalPurposeBitFlag: UInt16
-        var compressionMethod: UInt16
-        var lastModFileTime: UInt16
-        var lastModFileDate: UInt16
-        var crc32: UInt32
-        var compressedSize: UInt32
-        var uncompressedSize: UInt32
-        var fileName: [UInt8]
-        var zip64: Zip64ExtraField
-
-        /// The header for `entry`. With `localZip64`, both sizes go to the ZIP64 extra field and the
-        /// 32-bit fields hold 0xFFFFFFFF, as APPNOTE 4.5.3 requires of a local header; the header's
-        /// length then does not depend on the final sizes, so it can be rewritten in place.
-        init(_ entry: ZipEntryRecord) {
-            versionNeededToExtract = entry.localZip64 ? ZipConstants.versionZip64
-                : entry.method == .deflated || entry.isDirectory ? ZipConstants.versionDeflateOrFolder : ZipConstants.versionStored
-            generalPurposeBitFlag = ZipConstants.flagUTF8
-            compressionMethod = entry.method.rawValue
-            lastModFileTime = entry.modified.time
-            lastModFileDate = entry.modified.date
-            crc32 = entry.crc32
-            fileName = entry.name
-            if entry.localZip64 {
-                compressedSize = UInt32.max
-                uncompressedSize = UInt32.max
-                zip64 = Zip64ExtraField(uncompressedSize: entry.uncompressedSize, compressedSize: entry.compressedSize)
-            } else {
-                // The caller checked both fit (`ZipWriter` refuses otherwise): truncation cannot happen.
-                compressedSize = UInt32(truncatingIfNeeded: entry.compressedSize)
-                uncompressedSize = UInt32(truncatingIfNeeded: entry.uncompressedSize)
-                zip64 = Zip64ExtraField()
-            }
-        }
-
-        var size: Int { Self.fixedSize + fileName.count + zip64.size }
-
-        func encoded() -> [UInt8] {
-            var w = LittleEndianWriter(capacity: size)
-            w.u32(Self.signature)
-            w.u16(versionNeededToExtract)
-            w.u16(generalPurposeBitFlag)
-            w.u16(compressionMethod)
-            w.u16(lastModFileTime)
-            w.u16(lastModFileDate)
-            w.u32(crc32)
-            w.u32(compressedSize)
-            w.u32(uncompressedSize)
-            w.u16(UInt16(fileName.count))
-            w.u16(UInt16(zip64.size))
-            w.raw(fileName)
-            zip64.encode(into: &w)
-            return w.bytes
-        }
+    /// 4.5 when the record carries ZIP64 values, else 2.0 for deflate or a folder, 1.0 otherwise.
+    private func versionNeededToExtract(zip64: Bool) -> UInt16 {
+        zip64 ? Constants.versionZip64
+            : method == .deflated || isDirectory ? Constants.versionDeflateOrFolder : Constants.versionStored
     }
 
-    /// Central directory file header (APPNOTE 4.3.12), 46 bytes plus name and extra field.
-    struct CentralDirectoryHeader {
-        static let signature: UInt32 = 0x0201_4b50
-        static let fixedSize = 46
-
-        var versionMadeBy: UInt16
-        var versionNeededToExtract: UInt16
-        var generalPurposeBitFlag: UInt16
-        var compressionMethod: UInt16
-        var lastModFileTime: UInt16
-        var lastModFileDate: UInt16
-        var crc32: UInt32
-        var compressedSize: UInt32
-        var uncompressedSize: UInt32
-        var diskNumberStart: UInt16 = 0
-        var internalFileAttributes: UInt16 = 0
-        var externalFileAttributes: UInt32
-        var relativeOffsetOfLocalHeader: UInt32
-        var fileName: [UInt8]
-        var zip64: Zip64ExtraField
-
-        /// The central record for `entry`: a ZIP64 field holds exactly the values that do not fit.
-        init(_ entry: ZipEntryRecord) {
-            var zip64 = Zip64ExtraField()
-            func field(_ value: UInt64, _ slot: WritableKeyPath<Zip64ExtraField, UInt64?>) -> UInt32 {
-                if value >= ZipConstants.max32 {
-                    zip64[keyPath: slot] = value
-                    return UInt32.max
-                }
-                return UInt32(value)
-            }
-            uncompressedSize = field(entry.uncompressedSize, \.uncompressedSize)
-            compressedSize = field(entry.compressedSize, \.compressedSize)
-            relativeOffsetOfLocalHeader = field(entry.localHeaderOffset, \.localHeaderOffset)
-            self.zip64 = zip64
-            versionMadeBy = ZipConstants.versionMadeBy
-            versionNeededToExtract = !zip64.isEmpty || entry.localZip64 ? ZipConstants.versionZip64
-                : entry.method == .deflated || entry.isDirectory ? ZipConstants.versionDeflateOrFolder : ZipConstants.versionStored
-            generalPurposeBitFlag = ZipConstants.flagUTF8
-            compressionMethod = entry.method.rawValue
-            lastModFileTime = entry.modified.time
-            lastModFileDate = entry.modified.date
-            crc32 = entry.crc32
-            // Unix mode in the high half; MS-DOS directory attribute (0x10) in the low byte for
-            // folders, as Info-ZIP writes it.
-            externalFileAttributes = (entry.mode << 16) | (entry.isDirectory ? 0x10 : 0)
-            fileName = entry.name
-        }
-
-        var size: Int { Self.fixedSize + fileName.count + zip64.size }
-
-        func encode(into w: inout LittleEndianWriter) {
-            w.u32(Self.signature)
-            w.u16(versionMadeBy)
-            w.u16(versionNeededToExtract)
-            w.u16(generalPurposeBitFlag)
-            w.u16(compressionMethod)
-            w.u16(lastModFileTime)
-            w.u16(lastModFileDate)
-            w.u32(crc32)
-            w.u32(compressedSize)
-            w.u32(uncompressedSize)
-            w.u16(UInt16(fileName.count))
-            w.u16(UInt16(zip64.size))
-            w.u16(0) // file comment length
-            w.u16(diskNumberStart)
-            w.u16(internalFileAttributes)
-            w.u32(externalFileAttributes)
-            w.u32(relativeOffsetOfLocalHeader)
-            w.raw(fileName)
-            zip64.encode(into: &w)
-        }
+    /// The local file header (APPNOTE 4.3.7) with the name and extra field. With `localZip64`,
+    /// both sizes go to a ZIP64 extra field and the 32-bit fields hold 0xFFFFFFFF, as APPNOTE
+    /// 4.5.3 requires of a local header; the header's length then does not depend on the final
+    /// sizes, so it can be rewritten in place.
+    func localFileHeader() -> [UInt8] {
+        let extra = localZip64
+            ? Zip64ExtendedInformation(uncompressedSize: uncompressedSize, compressedSize: compressedSize).serialize() : []
+        // Without `localZip64` the caller checked both sizes fit (`ZipWriter` refuses otherwise):
+        // truncation cannot happen. The scanner refuses names over 0xFFFF bytes.
+        let header = ZipLocalFileHeader(
+            versionNeededToExtract: versionNeededToExtract(zip64: localZip64), generalPurposeBitFlag: Constants.flagUTF8,
+            compressionMethod: method.rawValue, lastModFileTime: modified.time, lastModFileDate: modified.date,
+            crc32: crc32, compressedSize: localZip64 ? .max : UInt32(truncatingIfNeeded: compressedSize),
+            uncompressedSize: localZip64 ? .max : UInt32(truncatingIfNeeded: uncompressedSize),
+            fileNameLength: UInt16(name.count), extraFieldLength: UInt16(extra.count))
+        var w = LittleEndianWriter(capacity: header.totalSize)
+        header.append(to: &w)
+        w.append(name)
+        w.append(extra)
+        return w.bytes
     }
 
-    /// Zip64 end of central directory record (APPNOTE 4.3.14), 56 bytes (version 1, no extensible
-    /// data).
-    struct Zip64EndOfCentralDirectoryRecord {
-        static let signature: UInt32 = 0x0606_4b50
-        static let size = 56
-
-        var entries: UInt64
-        var centralDirectorySize: UInt64
-        var centralDirectoryOffset: UInt64
-
-        func encode(into w: inout LittleEndianWriter) {
-            w.u32(Self.signature)
-            w.u64(UInt64(Self.size - 12)) // size of the record after this field (APPNOTE 4.3.14.1)
-            w.u16(ZipConstants.versionMadeBy)
-            w.u16(ZipConstants.versionZip64)
-            w.u32(0) // number of this disk
-            w.u32(0) // disk with the start of the central directory
-            w.u64(entries) // entries on this disk
-            w.u64(entries) // entries in total
-            w.u64(centralDirectorySize)
-            w.u64(centralDirectoryOffset)
-        }
+    /// The central record's ZIP64 values: exactly those that do not fit their 32-bit fields.
+    var centralZip64: Zip64ExtendedInformation {
+        func overflow(_ value: UInt64) -> UInt64? { value >= Constants.max32 ? value : nil }
+        return Zip64ExtendedInformation(uncompressedSize: overflow(uncompressedSize), compressedSize: overflow(compressedSize),
+                                        relativeOffsetOfLocalHeader: overflow(localHeaderOffset))
     }
 
-    /// Zip64 end of central directory locator (APPNOTE 4.3.15), 20 bytes.
-    struct Zip64EndOfCentralDirectoryLocator {
-        static let signature: UInt32 = 0x0706_4b50
-        static let size = 20
+    /// Whether the local or the central header carries a ZIP64 extra field.
+    var usesZip64: Bool { localZip64 || !centralZip64.isEmpty }
 
-        var zip64RecordOffset: UInt64
-
-        func encode(into w: inout LittleEndianWriter) {
-            w.u32(Self.signature)
-            w.u32(0) // disk with the ZIP64 end record
-            w.u64(zip64RecordOffset)
-            w.u32(1) // total number of disks
-        }
+    /// The central directory file header (APPNOTE 4.3.12); a ZIP64 extra field holds exactly the
+    /// values that do not fit, and their 32-bit fields hold 0xFFFFFFFF.
+    func centralDirectoryHeader() -> ZipCentralDirectoryHeader {
+        let zip64 = centralZip64
+        func field(_ value: UInt64) -> UInt32 { value >= Constants.max32 ? .max : UInt32(value) }
+        // Unix mode in the high half; MS-DOS directory attribute (0x10) in the low byte for
+        // folders, as Info-ZIP writes it.
+        return ZipCentralDirectoryHeader(
+            versionMadeBy: Constants.versionMadeBy, versionNeededToExtract: versionNeededToExtract(zip64: usesZip64),
+            generalPurposeBitFlag: Constants.flagUTF8, compressionMethod: method.rawValue,
+            lastModFileTime: modified.time, lastModFileDate: modified.date, crc32: crc32,
+            compressedSize: field(compressedSize), uncompressedSize: field(uncompressedSize),
+            externalFileAttributes: (mode << 16) | (isDirectory ? 0x10 : 0),
+            relativeOffsetOfLocalHeader: field(localHeaderOffset), fileName: name,
+            extraField: zip64.isEmpty ? [] : zip64.serialize())
     }
+}
 
-    /// End of central directory record (APPNOTE 4.3.16), 22 bytes without a comment. Fields that
-    /// overflow hold their all-ones value and the ZIP64 records carry the truth.
-    struct EndOfCentralDirectoryRecord {
-        static let signature: UInt32 = 0x0605_4b50
-        static let size = 22
-
+extension ZipWriter {
+    /// What the end records say: the entry count and where the central directory lies. Fields
+    /// that overflow the end of central directory record (APPNOTE 4.3.16) hold their all-ones
+    /// value and the ZIP64 end records (4.3.14, 4.3.15) carry the truth.
+    struct EndRecords {
         var entries: UInt64
         var centralDirectorySize: UInt64
         var centralDirectoryOffset: UInt64
@@ -319,16 +152,24 @@ extension ZipWriter {
                 || centralDirectoryOffset >= ZipConstants.max32
         }
 
-        func encode(into w: inout LittleEndianWriter) {
+        /// Appends the ZIP64 end record and locator when needed (the record to be written at
+        /// `position`), then the end of central directory record.
+        func append(to w: inout LittleEndianWriter, at position: UInt64) {
+            if needsZip64 {
+                // Version 1, no extensible data: the record is 56 bytes, 44 after its size field.
+                Zip64EndOfCentralDirectory(
+                    sizeOfRecord: UInt64(Zip64EndOfCentralDirectory.size - 12), versionMadeBy: ZipConstants.versionMadeBy,
+                    versionNeededToExtract: ZipConstants.versionZip64, entriesOnThisDisk: entries, totalEntries: entries,
+                    centralDirectorySize: centralDirectorySize, centralDirectoryOffset: centralDirectoryOffset
+                ).append(to: &w)
+                Zip64EndOfCentralDirectoryLocator(zip64EndOfCentralDirectoryOffset: position).append(to: &w)
+            }
             let count = UInt16(truncatingIfNeeded: min(entries, ZipConstants.max16))
-            w.u32(Self.signature)
-            w.u16(0) // number of this disk
-            w.u16(0) // disk with the start of the central directory
-            w.u16(count)
-            w.u16(count)
-            w.u32(UInt32(truncatingIfNeeded: min(centralDirectorySize, ZipConstants.max32)))
-            w.u32(UInt32(truncatingIfNeeded: min(centralDirectoryOffset, ZipConstants.max32)))
-            w.u16(0) // comment length
+            ZipEndOfCentralDirectory(
+                entriesOnThisDisk: count, totalEntries: count,
+                centralDirectorySize: UInt32(truncatingIfNeeded: min(centralDirectorySize, ZipConstants.max32)),
+                centralDirectoryOffset: UInt32(truncatingIfNeeded: min(centralDirectoryOffset, ZipConstants.max32))
+            ).append(to: &w)
         }
     }
 }

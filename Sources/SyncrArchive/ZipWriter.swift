@@ -108,7 +108,7 @@ public enum ZipWriter {
             case .directory:
                 record.isDirectory = true
                 summary.directories += 1
-                try file.write(LocalFileHeader(record).encoded())
+                try file.write(record.localFileHeader())
             case .symlink(let target):
                 var crc = CRC32()
                 target.withUnsafeBytes { crc.update($0) }
@@ -117,7 +117,7 @@ public enum ZipWriter {
                 record.uncompressedSize = UInt64(target.count)
                 summary.symbolicLinks += 1
                 summary.uncompressedBytes += UInt64(target.count)
-                try file.write(LocalFileHeader(record).encoded())
+                try file.write(record.localFileHeader())
                 try file.write(target)
             case .file(let size):
                 summary.files += 1
@@ -126,7 +126,7 @@ public enum ZipWriter {
                 // The size is known up front, so whether the local header needs ZIP64 is too;
                 // the header is written now and rewritten, same length, once CRC and sizes are known.
                 record.localZip64 = ZipBlocks.compressedBound(size) >= ZipConstants.max32
-                try file.write(LocalFileHeader(record).encoded())
+                try file.write(record.localFileHeader())
                 var crc: UInt = 0
                 var compressed: UInt64 = 0
                 var method = ZipMethod.stored
@@ -147,7 +147,7 @@ public enum ZipWriter {
                     throw .limit(archive: output, entry: entry.displayName,
                                  detail: "the compressed data grew past the size reserved for it")
                 }
-                if size > 0 { try file.patch(LocalFileHeader(record).encoded(), at: record.localHeaderOffset) }
+                if size > 0 { try file.patch(record.localFileHeader(), at: record.localHeaderOffset) }
             }
             records.append(record)
         }
@@ -156,27 +156,19 @@ public enum ZipWriter {
         let centralDirectoryOffset = file.position
         var w = LittleEndianWriter(capacity: 1 << 16)
         for record in records {
-            let header = CentralDirectoryHeader(record)
-            if !header.zip64.isEmpty || record.localZip64 { summary.zip64Entries += 1 }
-            header.encode(into: &w)
+            if record.usesZip64 { summary.zip64Entries += 1 }
+            record.centralDirectoryHeader().append(to: &w)
             if w.bytes.count >= 1 << 16 {
                 try file.write(w.bytes)
-                w.bytes.removeAll(keepingCapacity: true)
+                w.removeAll()
             }
         }
         try file.write(w.bytes)
-        w.bytes.removeAll(keepingCapacity: true)
-        let end = EndOfCentralDirectoryRecord(entries: UInt64(records.count),
-                                              centralDirectorySize: file.position - centralDirectoryOffset,
-                                              centralDirectoryOffset: centralDirectoryOffset)
-        if end.needsZip64 {
-            let recordOffset = file.position
-            Zip64EndOfCentralDirectoryRecord(entries: end.entries, centralDirectorySize: end.centralDirectorySize,
-                                             centralDirectoryOffset: end.centralDirectoryOffset).encode(into: &w)
-            Zip64EndOfCentralDirectoryLocator(zip64RecordOffset: recordOffset).encode(into: &w)
-            summary.zip64EndRecords = true
-        }
-        end.encode(into: &w)
+        w.removeAll()
+        let end = EndRecords(entries: UInt64(records.count), centralDirectorySize: file.position - centralDirectoryOffset,
+                             centralDirectoryOffset: centralDirectoryOffset)
+        summary.zip64EndRecords = end.needsZip64
+        end.append(to: &w, at: file.position)
         try file.write(w.bytes)
         summary.archiveBytes = file.position
         try file.commit(sync: options.sync)

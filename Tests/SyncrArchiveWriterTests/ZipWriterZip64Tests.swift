@@ -88,7 +88,7 @@ import Testing
 
     @Test func endRecordThresholds() {
         func needs(_ entries: UInt64, _ size: UInt64 = 0, _ offset: UInt64 = 0) -> Bool {
-            ZipWriter.EndOfCentralDirectoryRecord(entries: entries, centralDirectorySize: size, centralDirectoryOffset: offset).needsZip64
+            ZipWriter.EndRecords(entries: entries, centralDirectorySize: size, centralDirectoryOffset: offset).needsZip64
         }
         #expect(!needs(65_534))
         #expect(needs(65_535), "0xFFFF itself means 'see the ZIP64 record'")
@@ -102,19 +102,17 @@ import Testing
                                     compressedSize: 10, uncompressedSize: 0x1_0000_0000,
                                     localHeaderOffset: 0x1_2345_6789, mode: 0o100644, isDirectory: false,
                                     localZip64: true)
-        let central = ZipWriter.CentralDirectoryHeader(record)
-        #expect(central.zip64.uncompressedSize == 0x1_0000_0000)
-        #expect(central.zip64.compressedSize == nil)
-        #expect(central.zip64.localHeaderOffset == 0x1_2345_6789)
+        #expect(record.centralZip64.uncompressedSize == 0x1_0000_0000)
+        #expect(record.centralZip64.compressedSize == nil)
+        #expect(record.centralZip64.relativeOffsetOfLocalHeader == 0x1_2345_6789)
+        let central = record.centralDirectoryHeader()
         #expect(central.compressedSize == 10 && central.uncompressedSize == .max && central.relativeOffsetOfLocalHeader == .max)
-        var w = ZipWriter.LittleEndianWriter(capacity: 100)
-        central.encode(into: &w)
-        #expect(w.bytes.count == central.size && central.size == 46 + 1 + 4 + 16)
-        #expect(Array(w.bytes[0..<4]) == [0x50, 0x4b, 0x01, 0x02])
-        #expect(Array(w.bytes[4..<8]) == [63, 3, 45, 0], "made by Unix / 6.3, needs 4.5")
-        #expect(Array(w.bytes[38..<42]) == [0, 0, 0xA4, 0x81], "mode 0100644 in the high half")
+        let bytes = central.serialize()
+        #expect(bytes.count == central.totalSize && central.totalSize == 46 + 1 + 4 + 16)
+        #expect(Array(bytes[0..<4]) == [0x50, 0x4b, 0x01, 0x02])
+        #expect(Array(bytes[4..<8]) == [63, 3, 45, 0], "made by Unix / 6.3, needs 4.5")
+        #expect(Array(bytes[38..<42]) == [0, 0, 0xA4, 0x81], "mode 0100644 in the high half")
 
-        let local = ZipWriter.LocalFileHeader(record)
-        #expect(local.encoded().count == 30 + 1 + 20)
+        #expect(record.localFileHeader().count == 30 + 1 + 20)
     }
 }
