@@ -1,4 +1,5 @@
 import Foundation
+import SyncrManifest
 
 /// Masks secrets in text before it is shown anywhere.
 ///
@@ -66,26 +67,7 @@ public struct Redactor: Sendable {
     /// `scheme://user:password@host` → `scheme://user:***@host`; `scheme://token@host` →
     /// `scheme://***@host`.
     static func maskURLCredentials(_ text: String) -> String {
-        guard text.contains("://"), text.contains("@") else { return text }
-        var result = ""
-        var rest = Substring(text)
-        while let schemeEnd = rest.range(of: "://") {
-            result += rest[..<schemeEnd.upperBound]
-            rest = rest[schemeEnd.upperBound...]
-            let authorityEnd = rest.firstIndex(where: { "/?#\"'<> ".contains($0) || $0.isWhitespace }) ?? rest.endIndex
-            let authority = rest[..<authorityEnd]
-            if let at = authority.lastIndex(of: "@") {
-                if let colon = authority[..<at].firstIndex(of: ":") {
-                    result += authority[..<colon] + ":***" + authority[at...]
-                } else {
-                    result += "***" + authority[at...]
-                }
-            } else {
-                result += authority
-            }
-            rest = rest[authorityEnd...]
-        }
-        return result + rest
+        URLCredentials.masked(text)
     }
 }
 
