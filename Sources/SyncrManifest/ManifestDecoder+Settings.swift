@@ -172,15 +172,7 @@ extension ManifestDecoder {
 extension ManifestDecoder {
     /// `ca_cert:`: a PEM file, relative to the manifest's folder, that must exist now.
     mutating func caCertificate(_ node: YAMLNode, path: String) -> (resolved: String, written: String)? {
-        guard let text = string(node, path: path, expected: "a file path") else { return nil }
-        guard !text.isEmpty else {
-            report(path, at: node.mark, "expected a file path, found an empty string")
-            return nil
-        }
-        guard !text.unicodeScalars.contains("\0") else {
-            report(path, at: node.mark, "a path cannot contain a NUL byte")
-            return nil
-        }
+        guard let text = pathText(node, path: path, expected: "a file path") else { return nil }
         let resolved = LexicalPath.resolve(text, against: directory)
         switch FileCheck.kind(resolved) {
         case .file:

@@ -166,16 +166,7 @@ extension ManifestDecoder {
     /// absolute or leave the manifest's folder (reading is harmless), and it is not checked for
     /// existence here: the planner does that when it runs.
     mutating func uploadSource(_ node: YAMLNode, path: String) -> (written: String, source: String)? {
-        let expected = "a file or folder path"
-        guard let text = string(node, path: path, expected: expected) else { return nil }
-        guard !text.isEmpty else {
-            report(path, at: node.mark, "expected \(expected), found an empty string")
-            return nil
-        }
-        guard !text.unicodeScalars.contains("\0") else {
-            report(path, at: node.mark, "a path cannot contain a NUL byte")
-            return nil
-        }
+        guard let text = pathText(node, path: path, expected: "a file or folder path") else { return nil }
         return (text, LexicalPath.resolve(text, against: directory))
     }
 

@@ -103,6 +103,20 @@ struct ManifestDecoder {
         return s.text
     }
 
+    /// A path as written: a non-empty string without NUL bytes (the caller resolves and checks it).
+    mutating func pathText(_ node: YAMLNode, path: String, expected: String) -> String? {
+        guard let text = string(node, path: path, expected: expected) else { return nil }
+        guard !text.isEmpty else {
+            report(path, at: node.mark, "expected \(expected), found an empty string")
+            return nil
+        }
+        guard !text.unicodeScalars.contains("\0") else {
+            report(path, at: node.mark, "a path cannot contain a NUL byte")
+            return nil
+        }
+        return text
+    }
+
     /// A plain integer within `range`.
     mutating func integer(_ node: YAMLNode, path: String, range: ClosedRange<Int>) -> Int? {
         guard let s = node.scalar, !s.isNull, let value = Self.integerValue(s.text) else {
