@@ -31,7 +31,21 @@ final class Scratch: Sendable {
     }
 }
 
-struct ProcessOutput {
+/// Runs `work` on a thread of its own and waits for it without holding one of the threads of
+/// Swift concurrency's pool. That pool has one thread per core (two on CI); a test computing
+/// on it for a minute stalls every test in the process that awaits meanwhile, and a test
+/// that waits for a child process to reach some point can then miss it. Long synchronous work
+/// (gigabytes through the zip writer, tens of thousands of files) goes through here; the
+/// expectations stay on the test's task, where Swift Testing attributes them.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result(catching: work)) }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+}
+
+struct ProcessOutput: Sendable {
     var status: Int32
     var stdout: String
     var stderr: String

@@ -7,15 +7,16 @@ import Testing
 /// SIGINT and SIGTERM during `syncr apply` and `plan`: transfers stop, what arrived is kept
 /// durably, the exit status is 130 or 143, and running the same command again resumes.
 ///
-/// Downloads are throttled by the fault server so that they are still running when the
-/// signal comes; the tests wait for a sign (bytes recorded in the cache, a line on stderr),
-/// never for a fixed time.
+/// Downloads stall at the fault server after their first MiB, so they are still running when
+/// the signal comes however late the test gets to send it; the tests wait for a sign (bytes
+/// recorded in the cache, a line on stderr), never for a fixed time.
 @Suite("signals", .timeLimit(.minutes(5)))
 struct SignalTests {
     static let size = 8 << 20
 
-    /// A project downloading one 8 MiB file from a fault server that sends 256 KiB/s per
-    /// connection (at least 4 s for the whole file however many connections share it).
+    /// A project downloading one 8 MiB file from a fault server that sends each connection
+    /// 1 MiB and then nothing more until the test resets it: the download cannot finish
+    /// before the signal, even when the test process is starved of threads for seconds.
     struct Slow {
         let www: TemporaryDirectory
         let server: FaultServer
@@ -25,9 +26,10 @@ struct SignalTests {
             www = try TemporaryDirectory(prefix: "www")
             try makeFile(path: www.appending("big.bin"), size: SignalTests.size, seed: 11)
             server = try await FaultServer.start(root: www.url)
-            try await server.behave(path: "/big.bin", FaultBehaviour(rate: 256 << 10))
+            try await server.behave(path: "/big.bin", FaultBehaviour(stallAfter: 1 << 20))
             project = try Project()
-            try project.writeManifest(defaults: "{ retries: 3, timeout: 10s, connections: \(connections), min_split: 1MiB }",
+            // A stall shorter than `timeout` is not given up on, so no retry moves things on.
+            try project.writeManifest(defaults: "{ retries: 3, timeout: 5m, connections: \(connections), min_split: 1MiB }",
                                       downloads: ["{ url: \(server.url("/big.bin")), to: out/big.bin }"])
         }
 
