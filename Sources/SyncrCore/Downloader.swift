@@ -30,6 +30,12 @@ struct Downloader: Sendable {
 
     private var key: String { Cache.key(for: download.url.expanded) }
     private var url: String { download.url.written }
+    /// The folder the destination is in.
+    private var parent: String { (download.destination as NSString).deletingLastPathComponent }
+    /// Beside the destination, named by the entry's key: the copy made when the cache is on
+    /// another file system, and the folder an archive is unpacked into before the swap.
+    private var copyPath: String { parent + "/.syncr-" + key + ".tmp" }
+    private var stagingPath: String { parent + "/.syncr-unpack-" + key }
 
     /// Why an entry failed, as shown to the operator.
     struct Failure: Error {
@@ -56,6 +62,7 @@ struct Downloader: Sendable {
             return ItemResult(item: item, status: status, transferred: transferred, seconds: seconds,
                               error: error.map(redactor.scrub), notes: notes.map(redactor.scrub))
         }
+        removeLeftovers()
         switch item.action {
         case .error:
             // A probe cut short by the interruption (its retries too) says nothing about the server.
@@ -97,6 +104,14 @@ struct Downloader: Sendable {
         } catch {
             return result(.failed, "\(error)")
         }
+    }
+
+    /// What a run killed mid-way leaves beside the destination goes, whatever this run does
+    /// with the entry: one that is up to date from now on would otherwise keep it for good.
+    /// `apply` holds the cache lock, so no other run is writing these names.
+    private func removeLeftovers() {
+        FS.remove(copyPath)
+        FolderReplace.removeTree(stagingPath)
     }
 
     /// What an interrupted entry kept, from its record on disk: what the next run resumes from.
@@ -448,7 +463,6 @@ struct Downloader: Sendable {
     private func unpack(dataPath: String, recorder: EntryRecorder,
                         finish: @Sendable (inout EntryState) -> Void) async throws {
         let destination = download.destination
-        let parent = (destination as NSString).deletingLastPathComponent
         // Unpacking stopped by a full or read-only disk: the verified archive is recorded as
         // complete, so the next run unpacks it again from the cache instead of downloading it.
         func keepArchive() async {
@@ -461,7 +475,7 @@ struct Downloader: Sendable {
         if [.file, .other].contains(FS.kind(destination)) {
             throw Failure(message: "\(download.to): a file stands where the unpacked folder goes; move it away and run again")
         }
-        let staging = parent + "/.syncr-unpack-" + key
+        let staging = stagingPath
         FolderReplace.removeTree(staging)
         guard mkdir(staging, 0o755) == 0 else {
             let code = errno
@@ -545,7 +559,7 @@ struct Downloader: Sendable {
             throw FileError(path: download.to, operation: "move the finished file into place", errno: code)
         }
         // The cache is on another file system: copy beside the destination, then rename.
-        let temp = folder + "/.syncr-" + key + ".tmp"
+        let temp = copyPath
         do {
             try await BlockingIO.run { try FS.copy(dataPath, to: temp) }
         } catch {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrCore
 import Testing
 
 /// `syncr apply` against real servers on 127.0.0.1: nginx for the normal case, the fault server
@@ -21,6 +22,35 @@ struct DownloadTests {
     }
 
     // MARK: nginx
+
+    /// A run killed while copying across file systems or unpacking leaves a temporary name
+    /// beside the destination. The next run removes it, even when the entry is up to date, and
+    /// leaves the names of other entries alone.
+    @Test func leftoversOfAKilledRunGoWithTheNextRun() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("a.bin"), size: 1000, seed: 5)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/a.bin")), to: out/a.bin }"])
+        let first = try await project.run(["apply"])
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        let key = Cache.key(for: nginx.url("/a.bin"))
+        try Data("half a copy".utf8).write(to: project.file("out/.syncr-\(key).tmp"))
+        try FileManager.default.createDirectory(at: project.file("out/.syncr-unpack-\(key)/deep"),
+                                                withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: project.file("out/.syncr-unpack-\(key)/deep/x"))
+        let others = "out/.syncr-\(String(repeating: "0", count: 32)).tmp"
+        try Data("another entry's".utf8).write(to: project.file(others))
+
+        let second = try await project.run(["apply"])
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("0 transferred, 1 up to date"), "\(second.stderr)")
+        #expect(!project.exists("out/.syncr-\(key).tmp"))
+        #expect(!project.exists("out/.syncr-unpack-\(key)"))
+        #expect(project.exists(others), "another entry's name is not touched")
+        #expect(try await sha256(file: project.file("out/a.bin")) == (try await sha256(file: www.appending("a.bin"))))
+    }
 
     @Test func secondRunSkipsWithoutFetching() async throws {
         let www = try TemporaryDirectory(prefix: "www")
