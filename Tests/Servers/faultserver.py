@@ -620,7 +620,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.headers.get("Transfer-Encoding") is not None:
                 with STATE.lock:
                     stats.chunked += 1
-            # Without a length the body cannot be skipped: the connection ends with the answer.
+                # Read the chunked body to its end before answering: closing a connection with
+                # unread bytes makes the kernel reset it, and the client may then lose the 411
+                # (curl reports "000" instead, now and then).
+                if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+                    self.skip_chunked_body()
+            # An unframed body cannot be skipped: the connection ends with the answer.
             self.close_connection = True
             self.send_simple(411, "a Content-Length is required (chunked bodies are refused)\n",
                              {"Connection": "close"})
@@ -693,6 +698,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if "retry_after" in b:
             headers["Retry-After"] = b["retry_after"]
         self.send_simple(b["status"], f"{b['status']} injected by faultserver\n", headers)
+
+    def skip_chunked_body(self):
+        """Reads and discards a chunked body, trailers included (RFC 9112, 7.1)."""
+        while True:
+            line = self.rfile.readline(1024)
+            if not line:
+                return
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                return
+            if size == 0:
+                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                    pass
+                return
+            while size > 0:
+                data = self.rfile.read(min(size, CHUNK))
+                if not data:
+                    return
+                size -= len(data)
+            self.rfile.readline(1024)  # the CRLF after the chunk
 
     def read_body(self, path, length, b, target):
         """Reads `length` body bytes into `target` (None: discard), honouring drop_body_after."""
