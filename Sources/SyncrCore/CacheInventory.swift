@@ -128,31 +128,10 @@ public enum CacheInventory {
         return String(key)
     }
 
-    /// Query parameters whose values are masked when a URL is shown: their names suggest a
-    /// credential (`token`, `access_token`, `X-Amz-Signature`, `sig`, `api_key`, ...).
-    static let secretParameterHints = ["token", "key", "sig", "secret", "pass", "auth", "credential", "session", "code"]
-
-    /// A recorded URL fit to print: user information masked (as everywhere), and the values of
-    /// query parameters that look like credentials replaced by `***`. A record holds the URL as
-    /// written in the manifest, so `${VAR}` references stay as they are; but a token written
-    /// literally into a query string would otherwise reach a terminal or a CI log.
+    /// A recorded URL fit to print: user information and the values of query parameters that
+    /// look like credentials masked, as everywhere (`URLCredentials.masked`). A record holds
+    /// the URL as written in the manifest, so `${VAR}` references stay as they are.
     public static func maskURL(_ url: String) -> String {
-        let scrubbed = Redactor(secrets: []).scrub(url)
-        guard let question = scrubbed.firstIndex(of: "?") else { return scrubbed }
-        let base = scrubbed[..<question]
-        var query = scrubbed[scrubbed.index(after: question)...]
-        var fragment = ""
-        if let hash = query.firstIndex(of: "#") {
-            fragment = String(query[hash...])
-            query = query[..<hash]
-        }
-        let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { part -> String in
-            guard let eq = part.firstIndex(of: "=") else { return String(part) }
-            let name = part[..<eq].lowercased()
-            let value = part[part.index(after: eq)...]
-            if value.isEmpty || value.hasPrefix("${") { return String(part) }
-            return secretParameterHints.contains(where: { name.contains($0) }) ? part[..<eq] + "=***" : String(part)
-        }
-        return base + "?" + parts.joined(separator: "&") + fragment
+        Redactor(secrets: []).scrub(url)
     }
 }

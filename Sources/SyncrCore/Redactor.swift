@@ -4,8 +4,9 @@ import SyncrManifest
 /// Masks secrets in text before it is shown anywhere.
 ///
 /// The manifest's `${ENV}` expansions are secrets; so is the user information of a URL
-/// (`https://user:password@host`, or a lone token before the `@`). Every string that leaves the
-/// library for output passes through `scrub`.
+/// (`https://user:password@host`, or a lone token before the `@`), and the value of a query
+/// parameter named like a credential (`?token=`, `X-Amz-Signature=`). Every string that leaves
+/// the library for output passes through `scrub`.
 public struct Redactor: Sendable {
     public let secrets: [String]
 

@@ -35,7 +35,7 @@ public struct Manifest: Sendable {
 
     /// Every secret value the manifest expanded from the environment, for output scrubbing:
     /// from header values, download and upload URLs, and upload form field values; and the
-    /// passwords written in URLs (`https://user:password@host/`). Longest first,
+    /// passwords and tokens written in URLs (`https://user:password@host/`, `?token=...`). Longest first,
     /// so that scrubbing a secret never leaves part of a longer one.
     public var secrets: [String] {
         var all: [String] = defaults.headers.flatMap { $0.value.secrets }
@@ -55,10 +55,10 @@ public struct Manifest: Sendable {
 }
 
 extension Manifest {
-    /// The passwords in a URL that no `${...}` expansion already covers (those are secrets as a
-    /// whole): the ones written out in the manifest.
+    /// The passwords and query-string tokens in a URL that no `${...}` expansion already
+    /// covers (those are secrets as a whole): the ones written out in the manifest.
     static func literalCredentials(_ url: Template) -> [String] {
-        URLCredentials.secrets(in: url.expanded).filter { password in
+        (URLCredentials.secrets(in: url.expanded) + QueryCredentials.secrets(in: url.expanded)).filter { password in
             !url.secrets.contains { $0.contains(password) }
         }
     }

@@ -27,8 +27,13 @@ public enum URLCredentials {
     }
 
     /// `scheme://user:password@host` → `scheme://user:***@host`, `scheme://token@host` →
-    /// `scheme://***@host`, everywhere in `text`.
+    /// `scheme://***@host`, and `?token=value` → `?token=***` (see `QueryCredentials`),
+    /// everywhere in `text`.
     public static func masked(_ text: String) -> String {
+        QueryCredentials.masked(maskedUserInformation(text))
+    }
+
+    private static func maskedUserInformation(_ text: String) -> String {
         guard text.contains("://"), text.contains("@") else { return text }
         var result = ""
         var rest = Substring(text)

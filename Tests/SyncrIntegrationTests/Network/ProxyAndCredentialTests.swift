@@ -118,6 +118,42 @@ struct ProxyAndCredentialTests {
 
     /// The password is sent (as Basic auth) but appears in no output: plan and apply, text and
     /// JSON, success and failure.
+    /// A presigned URL written into the manifest: its signature and credential are masked in
+    /// every output and record, like a password, while the download itself uses them.
+    @Test func queryTokensAreNeverPrinted() async throws {
+        let (folder, server, content) = try await Self.server()
+        defer { withExtendedLifetime(folder) {} }
+        defer { server.stop() }
+        let harness = try CLIHarness()
+        let query = "X-Amz-Credential=AKIAQUERYTOKEN%2F20261129&X-Amz-Signature=5ec12e7deadbeef0&v=1"
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0 }
+            downloads:
+              - { url: "\(server.url("/file.bin"))?\(query)", to: file.bin }
+              - { url: "\(server.url("/missing.bin"))?\(query)", to: missing.bin }
+            uploads:
+              - { from: file.bin, to: "\(server.url("/up/file.bin"))?\(query)", method: put }
+            """)
+        var outputs: [String] = []
+        for arguments in [["validate"], ["plan"], ["plan", "--json"], ["apply"], ["apply", "--json"], ["cache"]] {
+            let r = try await harness.run(arguments)
+            outputs.append(r.allOutput)
+            for secret in ["5ec12e7deadbeef0", "AKIAQUERYTOKEN"] {
+                #expect(!r.allOutput.contains(secret), "\(arguments): \(r.allOutput)")
+            }
+        }
+        #expect(outputs[3].contains("/missing.bin?X-Amz-Credential=***&X-Amz-Signature=***&v=1"), "\(outputs[3])")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/file.bin")) == content)
+        let requests = try await server.stats()["/file.bin"].headers
+        #expect(!requests.isEmpty, "the download was made with the token")
+        let cache = harness.folder + "/.syncr/cache"
+        for name in try FileManager.default.contentsOfDirectory(atPath: cache) where !name.hasSuffix(".data") {
+            let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: cache + "/" + name)), as: UTF8.self)
+            #expect(!text.contains("5ec12e7deadbeef0") && !text.contains("AKIAQUERYTOKEN"), "\(name) keeps the token")
+        }
+    }
+
     @Test func urlPasswordIsNeverPrinted() async throws {
         let (folder, server, _) = try await Self.server()
         defer { withExtendedLifetime(folder) {} }

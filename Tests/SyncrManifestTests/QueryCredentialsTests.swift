@@ -1,0 +1,65 @@
+import Testing
+@testable import SyncrManifest
+
+/// Tokens in query strings (`?token=`, presigned `X-Amz-Signature=`, `sig=`, `api_key=`) are
+/// masked wherever a URL is shown, like passwords in the user information.
+@Suite struct QueryCredentialsTests {
+    @Test(arguments: [
+        ("https://h/x?token=abc&v=1", "https://h/x?token=***&v=1"),
+        ("https://h/x?access_token=abc#part", "https://h/x?access_token=***#part"),
+        ("https://h/x?sig=${SIG}&flag", "https://h/x?sig=${SIG}&flag"),
+        ("https://h/x?api_key=k1", "https://h/x?api_key=***"),
+        ("https://h/releases/v1.2/tool.tar.gz?version=2&arch=x86_64", "https://h/releases/v1.2/tool.tar.gz?version=2&arch=x86_64"),
+        ("https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F2026&X-Amz-Signature=9f86d0",
+         "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***&X-Amz-Signature=***"),
+        // In running text: a message quoting a URL, a server's words, a redirect's target.
+        // (A value runs to a space, `&`, `#`, a quote or a bracket: a colon may belong to it.)
+        ("GET https://h/x?token=abc: 403 (see \"https://h/y?sig=zz\")", "GET https://h/x?token=*** 403 (see \"https://h/y?sig=***\")"),
+        ("redirected to <https://cdn/f?Signature=a+b/c=&Expires=1>", "redirected to <https://cdn/f?Signature=***&Expires=1>"),
+        // Nothing to mask: no value, no name, no credential, already masked.
+        ("https://h/x?token=&code", "https://h/x?token=&code"),
+        ("https://h/x?=abc&&", "https://h/x?=abc&&"),
+        ("a?b=c & d=e", "a?b=c & d=e"),
+        ("https://h/x?token=***", "https://h/x?token=***"),
+        ("", ""),
+        ("?", "?"),
+        ("&token=", "&token="),
+        ("üñí?tökén=1&session=ß", "üñí?tökén=1&session=***"),
+    ])
+    func masked(text: String, shown: String) {
+        #expect(QueryCredentials.masked(text) == shown)
+        #expect(URLCredentials.masked(text) == shown, "the one masking every output goes through")
+    }
+
+    @Test func userInformationAndQueryTogether() {
+        #expect(URLCredentials.masked("https://u:pw12@h/x?api_key=k1") == "https://u:***@h/x?api_key=***")
+    }
+
+    @Test func longValuesAreSecretsAsWrittenAndDecoded() {
+        let secrets = QueryCredentials.secrets(in: "https://h/x?token=short&api_key=abcd%2Fefgh1234&sig=${SIG}&v=123456789")
+        #expect(Set(secrets) == ["abcd%2Fefgh1234", "abcd/efgh1234"])
+    }
+
+    /// A token written into a manifest's URL is a secret: the run masks it wherever it appears
+    /// (a server echoing it in an error page, say), not only in the URL.
+    @Test func aLiteralTokenInAManifestURLIsASecret() throws {
+        let manifest = try parse("""
+            version: 1
+            downloads:
+              - { url: "https://example.com/a?X-Amz-Signature=0123456789abcdef&v=1", to: a }
+              - { url: "https://example.com/b?token=${TOKEN}", to: b }
+            """, environment: ["TOKEN": "from-the-environment"])
+        #expect(Set(manifest.secrets) == ["0123456789abcdef", "from-the-environment"])
+    }
+
+    /// The source line quoted under a manifest error masks a token written in a URL.
+    @Test func diagnosticMasksAQueryToken() {
+        let text = errors("""
+            version: 1
+            downloads:
+              - { url: "https://example.com/a?access_token=hunter22hunter22", to: a, sha256: x }
+            """)
+        #expect(text.contains("https://example.com/a?access_token=***"), "\(text)")
+        #expect(!text.contains("hunter22"))
+    }
+}
