@@ -46,6 +46,29 @@ public struct Cache: Sendable {
         try FS.writeAtomically(Array(data), to: statePath(key), durable: durable)
     }
 
+    /// Removes what killed runs left while zipping an upload's folder into the cache
+    /// (`.<key>.zip.<random>.tmp`), once nothing has written to it for `age` seconds. `plan`
+    /// zips without the cache lock, so the lock cannot tell a dead writer from a live one; the
+    /// age can, since a live writer adds to its file many times a second.
+    public func removeStaleTemporaries(of key: String, olderThan age: Int64 = 600) {
+        guard let dir = opendir(directory) else { return }
+        let prefix = "." + key + "."
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = directoryEntryName(entry)
+            if name.hasPrefix(prefix) && name.hasSuffix(".tmp") { names.append(name) }
+        }
+        closedir(dir)
+        let now = Int64(time(nil))
+        for name in names {
+            var st = stat()
+            let path = directory + "/" + name
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+                  now - Int64(st.st_mtim.tv_sec) >= age else { continue }
+            FS.remove(path)
+        }
+    }
+
     /// Removes the record first (so no record ever vouches for missing data), then the data.
     public func discard(_ key: String) {
         FS.remove(statePath(key))

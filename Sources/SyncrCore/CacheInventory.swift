@@ -8,7 +8,7 @@ import SyncrManifest
 ///
 /// An entry is every file whose name starts with the same 32-hex-digit key: `<key>.data` and
 /// `<key>.state` for a download, `<key>.upload` (and `<key>.zip`) for an upload, and any
-/// `<key>.*.tmp` left by an interrupted atomic write.
+/// `<key>.*.tmp` or `.<key>.zip.*.tmp` left by an interrupted atomic write or zip.
 public struct CacheEntry: Sendable, Equatable {
     /// What kind of record the entry carries.
     public enum Kind: String, Sendable {
@@ -119,9 +119,12 @@ public enum CacheInventory {
         return result.sorted { ($0.url ?? "~", $0.key) < ($1.url ?? "~", $1.key) }
     }
 
-    /// The key a cache file belongs to: its name up to the first dot, when that is 32 hex digits;
-    /// nil for locks and for anything else (which pruning leaves alone).
+    /// The key a cache file belongs to: its name up to the first dot, when that is 32 hex digits
+    /// (after the leading dot of a hidden `.<key>.….tmp`, an archive being built); nil for locks
+    /// and for anything else (which pruning leaves alone).
     static func key(ofFileNamed name: String) -> String? {
+        var name = Substring(name)
+        if name.hasPrefix(".") && name.hasSuffix(".tmp") { name = name.dropFirst() }
         guard !name.hasSuffix(lockSuffix), let dot = name.firstIndex(of: ".") else { return nil }
         let key = name[..<dot]
         guard key.count == 32, key.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }

@@ -76,6 +76,7 @@ struct UploadPlanner: Sendable {
             let zipPath = cache.directory + "/" + Cache.uploadKey(upload) + ".zip"
             do {
                 try cache.prepare()
+                cache.removeStaleTemporaries(of: Cache.uploadKey(upload))
                 let options = ZipWriter.Options(deterministic: upload.deterministic,
                                                 sourceDateEpoch: ArchiveCommands.sourceDateEpoch())
                 let source = upload.source

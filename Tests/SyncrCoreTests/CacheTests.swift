@@ -129,6 +129,28 @@ final class TemporaryFolder {
         cache.discard("k") // discarding what is gone is fine
     }
 
+    /// A zip of an upload's folder cut off by a kill stays as `.<key>.zip.<random>.tmp`: it
+    /// belongs to the entry (listed and pruned with it), and goes once nothing wrote to it for
+    /// ten minutes; a fresh one may be a `plan` zipping right now, and stays.
+    @Test func staleArchiveTemporariesGoAndFreshOnesStay() throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path)
+        let key = String(repeating: "ab", count: 16), other = String(repeating: "cd", count: 16)
+        let old = tmp.path + "/.\(key).zip.x1y2.tmp", fresh = tmp.path + "/.\(key).zip.z3.tmp"
+        let others = tmp.path + "/.\(other).zip.q9.tmp"
+        for path in [old, fresh, others] { try Data("PK".utf8).write(to: URL(fileURLWithPath: path)) }
+        let hourAgo = Date().addingTimeInterval(-3600)
+        for path in [old, others] {
+            try FileManager.default.setAttributes([.modificationDate: hourAgo], ofItemAtPath: path)
+        }
+        #expect(CacheInventory.key(ofFileNamed: ".\(key).zip.x1y2.tmp") == key)
+        #expect(CacheInventory.key(ofFileNamed: ".\(key).zip") == nil, "only temporaries are hidden")
+        #expect(try CacheInventory.entries(in: tmp.path).first { $0.key == key }?.files.count == 2)
+
+        cache.removeStaleTemporaries(of: key)
+        #expect(tmp.contents() == [".\(key).zip.z3.tmp", ".\(other).zip.q9.tmp"], "another key's are not touched")
+    }
+
     @Test func saveStateReplacesAtomically() throws {
         let tmp = try TemporaryFolder()
         let cache = Cache(directory: tmp.path)
