@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import SyncrHTTP
 import SyncrManifest
 
 /// Why the cache folder could not be locked.
@@ -47,11 +47,11 @@ public final class CacheLock: Sendable {
     /// The lock file.
     public let path: String
     /// The descriptor holding the lock; -1 once released.
-    private let descriptor: Mutex<Int32>
+    private let descriptor: Locked<Int32>
 
     private init(path: String, fd: Int32) {
         self.path = path
-        descriptor = Mutex(fd)
+        descriptor = Locked(fd)
     }
 
     deinit {

@@ -1,4 +1,4 @@
-import Synchronization
+import SyncrHTTP
 
 /// A value that arrives once, from any thread, and can be awaited: the first `fulfil` wins.
 final class OneShot<Value: Sendable>: Sendable {
@@ -6,7 +6,7 @@ final class OneShot<Value: Sendable>: Sendable {
         var value: Value??
         var waiters: [CheckedContinuation<Value?, Never>] = []
     }
-    private let state = Mutex(State(value: nil))
+    private let state = Locked(State(value: nil))
 
     /// Delivers the value (nil: "it will not come"); later calls do nothing.
     func fulfil(_ value: Value?) {

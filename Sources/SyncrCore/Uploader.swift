@@ -329,7 +329,7 @@ struct Uploader: Sendable {
 final class UploadProgress: Sendable {
     /// The request in flight.
     let current = BodyProgress()
-    private let finished = Mutex<Int64>(0)
+    private let finished = Locked<Int64>(0)
 
     /// A request was sent whole: its bytes count from now on.
     func requestDone(_ bytes: Int64) {

@@ -1,11 +1,10 @@
-import Synchronization
 
 /// Keeps the first bytes of a 2xx body and drops the rest: for uploads, whose answer is not
 /// needed beyond a line for the report (e.g. a server's "stored 123 bytes" or a JSON receipt).
 public final class BodyPrefixSink: ResponseSink {
     /// The most bytes kept.
     public let limit: Int
-    private let kept = Mutex<[UInt8]>([])
+    private let kept = Locked<[UInt8]>([])
 
     public init(limit: Int = 1024) {
         self.limit = limit

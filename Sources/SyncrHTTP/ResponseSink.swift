@@ -59,7 +59,7 @@ public final class FileSink: ResponseSink {
     private let onResponse: (@Sendable (HTTPResponseHead) -> Void)?
 
     private let writtenCounter = Atomic<Int64>(0)
-    private let headBox = Mutex<HTTPResponseHead?>(nil)
+    private let headBox = Locked<HTTPResponseHead?>(nil)
 
     /// Where the next write goes and where writing must stop. Bytes are reserved under the lock
     /// before they are written, so a `split` never hands out a byte this sink will still write.
@@ -71,7 +71,7 @@ public final class FileSink: ResponseSink {
         /// Whether `split` moved the limit: reaching it then ends the transfer without error.
         var shortened = false
     }
-    private let cursor: Mutex<Cursor>
+    private let cursor: Locked<Cursor>
 
     /// libcurl hands over at most 16 KiB per call; collecting them into larger positional writes
     /// saves most of the system calls (65,536 `pwrite`s per GiB otherwise).
@@ -107,7 +107,7 @@ public final class FileSink: ResponseSink {
         self.displayPath = displayPath
         // The limit counts the range's length from `offset`, wherever in the file that is.
         let limit = requestedRange.flatMap { r in r.end.map { offset + ($0 - r.start + 1) } } ?? Int64.max
-        cursor = Mutex(Cursor(limit: limit))
+        cursor = Locked(Cursor(limit: limit))
     }
 
     /// The file offset this sink stops at (exclusive); `Int64.max` when open-ended.

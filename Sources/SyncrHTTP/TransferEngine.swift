@@ -9,7 +9,7 @@ import Synchronization
 /// submit requests from any task with `perform`, which suspends until the transfer ends.
 public final class TransferEngine: @unchecked Sendable {
     // @unchecked Sendable: `multi` and `active` are touched only by the engine thread; the
-    // other threads reach it only through `inbox` (a Mutex) and `curl_multi_wakeup`, which
+    // other threads reach it only through `inbox` (a lock) and `curl_multi_wakeup`, which
     // libcurl documents as callable from any thread.
 
     /// Limits and buffers for the whole engine.
@@ -36,7 +36,7 @@ public final class TransferEngine: @unchecked Sendable {
 
     public let configuration: Configuration
     private let multi: UnsafeMutableRawPointer
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
     private var active: [ObjectIdentifier: Transfer] = [:]
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)

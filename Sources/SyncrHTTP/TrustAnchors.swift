@@ -1,6 +1,5 @@
 import CCurl
 import Foundation
-import Synchronization
 
 /// How a request checks the server's certificate.
 public struct TLSOptions: Sendable, Equatable {
@@ -29,7 +28,7 @@ final class TrustBundle: Sendable {
 
     private init(pem: [UInt8]) { self.pem = pem }
 
-    private static let cache = Mutex<[[String]: TrustBundle]>([:])
+    private static let cache = Locked<[[String]: TrustBundle]>([:])
 
     /// The bundle for `anchors` (nil when there are none), or why it cannot be built.
     static func bundle(for anchors: [String]) -> Result<TrustBundle?, TransferError> {

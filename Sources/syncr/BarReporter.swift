@@ -1,6 +1,6 @@
 import SyncrCore
+import SyncrHTTP
 import SyncrManifest
-import Synchronization
 
 /// Draws progress on a terminal: one line per active transfer (name, percent, bytes done/total,
 /// speed, ETA) and a total line, redrawn in place.
@@ -13,8 +13,8 @@ import Synchronization
 final class BarReporter: RunReporter {
     private let quiet: Bool
     private let lines: EntryLines
-    private let state: Mutex<State>
-    private let ticker = Mutex<Ticker?>(nil)
+    private let state: Locked<State>
+    private let ticker = Locked<Ticker?>(nil)
     /// Frames per second at most.
     static let framesPerSecond = 10.0
 
@@ -31,7 +31,7 @@ final class BarReporter: RunReporter {
     init(quiet: Bool, entryCount: Int, palette: Palette) {
         self.quiet = quiet
         lines = EntryLines(palette: palette, entryCount: entryCount)
-        state = Mutex(State(board: TransferBoard(entryCount: entryCount)))
+        state = Locked(State(board: TransferBoard(entryCount: entryCount)))
         TerminalBar.hideCursor()
         // A strong capture: `finish()` stops the ticker and drops it, which ends the cycle. (A weak
         // one gives the reporter a side table that LeakSanitizer reports as leaked at exit.)

@@ -1,10 +1,10 @@
-import Synchronization
 import SyncrCore
+import SyncrHTTP
 
 /// Stands in for the progress reporter until it exists: `apply` takes the cache lock and prints
 /// its warnings before a bar may take over the terminal, but the session is made first.
 final class DeferredReporter: RunReporter {
-    private let target = Mutex<(any RunReporter)?>(nil)
+    private let target = Locked<(any RunReporter)?>(nil)
 
     /// From now on events go to `reporter`.
     func attach(_ reporter: any RunReporter) {

@@ -1,11 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import SyncrHTTP
 
 /// The only place that writes to the terminal.
 enum Output {
-    private static let lock = Mutex(())
+    private static let lock = Locked(())
 
     static func out(_ line: String) { write(line + "\n", to: STDOUT_FILENO) }
     static func err(_ line: String) { write(line + "\n", to: STDERR_FILENO) }

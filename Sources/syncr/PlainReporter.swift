@@ -1,6 +1,6 @@
 import SyncrCore
+import SyncrHTTP
 import SyncrManifest
-import Synchronization
 
 /// A progress reporter that can be told the run is over.
 protocol RunReporter: ProgressReporter {
@@ -14,8 +14,8 @@ protocol RunReporter: ProgressReporter {
 final class PlainReporter: RunReporter {
     private let quiet: Bool
     private let lines: EntryLines
-    private let state: Mutex<State>
-    private let ticker = Mutex<Ticker?>(nil)
+    private let state: Locked<State>
+    private let ticker = Locked<Ticker?>(nil)
 
     private struct State {
         var board: TransferBoard
@@ -30,7 +30,7 @@ final class PlainReporter: RunReporter {
         self.quiet = quiet
         lines = EntryLines(palette: palette, entryCount: entryCount)
         let board = TransferBoard(entryCount: entryCount)
-        state = Mutex(State(board: board, lastSummary: (board.startedAt, 0)))
+        state = Locked(State(board: board, lastSummary: (board.startedAt, 0)))
         if let interval, !quiet {
             // A strong capture: `finish()` stops the ticker and drops it, which ends the cycle. (A weak
             // one gives the reporter a side table that LeakSanitizer reports as leaked at exit.)

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import SyncrCore
+import SyncrHTTP
 
 /// SIGINT and SIGTERM: the first asks the run to stop and save its progress; a second one
 /// exits at once.
@@ -36,7 +37,7 @@ enum Signals {
         }
     }
 
-    private static let hooks = Mutex<[@Sendable (Int32) -> Void]>([])
+    private static let hooks = Locked<[@Sendable (Int32) -> Void]>([])
 
     /// What `apply` prints on the first signal.
     static let applyNotice = "syncr: interrupted; stopping transfers and saving progress "

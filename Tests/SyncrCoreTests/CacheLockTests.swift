@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import Synchronization
+import SyncrHTTP
 import Testing
 @testable import SyncrCore
 
@@ -32,7 +32,7 @@ import Testing
         let folder = try TemporaryFolder()
         let held = try #require(try CacheLock.attempt(directory: folder.path))
         defer { held.release() }
-        let waited = Mutex(false)
+        let waited = Locked(false)
         await #expect {
             _ = try await CacheLock.acquire(directory: folder.path) { _ in waited.withLock { $0 = true } }
         } throws: { error in
@@ -48,7 +48,7 @@ import Testing
         let folder = try TemporaryFolder()
         let held = try #require(try CacheLock.attempt(directory: folder.path))
         defer { held.release() }
-        let announced = Mutex<Int32?>(nil)
+        let announced = Locked<Int32?>(nil)
         await #expect {
             _ = try await CacheLock.acquire(directory: folder.path, timeout: .milliseconds(150)) { pid in
                 announced.withLock { $0 = pid }
