@@ -435,7 +435,7 @@ struct ServerSelfTests {
         let server = try await FaultServer.start(root: root)
         try await server.behave(path: "/big.bin", FaultBehaviour(stallAfter: 10, stallSeconds: 3600))
         async let client = curl(server.url("/big.bin"), ["--max-time", "60"], in: dir)
-        #expect(await poll { (try? await server.stats()["/big.bin"].bytesSent) == 10 })
+        #expect(await poll(timeout: .seconds(60)) { (try? await server.stats()["/big.bin"].bytesSent) == 10 })
         server.stop()
         let result = try await client
         #expect(result.exitCode != 0)

@@ -3,7 +3,7 @@ import Testing
 
 /// Runs the built `syncr` binary and checks stdout, stderr and the exit code, as a user or a
 /// script would see them. No test here needs a server: unreachable entries use a closed port.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct CLITests {
     static let commands = ["validate", "plan", "apply", "version", "help"]
 

@@ -11,7 +11,7 @@ import Testing
 ///
 /// Entries are written with the library's own record writers (`Cache.saveState`,
 /// `saveUploadRecord`), so they are byte for byte what a run leaves behind.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct CacheTests {
     static let manifest = """
     version: 1

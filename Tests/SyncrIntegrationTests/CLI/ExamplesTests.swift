@@ -3,7 +3,7 @@ import Testing
 
 /// Every manifest under examples/ validates, with a dummy value for each variable it needs, and
 /// says (in its comments or its README) which variables those are.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct ExamplesTests {
     static let examples: [String] = {
         let folder = DocsRepository.root + "/examples"

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `syncr init` writes a starter manifest that validates as written, and never replaces one.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct InitTests {
     @Test func writesAManifestThatValidatesAsWritten() async throws {
         let harness = try CLIHarness()

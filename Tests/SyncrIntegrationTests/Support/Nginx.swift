@@ -156,7 +156,7 @@ final class Nginx: Sendable {
             try launch(process)
             let child = ChildProcess(process)
             let server = Nginx(port: port, root: root, directory: directory, child: child, tls: options.tls != nil)
-            let up = await poll { isAccepting(port: port) || !child.isRunning }
+            let up = await poll(timeout: .seconds(30)) { isAccepting(port: port) || !child.isRunning }
             if up && child.isRunning {
                 return server
             }
