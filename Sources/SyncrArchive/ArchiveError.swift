@@ -15,6 +15,9 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     case limit(archive: String, entry: String?, detail: String)
     /// A local file operation failed.
     case io(path: String, errno: Int32, detail: String)
+    /// The task doing the work was cancelled (Ctrl-C on `syncr zip` or `syncr unzip`); what
+    /// was half made is removed.
+    case interrupted(path: String)
 
     public var description: String {
         switch self {
@@ -32,6 +35,8 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(archive)\(entry.map { ": \($0)" } ?? ""): stopped: \(detail)"
         case .io(let path, _, let detail):
             return "\(path): \(detail)"
+        case .interrupted(let path):
+            return "\(path): interrupted"
         }
     }
 }

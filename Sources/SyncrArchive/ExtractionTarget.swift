@@ -152,6 +152,8 @@ public final class ExtractionTarget {
     }
 
     fileprivate func count(_ bytes: Int64, entry: String) throws(ArchiveError) {
+        // Checked with every piece of data: a cancelled task stops within one piece.
+        if Task.isCancelled { throw .interrupted(path: archive) }
         totalBytes += bytes
         if totalBytes > limits.maxTotalBytes {
             throw .limit(archive: archive, entry: entry,

@@ -43,6 +43,9 @@ public enum ArchiveCommands {
             return summary
         } catch {
             FolderReplace.removeTree(staging)
+            if case .interrupted? = error as? ArchiveError {
+                throw Failure(description: "interrupted: \(destination) was left as it was")
+            }
             throw Failure(description: "\(error)")
         }
     }
@@ -60,6 +63,8 @@ extension ArchiveCommands {
                                                              sourceDateEpoch: sourceDateEpoch(), sync: true))
             return "\(summary.entries) entries (\(summary.files) files, \(summary.storedFiles) stored as they are), "
                 + "\(ByteSize.format(Int64(summary.uncompressedBytes))) in \(ByteSize.format(Int64(summary.archiveBytes)))"
+        } catch .interrupted {
+            throw Failure(description: "interrupted: \(output) was not written")
         } catch {
             throw Failure(description: error.description)
         }

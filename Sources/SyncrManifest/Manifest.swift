@@ -35,8 +35,8 @@ public struct Manifest: Sendable {
 
     /// Every secret value the manifest expanded from the environment, for output scrubbing:
     /// from header values, download and upload URLs, and upload form field values; and the
-    /// passwords and tokens written in URLs (`https://user:password@host/`, `?token=...`). Longest first,
-    /// so that scrubbing a secret never leaves part of a longer one.
+    /// passwords and tokens written in URLs (`https://user:password@host/`, `?token=...`).
+    /// Longest first, so that scrubbing a secret never leaves part of a longer one.
     public var secrets: [String] {
         var all: [String] = defaults.headers.flatMap { $0.value.secrets }
         for d in downloads {

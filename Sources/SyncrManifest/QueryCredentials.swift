@@ -13,6 +13,7 @@ public enum QueryCredentials {
     /// every "42" or "eu" in every message would hide more than it protects.
     static let minimumSecretLength = 8
 
+    /// Whether a query parameter of this name carries a credential.
     public static func isCredential(name: some StringProtocol) -> Bool {
         let lowered = name.lowercased()
         return nameHints.contains { lowered.contains($0) }

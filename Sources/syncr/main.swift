@@ -140,7 +140,8 @@ let code: Int32
 do {
     let invocation = try ArgumentParser.parse(arguments)
     let work = Task { await run(invocation) }
-    if [.plan, .apply].contains(invocation.command) && !invocation.showHelp {
+    if [.plan, .apply, .zip, .unzip].contains(invocation.command) && !invocation.showHelp {
+        // zip and unzip stop within one block or piece, and remove what they had half made.
         Signals.install(notice: invocation.command == .apply ? Signals.applyNotice : "syncr: interrupted") { _ in work.cancel() }
         // A second signal exits at once: show the cursor the bar hid (async-signal-safe).
         TerminalBar.prepare()

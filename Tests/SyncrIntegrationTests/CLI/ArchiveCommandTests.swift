@@ -1,4 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
+import SyncrCore
 import Testing
 
 /// `syncr zip` and `syncr unzip` run as a script would.
@@ -45,6 +49,58 @@ import Testing
         #expect(try String(contentsOf: dir.appending("dest/keep.txt"), encoding: .utf8) == "keep")
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         #expect(names == ["dest", "evil.tar.gz"], "nothing else appeared: \(names)")
+    }
+
+    /// Ctrl-C while `syncr zip` works: it stops, removes its half-written archive, leaves the
+    /// old one as it was and exits 130. (The tree is one 16 GiB sparse file: minutes of work,
+    /// so the signal lands mid-way however slow the machine.)
+    @Test(.timeLimit(.minutes(3)))
+    func anInterruptedZipLeavesNothingHalfWritten() async throws {
+        let dir = try TemporaryDirectory(prefix: "zipint")
+        let src = try dir.makeDirectory("src")
+        let fd = open(src.appendingPathComponent("zeros.bin").path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        #expect(fd >= 0 && ftruncate(fd, 16 << 30) == 0)
+        close(fd)
+        try "old archive".write(to: dir.appending("out.zip"), atomically: true, encoding: .utf8)
+        let run = try BackgroundSyncr(in: dir.url, ["zip", "src", "out.zip"])
+        // The sign: the archive under construction appeared beside out.zip.
+        let started = await poll(timeout: .seconds(60)) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+            return names.contains { $0.hasPrefix(".out.zip.") } || !run.child.isRunning
+        }
+        try #require(started && run.child.isRunning, "zip should be under way: \(run.stderr)")
+        run.signal(SIGINT)
+        #expect(await run.finish() == 130, "\(run.stderr)")
+        #expect(run.stderr.contains("interrupted: out.zip was not written"), "\(run.stderr)")
+        #expect(try String(contentsOf: dir.appending("out.zip"), encoding: .utf8) == "old archive")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { !$0.hasPrefix(".bg-") }.sorted()
+        #expect(names == ["out.zip", "src"], "no half-written archive is left: \(names)")
+    }
+
+    /// An unzip whose task is cancelled stops at its first piece of data, removes its staging
+    /// folder and leaves the destination as it was.
+    @Test func aCancelledUnzipLeavesTheOldFolder() async throws {
+        let dir = try TemporaryDirectory(prefix: "unzipint")
+        let src = try dir.makeDirectory("src")
+        try makeFile(path: src.appendingPathComponent("data.bin"), size: 100_000, seed: 68)
+        let binary = try locateSyncrBinary().path
+        #expect(try await runProcess(executable: binary, arguments: ["zip", "src", "in.zip"], cwd: dir.url).exitCode == 0)
+        try FileManager.default.createDirectory(at: dir.appending("dest"), withIntermediateDirectories: true)
+        try "keep".write(to: dir.appending("dest/keep.txt"), atomically: true, encoding: .utf8)
+        let archive = dir.appending("in.zip").path, destination = dir.appending("dest").path
+        let outcome = await Task { () -> String in
+            withUnsafeCurrentTask { $0?.cancel() }
+            do {
+                _ = try ArchiveCommands.unzip(archive: archive, destination: destination)
+                return "unpacked"
+            } catch {
+                return "\(error)"
+            }
+        }.value
+        #expect(outcome == "interrupted: \(destination) was left as it was")
+        #expect(try String(contentsOf: dir.appending("dest/keep.txt"), encoding: .utf8) == "keep")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        #expect(names == ["dest", "in.zip", "src"], "no staging folder is left: \(names)")
     }
 
     @Test func usageErrors() async throws {

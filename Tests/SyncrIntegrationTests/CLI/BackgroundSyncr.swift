@@ -11,16 +11,21 @@ final class BackgroundSyncr: Sendable {
     private let stderrPath: String
 
     /// Starts `syncr ARGS` in the project's folder.
-    init(_ project: Project, _ arguments: [String]) throws {
+    convenience init(_ project: Project, _ arguments: [String]) throws {
+        try self.init(in: project.folder.url, arguments)
+    }
+
+    /// Starts `syncr ARGS` in `folder`, which also takes its output (`.bg-std*-<id>` files).
+    init(in folder: URL, _ arguments: [String]) throws {
         let id = UUID().uuidString
-        stdoutPath = project.folder.appending(".bg-stdout-" + id).path
-        stderrPath = project.folder.appending(".bg-stderr-" + id).path
+        stdoutPath = folder.appendingPathComponent(".bg-stdout-" + id).path
+        stderrPath = folder.appendingPathComponent(".bg-stderr-" + id).path
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         let process = Process()
-        process.executableURL = project.binary
+        process.executableURL = try locateSyncrBinary()
         process.arguments = arguments
-        process.currentDirectoryURL = project.folder.url
+        process.currentDirectoryURL = folder
         process.environment = ProcessInfo.processInfo.environment.merging(["NO_PROXY": "*", "no_proxy": "*"]) { _, b in b }
         process.standardInput = FileHandle.nullDevice
         // Files, not pipes: a chatty child never blocks, and the text is readable at any time.
