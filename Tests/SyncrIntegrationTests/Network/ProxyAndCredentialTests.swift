@@ -116,8 +116,6 @@ struct ProxyAndCredentialTests {
         }
     }
 
-    /// The password is sent (as Basic auth) but appears in no output: plan and apply, text and
-    /// JSON, success and failure.
     /// A presigned URL written into the manifest: its signature and credential are masked in
     /// every output and record, like a password, while the download itself uses them.
     @Test func queryTokensAreNeverPrinted() async throws {
@@ -145,8 +143,6 @@ struct ProxyAndCredentialTests {
         }
         #expect(outputs[3].contains("/missing.bin?X-Amz-Credential=***&X-Amz-Signature=***&v=1"), "\(outputs[3])")
         #expect(try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/file.bin")) == content)
-        let requests = try await server.stats()["/file.bin"].headers
-        #expect(!requests.isEmpty, "the download was made with the token")
         let cache = harness.folder + "/.syncr/cache"
         for name in try FileManager.default.contentsOfDirectory(atPath: cache) where !name.hasSuffix(".data") {
             let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: cache + "/" + name)), as: UTF8.self)
@@ -154,6 +150,8 @@ struct ProxyAndCredentialTests {
         }
     }
 
+    /// The password is sent (as Basic auth) but appears in no output: plan and apply, text and
+    /// JSON, success and failure.
     @Test func urlPasswordIsNeverPrinted() async throws {
         let (folder, server, _) = try await Self.server()
         defer { withExtendedLifetime(folder) {} }
