@@ -14,7 +14,13 @@ struct DownloadTests {
     func makePartial(_ project: Project, _ server: FaultServer, path: String, bytes: Int) async throws {
         try await server.behave(path: path, FaultBehaviour(stallAfter: bytes, stallTimes: 1))
         let child = try project.start(["apply"])
-        let recorded = await poll(timeout: .seconds(30)) { project.recordedGoodBytes() == bytes }
+        // The moment lasts until the stall times out (`timeout`, 5 s) and the retry finishes the
+        // file, so it is watched, and syncr killed, from a thread of its own.
+        let recorded = await pollOnItsOwnThread(timeout: .seconds(30)) {
+            guard project.recordedGoodBytes() == bytes else { return false }
+            kill(child.pid, SIGKILL)
+            return true
+        }
         kill(child.pid, SIGKILL)
         child.process.waitUntilExit()
         try #require(recorded, "the cache should record \(bytes) bytes")

@@ -75,3 +75,21 @@ private func loopbackAddress(port: UInt16) -> sockaddr_in {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     return address
 }
+
+/// Polls like `poll`, but on a thread of its own rather than in the concurrency pool, for a
+/// moment that lasts only seconds: when other tests hold the pool's few threads (two on CI), a
+/// polling task may not run for longer than that. `condition` can also act at once when it
+/// holds (kill a process, say), from the same thread.
+func pollOnItsOwnThread(timeout: Duration = .seconds(10), _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+    await withCheckedContinuation { continuation in
+        let thread = Thread {
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                if condition() { return continuation.resume(returning: true) }
+                if ContinuousClock.now >= deadline { return continuation.resume(returning: false) }
+                usleep(10_000)
+            }
+        }
+        thread.start()
+    }
+}
