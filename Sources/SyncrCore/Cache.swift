@@ -8,9 +8,19 @@ import SyncrDigest
 /// partial (or complete, not yet promoted) data in `<md5>.data` and its record in `<md5>.state`.
 public struct Cache: Sendable {
     public let directory: String
+    /// Whether records, and the data they vouch for, are flushed to disk before they are relied
+    /// on (`fsync:`). Without it they survive a killed syncr but not a power loss.
+    public let flushes: Bool
 
-    public init(directory: String) {
+    public init(directory: String, flushes: Bool = true) {
         self.directory = directory
+        self.flushes = flushes
+    }
+
+    /// Flushes a file's data to disk (`fdatasync`) where this cache flushes; returns false with
+    /// `errno` set when the flush failed.
+    func flush(_ fd: Int32) -> Bool {
+        !flushes || fdatasync(fd) == 0
     }
 
     /// The entry key for a URL (the expanded one: it names the resource actually fetched).
@@ -43,7 +53,7 @@ public struct Cache: Sendable {
         guard let data = try? encoder.encode(s) else {
             throw FileError(path: statePath(key), operation: "encode the cache record", errno: EINVAL)
         }
-        try FS.writeAtomically(Array(data), to: statePath(key), durable: durable)
+        try FS.writeAtomically(Array(data), to: statePath(key), durable: durable && flushes)
     }
 
     /// Removes what killed runs left while zipping an upload's folder into the cache

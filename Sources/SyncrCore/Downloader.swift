@@ -15,16 +15,13 @@ struct Downloader: Sendable {
     let engine: TransferEngine
     let redactor: Redactor
     let reporter: (any ProgressReporter)?
-    /// Flushes small finished files together.
-    let flusher: GroupFlush
+    /// Flushes finished files, many at once, off the cooperative pool.
+    let flusher: FlushPool
     /// Folders to flush once at the end of the run.
     let folders: ChangedFolders
     /// Network slots (`jobs`): held while fetching, given back before the finished file is
     /// flushed and moved, so that the next files download while this one is made durable.
     let slots: AsyncSemaphore
-    /// Files at least this large are flushed on their own (`fdatasync`); smaller ones join a
-    /// group flush.
-    static let ownFlushThreshold: Int64 = 8 << 20
     /// How often progress is made durable while bytes flow.
     var checkpointInterval: Duration = EntryRecorder.interval
 
@@ -394,13 +391,7 @@ struct Downloader: Sendable {
         if fstat(fd, &st) == 0, Int64(st.st_size) != finalSize, ftruncate(fd, off_t(finalSize)) != 0 {
             throw FileError(path: dataPath, operation: "trim", errno: errno)
         }
-        if finalSize >= Self.ownFlushThreshold {
-            try await BlockingIO.run { [fd, dataPath] in
-                if fdatasync(fd) != 0 { throw FileError(path: dataPath, operation: "flush", errno: errno) }
-            }
-        } else {
-            try await flusher.flush()
-        }
+        if cache.flushes { try await flusher.flush(fd: fd, path: dataPath) }
         close(fd)
         fdOpen = false
         try await verify(dataPath: dataPath)
@@ -501,7 +492,7 @@ struct Downloader: Sendable {
             throw Failure(message: "\(url): cannot unpack into \(download.to): \(error)\(hint)")
         }
         do {
-            try FolderReplace.replace(destination, with: staging, display: download.to)
+            try FolderReplace.replace(destination, with: staging, display: download.to, flush: cache.flushes)
         } catch {
             FolderReplace.removeTree(staging)
             throw error
@@ -561,7 +552,7 @@ struct Downloader: Sendable {
         // The cache is on another file system: copy beside the destination, then rename.
         let temp = copyPath
         do {
-            try await BlockingIO.run { try FS.copy(dataPath, to: temp) }
+            try await BlockingIO.run { [flushes = cache.flushes] in try FS.copy(dataPath, to: temp, flush: flushes) }
         } catch {
             FS.remove(temp)
             try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
@@ -611,7 +602,7 @@ struct Downloader: Sendable {
             let kept = max(recorded, (good - (64 << 10)) & ~4095)
             // The flush again: on a file system that allocates late, the failed one may have
             // been the checkpoint's flush, and the record must vouch only for flushed bytes.
-            guard kept < good, ftruncate(fd, off_t(kept)) == 0, fdatasync(fd) == 0 else { throw error }
+            guard kept < good, ftruncate(fd, off_t(kept)) == 0, cache.flush(fd) else { throw error }
             try await recorder.update {
                 $0.ranges = RangeSet(kept > 0 ? [0..<kept] : [])
             }

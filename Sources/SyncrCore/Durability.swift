@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CSystem
 import Dispatch
+import Foundation
 
 /// Runs blocking system calls (fsync, hashing, large copies) on Dispatch's global pool, so that
 /// they overlap instead of holding one of the few threads Swift concurrency runs tasks on.
@@ -16,46 +17,82 @@ enum BlockingIO {
     }
 }
 
-/// Makes many small finished files durable together: one `syncfs` for every file finished
-/// while the previous one ran (group commit), instead of one `fdatasync` after another.
+/// Flushes finished files to disk (`fdatasync`) on threads of its own, many at once.
 ///
-/// A caller's bytes are on disk when `flush` returns, because its writes happened before it
-/// called, and every flush it can join starts after it joined.
-actor GroupFlush {
-    private let directory: String
-    private var waiting: [CheckedContinuation<Void, any Error>] = []
-    private var running = false
+/// Each file is flushed by itself, never the whole file system (`syncfs` would also flush every
+/// other program's dirty pages). Flushes run in parallel so that the file system can commit
+/// them together (ext4 and XFS join concurrent flushes into one journal commit), and on
+/// dedicated threads so that a slow disk holds neither Swift's cooperative pool nor the thread
+/// that drives the network.
+final class FlushPool: Sendable {
+    /// Flushes in flight at most: enough for a journal commit to gather many files.
+    static let width = 16
 
-    init(directory: String) {
-        self.directory = directory
-    }
+    private let queue = WorkQueue(threads: FlushPool.width, name: "syncr-flush")
 
-    func flush() async throws {
+    /// Returns once the file's data is on disk.
+    func flush(fd: Int32, path: String) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            waiting.append(continuation)
-            if !running {
-                running = true
-                Task { await self.drain() }
-            }
-        }
-    }
-
-    private func drain() async {
-        while !waiting.isEmpty {
-            let batch = waiting
-            waiting = []
-            let directory = self.directory
-            let result = await Result {
-                try await BlockingIO.run { () throws -> Void in
-                    let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                    guard fd >= 0 else { throw FileError(path: directory, operation: "open", errno: errno) }
-                    defer { close(fd) }
-                    if syncr_syncfs(fd) != 0 { throw FileError(path: directory, operation: "flush", errno: errno) }
+            queue.submit {
+                if fdatasync(fd) == 0 {
+                    continuation.resume()
+                } else {
+                    continuation.resume(throwing: FileError(path: path, operation: "flush", errno: errno))
                 }
             }
-            for continuation in batch { continuation.resume(with: result) }
         }
-        running = false
+    }
+}
+
+/// A fixed number of threads, started on first use, that run submitted blocking work in order
+/// of submission. The threads live as long as the process (they wait on a condition when idle).
+final class WorkQueue: @unchecked Sendable {
+    // @unchecked: `jobs` and `started` are only touched while `condition` is locked.
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+    private var started = 0
+    private var idle = 0
+    private let threads: Int
+    private let name: String
+
+    init(threads: Int, name: String) {
+        self.threads = threads
+        self.name = name
+    }
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        // A new thread only when more jobs wait than threads do: a handful of flushes never
+        // starts all of them.
+        if jobs.count - head > idle && started < threads {
+            started += 1
+            let thread = Thread { [self] in work() }
+            thread.name = name
+            thread.start()
+        }
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while head == jobs.count {
+                idle += 1
+                condition.wait()
+                idle -= 1
+            }
+            let job = jobs[head]
+            head += 1
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            condition.unlock()
+            job()
+        }
     }
 }
 
@@ -63,6 +100,12 @@ actor GroupFlush {
 /// thousand files moved into one folder cost one `fsync` of it, not a thousand.
 actor ChangedFolders {
     private var folders: Set<String> = []
+    /// Off with `fsync: false`: the renames reach the disk when the kernel writes them back.
+    private let flushes: Bool
+
+    init(flushes: Bool) {
+        self.flushes = flushes
+    }
 
     func add(_ folder: String) {
         folders.insert(folder)
@@ -71,6 +114,7 @@ actor ChangedFolders {
     func syncAll() async {
         let all = folders
         folders = []
+        guard flushes else { return }
         for folder in all {
             _ = try? await BlockingIO.run { FS.syncDirectory(folder) }
         }

@@ -65,7 +65,7 @@ actor EntryRecorder {
         for r in ranges { next.insert(r) }
         guard next != state.ranges else { return }
         if let head { adopt(head) }
-        if fdatasync(fd) != 0 {
+        if !cache.flush(fd) {
             throw FileError(path: cache.dataPath(key), operation: "flush", errno: errno)
         }
         for r in ranges { state.add(r) }

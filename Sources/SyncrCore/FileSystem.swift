@@ -176,8 +176,9 @@ private final class DigestBox {
 }
 
 extension FS {
-    /// Copies a file in 1 MiB blocks and flushes the copy; keeps the source's permission bits.
-    static func copy(_ source: String, to target: String) throws(FileError) {
+    /// Copies a file in 1 MiB blocks and flushes the copy (unless `flush` is false); keeps the
+    /// source's permission bits.
+    static func copy(_ source: String, to target: String, flush: Bool = true) throws(FileError) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw FileError(path: source, operation: "open", errno: errno) }
         defer { close(input) }
@@ -204,6 +205,6 @@ extension FS {
                 done += w
             }
         }
-        if fdatasync(output) != 0 { throw FileError(path: target, operation: "flush", errno: errno) }
+        if flush && fdatasync(output) != 0 { throw FileError(path: target, operation: "flush", errno: errno) }
     }
 }

@@ -12,7 +12,7 @@ enum FolderReplace {
     /// when a folder is there (the old one then sits at `staging` and is removed), or renamed
     /// when nothing is. Where the exchange is not supported, the old folder is moved aside first:
     /// for that short moment the destination is absent, never half-written.
-    static func replace(_ destination: String, with staging: String, display: String) throws(FileError) {
+    static func replace(_ destination: String, with staging: String, display: String, flush: Bool = true) throws(FileError) {
         switch FS.kind(destination) {
         case .missing:
             if rename(staging, destination) != 0 {
@@ -37,7 +37,7 @@ enum FolderReplace {
         case .file, .other:
             throw FileError(path: display, operation: "unpack here (a file is in the way; move it and run again)", errno: ENOTDIR)
         }
-        FS.syncDirectory((destination as NSString).deletingLastPathComponent)
+        if flush { FS.syncDirectory((destination as NSString).deletingLastPathComponent) }
     }
 
     /// Removes a folder and everything in it without following symbolic links.

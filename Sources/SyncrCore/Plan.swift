@@ -81,10 +81,13 @@ public struct Plan: Sendable {
     public var items: [PlanItem]
     /// Things to know before applying, e.g. "downloads need 1.2 GiB in /cache but 300 MiB is free".
     public var warnings: [String]
+    /// Whether apply flushes what it writes to disk (false with `fsync: false` or `--no-fsync`).
+    public var fsync: Bool
 
-    public init(items: [PlanItem], warnings: [String] = []) {
+    public init(items: [PlanItem], warnings: [String] = [], fsync: Bool = true) {
         self.items = items
         self.warnings = warnings
+        self.fsync = fsync
     }
 
     /// Bytes all downloads would fetch (unknown sizes count as 0; see `unknownSizes`).

@@ -15,12 +15,16 @@ public struct RunOptions: Sendable {
     public var connections: Int?
     /// `--force`: upload even what is unchanged since the last upload.
     public var force: Bool
+    /// `--no-fsync` (false): flush nothing to disk, instead of the manifest's `fsync:`.
+    public var fsync: Bool?
 
-    public init(cacheDirectory: String? = nil, jobs: Int? = nil, connections: Int? = nil, force: Bool = false) {
+    public init(cacheDirectory: String? = nil, jobs: Int? = nil, connections: Int? = nil, force: Bool = false,
+                fsync: Bool? = nil) {
         self.cacheDirectory = cacheDirectory
         self.jobs = jobs
         self.connections = connections
         self.force = force
+        self.fsync = fsync
     }
 }
 
@@ -35,8 +39,8 @@ public final class Session: Sendable {
     public let force: Bool
     private let engine: TransferEngine
     private let reporter: (any ProgressReporter)?
-    private let flusher: GroupFlush
-    private let folders = ChangedFolders()
+    private let flusher = FlushPool()
+    private let folders: ChangedFolders
     private let slots: AsyncSemaphore
 
     public init(manifest: Manifest, options: RunOptions = RunOptions(), reporter: (any ProgressReporter)? = nil) {
@@ -46,12 +50,13 @@ public final class Session: Sendable {
         }
         self.manifest = manifest
         force = options.force
-        cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory)
+        let flushes = options.fsync ?? manifest.defaults.fsync
+        cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory, flushes: flushes)
+        folders = ChangedFolders(flushes: flushes)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
         let redactor = Redactor(secrets: manifest.secrets)
         self.redactor = redactor
         engine = TransferEngine(configuration: .init(maxConnectionsPerHost: manifest.defaults.maxConnectionsPerHost))
-        flusher = GroupFlush(directory: cache.directory)
         slots = AsyncSemaphore(limit: jobs)
         self.reporter = reporter.map { ScrubbingReporter(inner: $0, redactor: redactor) }
     }
@@ -88,7 +93,7 @@ public final class Session: Sendable {
             item.reason = self.redactor.scrub(item.reason)
             return item
         }
-        return Plan(items: items, warnings: spaceWarnings(items))
+        return Plan(items: items, warnings: spaceWarnings(items), fsync: cache.flushes)
     }
 
     private var uploadPlanner: UploadPlanner {

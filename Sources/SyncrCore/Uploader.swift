@@ -39,7 +39,7 @@ extension Cache {
         guard let data = try? encoder.encode(r) else {
             throw FileError(path: uploadRecordPath(key), operation: "encode the upload record", errno: EINVAL)
         }
-        try FS.writeAtomically(Array(data), to: uploadRecordPath(key))
+        try FS.writeAtomically(Array(data), to: uploadRecordPath(key), durable: flushes)
     }
 }
 

@@ -98,6 +98,10 @@ public struct Settings: Sendable, Equatable {
     /// At most this many connections to one host at once, over all files and segments
     /// (`max_connections_per_host`, run-wide).
     public var maxConnectionsPerHost: Int
+    /// Whether finished files, cache records and folders are flushed to disk (`fsync`, run-wide).
+    /// Off, files are still never half-written if syncr is killed, but a power loss may lose
+    /// or tear what the last runs wrote: for ephemeral CI runners that a power cut takes whole.
+    public var fsync = true
     /// Trust, redirect and credential settings (`ca_cert`, `insecure`, `trusted_redirects`,
     /// `max_redirects`, `allow_insecure_redirects`, `netrc`).
     public var network = NetworkSettings()

@@ -8,6 +8,7 @@ struct SettingsOverrides {
     var minSplit: Int64?
     var lowSpeed: Int64?
     var maxConnectionsPerHost: Int?
+    var fsync: Bool?
     var caCertificate: (resolved: String, written: String)?
     var insecure: Bool?
     var trustedRedirects: Bool?
@@ -26,6 +27,7 @@ struct SettingsOverrides {
         if let minSplit { result.minSplit = minSplit }
         if let lowSpeed { result.lowSpeed = lowSpeed }
         if let maxConnectionsPerHost { result.maxConnectionsPerHost = maxConnectionsPerHost }
+        if let fsync { result.fsync = fsync }
         if let caCertificate {
             result.network.caCertificate = caCertificate.resolved
             result.network.caCertificateWritten = caCertificate.written
@@ -83,6 +85,12 @@ extension ManifestDecoder {
                 return true
             }
             settings.maxConnectionsPerHost = integer(entry.value, path: path, range: Self.maxConnectionsPerHostRange)
+        case "fsync":
+            guard runWide else {
+                report(path, at: entry.keyMark, "fsync applies to the whole run; set it under defaults:")
+                return true
+            }
+            settings.fsync = bool(entry.value, path: path)
         case "connections":
             settings.connections = integer(entry.value, path: path, range: Self.connectionsRange)
         case "min_split":

@@ -7,7 +7,7 @@ enum ManifestKeys {
     /// Keys of the document itself.
     static let topLevel = ["version", "cache", "defaults", "downloads", "uploads"]
     /// Settings that apply to the whole run; valid only under `defaults:`.
-    static let runWideSettings = ["jobs", "max_connections_per_host"]
+    static let runWideSettings = ["jobs", "max_connections_per_host", "fsync"]
     /// Settings that `defaults:` sets and each entry may override.
     static let entrySettings = ["retries", "timeout", "headers", "connections", "min_split", "low_speed",
                                 "ca_cert", "trusted_redirects", "max_redirects", "allow_insecure_redirects",

@@ -23,6 +23,8 @@ struct Invocation {
     var jobs: Int?
     var connections: Int?
     var force = false
+    /// `--no-fsync`: flush nothing to disk (safe against a killed run, not a power loss).
+    var noFsync = false
     var quiet = false
     /// `--lock-timeout`: how long apply waits for another run using the same cache.
     var lockTimeoutMilliseconds = 0
@@ -64,6 +66,7 @@ enum ArgumentParser {
         OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply]),
         OptionSpec(name: "--connections", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--force", takesValue: false, commands: [.plan, .apply]),
+        OptionSpec(name: "--no-fsync", takesValue: false, commands: [.plan, .apply]),
         OptionSpec(name: "--lock-timeout", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--strip-components", takesValue: true, commands: [.unzip]),
         OptionSpec(name: "--deterministic", takesValue: false, commands: [.zip]),
@@ -134,6 +137,7 @@ enum ArgumentParser {
             case "--detailed-exitcode": invocation.detailedExitcode = true
             case "--quiet": invocation.quiet = true
             case "--force": invocation.force = true
+            case "--no-fsync": invocation.noFsync = true
             case "--deterministic": invocation.deterministic = true
             case "--older-than": invocation.olderThan = value
             case "--dry-run": invocation.dryRun = true

@@ -49,7 +49,8 @@ enum Help {
             """
         case .plan:
             return """
-            Usage: syncr plan [--json] [--detailed-exitcode] [--cache DIR] [--jobs N] [--force] [--quiet] [MANIFEST]
+            Usage: syncr plan [--json] [--detailed-exitcode] [--cache DIR] [--jobs N] [--force] [--no-fsync] [--quiet]
+                      [MANIFEST]
 
             Sends HEAD to every server (a ranged GET where HEAD is refused), compares the answers
             with the cache and the destinations, and prints each entry's action: skip, download,
@@ -63,12 +64,13 @@ enum Help {
               --cache DIR           Use DIR as the cache folder instead of the manifest's 'cache:'.
               --jobs N              Ask up to N servers at once (default: defaults.jobs, 4).
               --force               Plan to upload even what is unchanged since the last upload.
+              --no-fsync            Plan as apply --no-fsync would run (the plan then says so).
               --quiet               Print only the totals line.
               -h, --help            Show this help.
             """
         case .apply:
             return """
-            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force] [--quiet]
+            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force] [--no-fsync] [--quiet]
                                [--progress MODE] [--progress-interval TIME] [--report FILE] [--junit FILE]
                                [--lock-timeout TIME] [MANIFEST]
 
@@ -88,6 +90,8 @@ enum Help {
               --connections N       Fetch each file of at least min_split over up to N parallel
                                     Range requests (default: connections, 8).
               --force               Upload even what is unchanged since the last upload.
+              --no-fsync            Flush nothing to disk (as fsync: false): safe if syncr is
+                                    killed, not against a power loss. For ephemeral CI runners.
               --lock-timeout TIME   When another syncr run is using the same cache, wait up to
                                     TIME (30s, 5m, 1h) for it to finish (default 0: exit 75 at once).
               --quiet               Print only failures and the summary.

@@ -81,12 +81,14 @@ enum InitCommand {
     # this file's folder. Add it to .gitignore.
     cache: .syncr/cache
 
-    # Settings for every entry; each entry may override all but jobs and max_connections_per_host.
+    # Settings for every entry; each entry may override all but jobs, max_connections_per_host
+    # and fsync.
     defaults:
       jobs: 4                       # files in flight at once
       retries: 5                    # retries of attempts that made no progress
       timeout: 30s                  # connect timeout; a transfer stalled this long is retried
       # max_connections_per_host: 16
+      # fsync: false                # flush nothing: safe if syncr is killed, not against power loss
       # connections: 8              # parallel Range requests for one large file
       # min_split: 16MiB            # files at least this large are split across connections
       # low_speed: 1KiB             # slower than this (bytes/s) for `timeout`: drop and retry

@@ -49,6 +49,7 @@ enum Rendering {
             ("items", .array(plan.items.map { .object(json($0)) })),
             ("totals", .object(totals(plan))),
             ("warnings", .array(plan.warnings.map { .string($0) })),
+            ("fsync", .bool(plan.fsync)),
         ]).rendered
     }
 
@@ -101,9 +102,14 @@ enum Rendering {
             }
         }
         lines.append(planSummary(plan, manifest: manifest))
+        if !plan.fsync { lines.append(noFsyncNote) }
         lines += plan.warnings.map { "warning: " + $0 }
         return lines.joined(separator: "\n")
     }
+
+    /// Said wherever a plan is shown with flushing off.
+    static let noFsyncNote = "note: fsync is off (fsync: false or --no-fsync): files are safe if syncr is killed, "
+        + "but a power loss may lose or tear what this run wrote"
 
     /// What a plan line names: a download's destination, an upload's source and target.
     static func name(_ item: PlanItem) -> String {

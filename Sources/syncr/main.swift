@@ -92,7 +92,8 @@ func run(_ invocation: Invocation) async -> Int32 {
     case .plan:
         guard let manifest = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
         let session = Session(manifest: manifest, options: RunOptions(cacheDirectory: invocation.cacheDirectory,
-                                                                      jobs: invocation.jobs, force: invocation.force))
+                                                                      jobs: invocation.jobs, force: invocation.force,
+                                                                      fsync: invocation.noFsync ? false : nil))
         defer { session.close() }
         let plan = await session.plan()
         if Task.isCancelled { return ExitCode.failures }  // interrupted: the caller exits 130/143
@@ -108,7 +109,8 @@ func run(_ invocation: Invocation) async -> Int32 {
         let reporter = DeferredReporter()
         let session = Session(manifest: manifest,
                               options: RunOptions(cacheDirectory: invocation.cacheDirectory, jobs: invocation.jobs,
-                                                  connections: invocation.connections, force: invocation.force),
+                                                  connections: invocation.connections, force: invocation.force,
+                                                  fsync: invocation.noFsync ? false : nil),
                               reporter: reporter)
         defer { session.close() }
         var lock: CacheLock?

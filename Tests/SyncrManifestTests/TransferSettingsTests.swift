@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrManifest
 
-/// `connections`, `min_split`, `low_speed` and `max_connections_per_host`.
+/// `connections`, `min_split`, `low_speed`, `max_connections_per_host` and `fsync`.
 @Suite struct TransferSettingsTests {
     @Test func builtInDefaults() throws {
         let manifest = try parse("""
@@ -28,6 +28,32 @@ import Testing
         #expect(a.connections == 4 && a.minSplit == 64 << 20 && a.lowSpeed == 10 << 10)
         #expect(b.connections == 1 && b.minSplit == 1 << 20 && b.lowSpeed == 512)
         #expect(manifest.defaults.maxConnectionsPerHost == 6)
+    }
+
+    /// `fsync:` is on unless `defaults:` turns it off; it is run-wide, so an entry (download or
+    /// upload) may not set it, and it takes a boolean.
+    @Test func fsyncIsARunWideBoolean() throws {
+        #expect(try parse("version: 1\n").defaults.fsync)
+        #expect(try !parse("version: 1\ndefaults: { fsync: false }\n").defaults.fsync)
+        #expect(errors("""
+            version: 1
+            downloads:
+              - url: https://example.com/a
+                to: a
+                fsync: false
+            uploads:
+              - from: syncr.yml
+                to: https://example.com/up
+                fsync: false
+            """) == """
+            syncr.yml:5:5: error: downloads[0].fsync: fsync applies to the whole run; set it under defaults:
+                fsync: false
+                ^
+            syncr.yml:9:5: error: uploads[0].fsync: fsync applies to the whole run; set it under defaults:
+                fsync: false
+                ^
+            """)
+        #expect(errors("version: 1\ndefaults: { fsync: sometimes }\n").contains("defaults.fsync: expected true or false"))
     }
 
     @Test func perHostCapIsRunWide() {

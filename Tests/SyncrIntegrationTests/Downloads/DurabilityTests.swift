@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// What `apply` asks of the disk, counted by strace(1) in the real binary: each finished file is
+/// flushed on its own and the whole file system never is, and `fsync: false` / `--no-fsync`
+/// flush nothing at all.
+@Suite("durability", .timeLimit(.minutes(5)))
+struct DurabilityTests {
+    /// The flush calls one `syncr ARGS` made, by name (`fdatasync`, `fsync`, `syncfs`, `sync`),
+    /// over every thread.
+    func flushCalls(_ project: Project, _ arguments: [String]) async throws -> [String: Int] {
+        let log = project.folder.appending("strace.log")
+        let result = try await runProcess(
+            executable: "/usr/bin/strace",
+            arguments: ["-f", "-qq", "-e", "trace=fdatasync,fsync,syncfs,sync", "-o", log.path,
+                        project.binary.path] + arguments,
+            environment: ["NO_PROXY": "*", "no_proxy": "*", "PATH": "/usr/bin:/bin"],
+            cwd: project.folder.url, timeout: .seconds(120))
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        var counts: [String: Int] = [:]
+        for line in try String(contentsOf: log, encoding: .utf8).split(separator: "\n") {
+            // "1234  fdatasync(7)             = 0", or "<unfinished ...>" halves of one call.
+            guard !line.contains("resumed>"),
+                  let name = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first?
+                      .split(separator: "(").first else { continue }
+            counts[String(name), default: 0] += 1
+        }
+        return counts
+    }
+
+    func servedProject(files: Int) async throws -> (Project, Nginx, TemporaryDirectory) {
+        let www = try TemporaryDirectory(prefix: "www")
+        var downloads: [String] = []
+        for i in 0..<files {
+            try makeFile(path: www.appending("f\(i).bin"), size: 20_000 + i, seed: UInt64(i + 1))
+        }
+        let nginx = try await Nginx.start(root: www.url)
+        for i in 0..<files { downloads.append("{ url: \(nginx.url("/f\(i).bin")), to: out/f\(i).bin }") }
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 3, timeout: 5s, jobs: 4 }", downloads: downloads)
+        return (project, nginx, www)
+    }
+
+    /// Every one of 12 small files is flushed by itself before it is moved into place, and no
+    /// call flushes the whole file system (the former group flush used `syncfs`, which also
+    /// writes back every other program's dirty pages).
+    @Test func eachFileIsFlushedOnItsOwnAndTheFileSystemNever() async throws {
+        let (project, nginx, www) = try await servedProject(files: 12)
+        defer { nginx.stop() }
+        let calls = try await flushCalls(project, ["apply", "--quiet"])
+        #expect(calls["syncfs", default: 0] == 0, "\(calls)")
+        #expect(calls["sync", default: 0] == 0, "\(calls)")
+        #expect(calls["fdatasync", default: 0] >= 12, "one flush per file at least: \(calls)")
+        #expect(calls["fsync", default: 0] >= 1, "the destination folder is flushed: \(calls)")
+        for i in 0..<12 {
+            #expect(try await sha256(file: project.file("out/f\(i).bin"))
+                == (try await sha256(file: www.appending("f\(i).bin"))))
+        }
+    }
+
+    /// `--no-fsync` and `fsync: false` flush nothing, yet every file arrives whole; the plan says
+    /// that flushing is off, in text and JSON.
+    @Test(arguments: [true, false])
+    func flushingOffFlushesNothing(byOption: Bool) async throws {
+        let (project, nginx, www) = try await servedProject(files: 6)
+        defer { nginx.stop() }
+        if !byOption {
+            var downloads: [String] = []
+            for i in 0..<6 { downloads.append("{ url: \(nginx.url("/f\(i).bin")), to: out/f\(i).bin }") }
+            try project.writeManifest(defaults: "{ retries: 3, timeout: 5s, fsync: false }", downloads: downloads)
+        }
+        let extra = byOption ? ["--no-fsync"] : []
+        let plan = try await project.run(["plan"] + extra)
+        #expect(plan.exitCode == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("note: fsync is off"), "\(plan.stdout)")
+        let json = try await project.run(["plan", "--json"] + extra)
+        #expect(json.stdout.contains("\"fsync\":false") || json.stdout.contains("\"fsync\": false"), "\(json.stdout)")
+
+        let calls = try await flushCalls(project, ["apply", "--quiet"] + extra)
+        #expect(calls.values.reduce(0, +) == 0, "nothing is flushed: \(calls)")
+        for i in 0..<6 {
+            #expect(try await sha256(file: project.file("out/f\(i).bin"))
+                == (try await sha256(file: www.appending("f\(i).bin"))))
+        }
+        let again = try await project.run(["plan"] + extra)
+        #expect(again.stdout.contains("6 up to date"), "\(again.stdout)")
+    }
+
+    /// Without the option the plan says nothing about flushing, and its JSON says it is on.
+    @Test func flushingOnIsTheDefault() async throws {
+        let (project, nginx, _) = try await servedProject(files: 1)
+        defer { nginx.stop() }
+        let plan = try await project.run(["plan"])
+        #expect(!plan.stdout.contains("fsync"), "\(plan.stdout)")
+        let json = try await project.run(["plan", "--json"])
+        #expect(json.stdout.contains("\"fsync\":true") || json.stdout.contains("\"fsync\": true"), "\(json.stdout)")
+    }
+}
