@@ -115,7 +115,8 @@ final class Transfer: @unchecked Sendable {
         let h = easy
         syncr_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, request.tls.verify ? 1 : 0)
         syncr_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, request.tls.verify ? 2 : 0)
-        if let bundle = request.trustBundle {
+        // Only a TLS hop reads it; curl copies the blob into every handle it is set on.
+        if let bundle = request.trustBundle, request.url.prefix(6).lowercased() == "https:" {
             bundle.pem.withUnsafeBytes { _ = syncr_easy_setopt_cainfo_blob(h, $0.baseAddress, $0.count) }
         }
         if request.netrc {

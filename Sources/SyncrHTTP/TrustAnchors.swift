@@ -30,8 +30,12 @@ final class TrustBundle: Sendable {
 
     private static let cache = Locked<[[String]: TrustBundle]>([:])
 
-    /// The bundle for `anchors` (nil when there are none), or why it cannot be built.
+    /// The bundle for `anchors` (nil when there are none beyond the system's own), or why it
+    /// cannot be built.
     static func bundle(for anchors: [String]) -> Result<TrustBundle?, TransferError> {
+        // CI images often point SSL_CERT_FILE at the system bundle itself: adding it to itself
+        // would only hand curl a copy of what it already trusts, for every request.
+        let anchors = anchors.filter { !isSystemBundle($0) }
         guard !anchors.isEmpty else { return .success(nil) }
         if let cached = cache.withLock({ $0[anchors] }) { return .success(cached) }
         var pem: [UInt8] = []
@@ -55,6 +59,14 @@ final class TrustBundle: Sendable {
         let bundle = TrustBundle(pem: pem)
         cache.withLock { $0[anchors] = bundle }
         return .success(bundle)
+    }
+
+    /// Whether `path` is the system bundle file (the same file, by device and inode).
+    static func isSystemBundle(_ path: String) -> Bool {
+        guard let system = systemBundlePath else { return false }
+        var a = stat(), b = stat()
+        guard stat(path, &a) == 0, stat(system, &b) == 0 else { return false }
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 
     /// The CA bundle file this libcurl uses by default (nil if it has none, e.g. CA path only).
