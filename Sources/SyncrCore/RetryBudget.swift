@@ -37,8 +37,11 @@ struct RetryBudget {
 
     /// Counts a failed attempt that left the transfer at `position`, and returns how many
     /// seconds to wait before the next one.
-    mutating func delay(after failure: TransferError, position: Int64) throws(Refusal) -> Double {
-        guard policy.isRetryable(failure) else { throw .notRetryable }
+    ///
+    /// - Parameter retryable: the request kind's own judgement, where it has one (a POST);
+    ///   nil follows the policy.
+    mutating func delay(after failure: TransferError, position: Int64, retryable: Bool? = nil) throws(Refusal) -> Double {
+        guard retryable ?? policy.isRetryable(failure) else { throw .notRetryable }
         failuresWithoutProgress = position > highWater ? 0 : failuresWithoutProgress + 1
         highWater = max(highWater, position)
         if failuresWithoutProgress > policy.maxRetries { throw .exhausted(retries: policy.maxRetries) }

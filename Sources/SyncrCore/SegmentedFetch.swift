@@ -21,6 +21,9 @@ struct SegmentedFetch: Sendable {
     let recorder: EntryRecorder
     let reporter: (any ProgressReporter)?
     let index: Int
+    /// The entry's request builder and retry loop, shared with its other strategies.
+    let requests: RequestBuilder
+    let retrying: Retrying
     var checkpointInterval: Duration = EntryRecorder.interval
     /// No piece smaller than this is split off: below it a new request costs more than it saves.
     var minimumPiece: Int64 = 1 << 20
@@ -96,60 +99,43 @@ struct SegmentedFetch: Sendable {
     private func work(_ board: Board) async throws {
         while let piece = await board.take(minimum: minimumPiece) {
             var start = piece.lowerBound, end = piece.upperBound
-            var budget = RetryBudget(retries: download.settings.retries, position: start)
-            while start < end {
-                try Task.checkCancellation()
+            // What the record keeps of a failed piece is told by the entry's own message.
+            try await retrying.run(from: start, kept: { _ in 0 }) {
                 let range = ByteRange(start: start, end: end - 1)
                 let sink = FileSink(fd: fd, offset: start, requestedRange: range, expectedTotal: size,
                                     displayURL: url, displayPath: dataPath)
                 await board.begin(sink)
-                let outcome = await engine.perform(request(range), sink: sink)
+                let outcome = await engine.perform(requests.get(range: range, ifRange: validator), sink: sink)
                 let written = sink.written
                 // Leave the board first, so that no split can move the limit after it is read.
                 await board.end(sink, wrote: start..<(start + written))
                 end = min(end, sink.limit)
                 start += written
-                if start >= end { break }
-
-                var failure: TransferError
-                switch outcome {
-                case .success(let response):
-                    failure = response.statusError(url: url)
-                        ?? .connection(url: url, code: 18, message: "the connection closed after \(start) of \(size) bytes")
-                case .failure(let error):
-                    failure = error
-                }
-                switch failure {
-                case .rangeNotHonoured:
-                    throw Fallback(reason: "the server answered a Range request with the whole file")
-                case .invalidResponse(_, let message):
-                    throw Fallback(reason: "a Range answer did not fit (\(message))")
-                case .cancelled:
-                    throw CancellationError()
-                default:
-                    break
-                }
-                let delay: Double
-                do {
-                    delay = try budget.delay(after: failure, position: start)
-                } catch {
-                    throw Downloader.Failure(message: failure.description + error.suffix)
-                }
-                reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,
-                                           error: failure.description))
-                try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+                if start >= end { return .done(()) }
+                return try judge(outcome, reached: start)
             }
         }
     }
 
-    private func request(_ range: ByteRange) -> HTTPRequest {
-        HTTPRequest(url: download.url.expanded, displayURL: url,
-                    headers: download.settings.headers.map { ($0.name, $0.value.expanded) },
-                    range: range, ifRange: validator,
-                    connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
-                    lowSpeedLimit: Int(download.settings.lowSpeed),
-                    lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
-            .using(download.settings)
+    /// What a piece's failed answer means: a failure to retry, or a server that cannot serve
+    /// pieces after all (every worker stops and the entry falls back to one stream).
+    private func judge(_ outcome: Result<HTTPResponse, TransferError>, reached: Int64) throws -> Attempt<Void> {
+        let failure: TransferError
+        switch outcome {
+        case .success(let response):
+            failure = response.statusError(url: url)
+                ?? .connection(url: url, code: 18, message: "the connection closed after \(reached) of \(size) bytes")
+        case .failure(let error):
+            failure = error
+        }
+        switch failure {
+        case .rangeNotHonoured:
+            throw Fallback(reason: "the server answered a Range request with the whole file")
+        case .invalidResponse(_, let message):
+            throw Fallback(reason: "a Range answer did not fit (\(message))")
+        default:
+            return .failed(failure, position: reached)
+        }
     }
 
     /// Cuts the missing ranges into about `count` pieces by halving the largest, never below

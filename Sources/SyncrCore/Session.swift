@@ -108,10 +108,10 @@ public final class Session: Sendable {
         switch await probe(download) {
         case .success(let r):
             remote = r
-        case .failure(let error):
+        case .failure(let failure):
             item.action = .error
-            item.probeError = error
-            item.reason = redactor.scrub(error.description)
+            item.probeError = failure.cause
+            item.reason = redactor.scrub(failure.message)
             return item
         }
         item.remote = remote
@@ -143,33 +143,38 @@ public final class Session: Sendable {
     /// Like `planItem`, but without asking the server when nothing local could be kept: the GET
     /// that follows learns size and validators anyway, and a HEAD per small file would cost
     /// as much as the file.
-    func applyItem(_ download: Download) async -> PlanItem {
+    ///
+    /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
+    ///   no data), so that the download has nothing to clear first.
+    func applyItem(_ download: Download) async -> (PlanItem, nothingCached: Bool) {
         let local = localFacts(download)
+        let nothingCached = local.state == nil && local.dataSize == nil
         let mustAsk = download.unzip
             ? local.state != nil
             : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty)
-        guard !mustAsk else { return await planItem(download, known: local) }
-        return PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
-                        action: .download, size: nil, offset: 0, bytes: nil,
-                        reason: local.destination == nil ? "nothing cached" : "the destination exists but syncr has no record of it")
+        guard !mustAsk else { return (await planItem(download, known: local), nothingCached) }
+        let item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
+                            action: .download, size: nil, offset: 0, bytes: nil,
+                            reason: local.destination == nil ? "nothing cached" : "the destination exists but syncr has no record of it")
+        return (item, nothingCached)
     }
 
     /// HEAD (or ranged GET) with the entry's retry policy.
-    func probe(_ download: Download) async -> Result<RemoteResource, TransferError> {
-        let request = HTTPRequest(method: .head, url: download.url.expanded, displayURL: download.url.written,
-                                  headers: download.settings.headers.map { ($0.name, $0.value.expanded) },
-                                  connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
-                                  lowSpeedLimit: 1,
-                                  lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
-            .using(download.settings)
-        var budget = RetryBudget(retries: download.settings.retries, position: 0)
-        while true {
-            let result = await engine.probe(request)
-            guard case .failure(let error) = result, !Task.isCancelled,
-                  let delay = try? budget.delay(after: error, position: 0) else { return result }
-            reporter?.report(.retrying(index: download.index, attempt: budget.failuresWithoutProgress, delay: delay,
-                                       error: redactor.scrub(error.description)))
-            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+    func probe(_ download: Download) async -> Result<RemoteResource, EntryFailure> {
+        let request = RequestBuilder(download: download).probe()
+        let retrying = Retrying(retries: download.settings.retries, index: download.index, kind: "download",
+                                reporter: reporter, redactor: redactor)
+        do {
+            return .success(try await retrying.run {
+                switch await engine.probe(request) {
+                case .success(let remote): return .done(remote)
+                case .failure(let error): return .failed(error, position: 0)
+                }
+            })
+        } catch let failure as EntryFailure {
+            return .failure(failure)
+        } catch {
+            return .failure(EntryFailure(message: "interrupted while asking the server", cause: .cancelled))
         }
     }
 
@@ -220,8 +225,10 @@ public final class Session: Sendable {
                 result = ItemResult(item: item, status: .interrupted, transferred: 0, seconds: 0,
                                     error: "interrupted before it started", notes: [])
             case .download(let download):
-                let item = await self.applyItem(download).noting(download.settings)
-                result = await self.downloader(download, item).run()
+                let (item, nothingCached) = await self.applyItem(download)
+                var downloader = self.downloader(download, item.noting(download.settings))
+                downloader.nothingCached = nothingCached
+                result = await downloader.run()
             case .upload(let upload):
                 let item = await self.uploadPlanner.plan(upload).noting(upload.settings)
                 await self.slots.acquire()
@@ -244,7 +251,8 @@ public final class Session: Sendable {
 
     private func downloader(_ download: Download, _ item: PlanItem) -> Downloader {
         Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
-                   reporter: reporter, flusher: flusher, folders: folders, slots: slots)
+                   reporter: reporter, flusher: flusher, folders: folders, slots: slots,
+                   key: Cache.key(for: download.url.expanded))
     }
 
     /// Maps with at most `width` operations in flight, keeping the input order.

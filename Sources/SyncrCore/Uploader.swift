@@ -136,11 +136,7 @@ struct UploadPlanner: Sendable {
     private func remoteDifference(_ upload: Upload, tree: UploadTree) async -> String? {
         for file in tree.files {
             let target = Uploader.target(upload, file: file, tree: tree)
-            let request = HTTPRequest(method: .head, url: target.url, displayURL: target.display,
-                                      headers: upload.settings.headers.map { ($0.name, $0.value.expanded) },
-                                      connectTimeoutMilliseconds: upload.settings.timeoutMilliseconds,
-                                      lowSpeedTimeSeconds: max(1, upload.settings.timeoutMilliseconds / 1000))
-                .using(upload.settings)
+            let request = RequestBuilder(upload: upload).head(url: target.url, displayURL: target.display)
             switch await engine.perform(request, sink: DiscardSink()) {
             case .success(let response) where response.head.status == 404 || response.head.status == 410:
                 return "\(target.display) is missing on the server"
@@ -192,7 +188,7 @@ struct Uploader: Sendable {
         self.reporter = reporter
     }
 
-    struct Failure: Error { var message: String }
+    typealias Failure = EntryFailure
 
     func run() async -> ItemResult {
         let clock = ContinuousClock()
@@ -233,10 +229,8 @@ struct Uploader: Sendable {
             case .put:
                 for file in context.tree.files {
                     let target = Self.target(upload, file: file, tree: context.tree)
-                    var headers = upload.settings.headers.map { ($0.name, $0.value.expanded) }
-                    headers.append(("Content-Type", upload.contentType ?? ContentType.forFilename(file.relative)))
-                    let request = HTTPRequest.upload(.file(path: file.path), url: target.url, displayURL: target.display,
-                                                     headers: headers).using(upload.settings)
+                    let request = requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
+                                                  contentType: upload.contentType ?? ContentType.forFilename(file.relative))
                     sent += try await send(request, notes: &notes)
                 }
             case .post:
@@ -246,9 +240,7 @@ struct Uploader: Sendable {
                                                              contentType: upload.contentType))
                 }
                 let form = MultipartForm(parts: parts)
-                let request = HTTPRequest.upload(.multipart(form), url: upload.url.expanded, displayURL: upload.url.written,
-                                                 headers: upload.settings.headers.map { ($0.name, $0.value.expanded) })
-                    .using(upload.settings)
+                let request = requests.upload(.multipart(form), url: upload.url.expanded, displayURL: upload.url.written)
                 sent += try await send(request, notes: &notes)
             }
             // What was sent must be what was hashed: a file changed meanwhile is reported, and
@@ -274,42 +266,35 @@ struct Uploader: Sendable {
         }
     }
 
+    /// Every request of this entry is built by one builder.
+    private var requests: RequestBuilder { RequestBuilder(upload: upload) }
+
     /// Sends one request with the entry's retry rules; returns the bytes sent.
     private func send(_ base: HTTPRequest, notes: inout [String]) async throws -> Int64 {
         var request = base
         request.bodyProgress = progress.current
-        request.connectTimeoutMilliseconds = upload.settings.timeoutMilliseconds
-        request.lowSpeedTimeSeconds = max(1, upload.settings.timeoutMilliseconds / 1000)
-        var budget = RetryBudget(retries: upload.settings.retries, position: 0)
-        while true {
+        let policy = RetryPolicy(maxRetries: upload.settings.retries)
+        let retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: "upload",
+                                reporter: reporter, redactor: redactor)
+        return try await retrying.run {
             let outcome = await engine.attempt(request, sink: DiscardSink())
-            var failure: TransferError
+            let failure: TransferError
             switch outcome.result {
             case .success(let response):
                 guard let error = response.statusError(url: request.displayURL) else {
                     progress.requestDone(response.uploadedBytes)
-                    return response.uploadedBytes
+                    return .done(response.uploadedBytes)
                 }
                 failure = error
             case .failure(let error):
                 failure = error
             }
-            if case .cancelled = failure { throw Interrupted() }
             // A repeated POST may publish twice: only when the request surely did not arrive,
             // the server said it did not act on it, or the entry allows it.
             let retryable = upload.retryPost
-                ? budget.policy.isRetryable(failure)
-                : budget.policy.isRetryable(failure, method: request.method, requestSent: outcome.requestSent)
-            guard retryable else { throw failure }
-            let delay: Double
-            do {
-                delay = try budget.delay(after: failure, position: 0)
-            } catch {
-                throw Failure(message: failure.description + error.suffix)
-            }
-            reporter?.report(.retrying(index: item.index, attempt: budget.failuresWithoutProgress, delay: delay,
-                                       error: redactor.scrub(failure.description), kind: "upload"))
-            try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+                ? policy.isRetryable(failure)
+                : policy.isRetryable(failure, method: request.method, requestSent: outcome.requestSent)
+            return .failed(failure, position: 0, retryable: retryable)
         }
     }
 

@@ -1,0 +1,301 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrHTTP
+import SyncrManifest
+
+/// Where one entry's fetch stands, shared by its strategies and across its attempts. Used by
+/// the entry's own task only.
+final class FetchState {
+    /// Bytes from 0 that are in the cache file and belong to the version being fetched.
+    var offset: Int64
+    /// Cleared when the server showed it cannot continue a partial file; from then on every
+    /// attempt starts at byte 0.
+    var canResume = true
+    /// Whether the `bytes=0-` lead request was made (it is made once).
+    var leadTried = false
+    /// Bytes received over the network in this run.
+    var transferred: Int64 = 0
+    /// What the operator should know about this entry.
+    var notes: [String] = []
+
+    init(offset: Int64) {
+        self.offset = offset
+    }
+}
+
+/// The fetch stage: the missing bytes of the file into the cache file. A large file from a
+/// server that allows ranges goes in parallel pieces; otherwise one stream, which for a fresh
+/// file nobody asked about starts as `bytes=0-` and is shared out to other connections once
+/// its answer shows a large file. Every attempt runs through `Retrying`.
+extension Downloader {
+    func fetch(_ file: CacheFile, _ fs: FetchState) async throws {
+        if let plan = segmentation(state: await file.recorder.state) {
+            try await fetchInPieces(file, fs, size: plan.size, validator: plan.validator)
+            // Complete: on to the flush and the move, even if the run is being interrupted.
+            if fs.offset == plan.size { return }
+        }
+        try await retrying.run(from: fs.offset) {
+            try await streamAttempt(file, fs)
+        }
+    }
+
+    /// Whether to fetch in parallel pieces, and with which validator: only a file of at least
+    /// `min_split` bytes, from a server that accepts ranges and gives a validator for If-Range.
+    func segmentation(state: EntryState) -> (size: Int64, validator: String)? {
+        let settings = download.settings
+        guard settings.connections > 1, let remote = item.remote, remote.acceptsRanges,
+              let size = remote.size, size >= settings.minSplit else { return nil }
+        if state.cachedBytes > 0 {
+            guard state.size == size, let validator = state.ifRangeValidator else { return nil }
+            return (size, validator)
+        }
+        guard let validator = remote.ifRangeValidator else { return nil }
+        return (size, validator)
+    }
+
+    /// The segmented strategy: what the record lacks, over up to `connections` Range requests.
+    /// A server that turns out not to serve pieces leaves the stream to start over from 0.
+    private func fetchInPieces(_ file: CacheFile, _ fs: FetchState, size: Int64, validator: String) async throws {
+        let recorder = file.recorder
+        if await recorder.state.cachedBytes == 0, let remote = item.remote {
+            // The record names the version before any of its bytes are counted.
+            try await recorder.update {
+                $0.size = remote.size
+                $0.etag = remote.etag
+                $0.lastModified = remote.lastModified
+                $0.finalURL = redactor.scrubLocation(remote.finalURL)
+            }
+        }
+        do {
+            try await preallocate(fd: file.fd, size: size, dataPath: file.path, recorder: recorder)
+        } catch let failure as Failure where failure.noRoom {
+            // What a failed preallocation took, no record vouches for: give it back.
+            if await recorder.state.cachedBytes == 0 { _ = ftruncate(file.fd, 0) }
+            throw failure
+        }
+        let missing = await recorder.state.ranges.gaps(upTo: size)
+        let (outcome, received) = try await pieces(file, size: size, validator: validator).run(missing: missing)
+        fs.transferred += received
+        switch outcome {
+        case .complete:
+            fs.offset = size
+        case .fallback(let reason):
+            try await startOver(file, fs, "\(reason); fell back to one stream from byte 0")
+        }
+    }
+
+    /// The fetcher of parallel pieces of this entry's file.
+    private func pieces(_ file: CacheFile, size: Int64, validator: String) -> SegmentedFetch {
+        SegmentedFetch(download: download, size: size, validator: validator, fd: file.fd, dataPath: file.path,
+                       engine: engine, recorder: file.recorder, reporter: reporter, index: item.index,
+                       requests: requests, retrying: retrying)
+    }
+
+    /// From now on every attempt starts at byte 0: the record goes first, then the bytes.
+    private func startOver(_ file: CacheFile, _ fs: FetchState, _ why: String) async throws {
+        note(fs, why)
+        fs.canResume = false
+        try await file.recorder.reset()
+        fs.offset = 0
+    }
+
+    func note(_ fs: FetchState, _ message: String) {
+        fs.notes.append(message)
+        reporter?.report(.note(index: item.index, message: message))
+    }
+
+    /// One attempt on one stream, from `fs.offset` to the end.
+    private func streamAttempt(_ file: CacheFile, _ fs: FetchState) async throws -> Attempt<Void> {
+        let recorder = file.recorder
+        var state = await recorder.state
+        if let total = state.size, fs.offset >= total, fs.offset > 0 { return .done(()) }
+        if fs.offset > 0 && (!fs.canResume || state.ifRangeValidator == nil) {
+            if fs.canResume {
+                note(fs, "the server gave no strong ETag or Last-Modified to resume against; restarted from byte 0")
+                fs.canResume = false
+            }
+            try await recorder.reset()
+            fs.offset = 0
+            state = await recorder.state
+        }
+        // A fresh file no one asked the server about (apply skips the HEAD for those): ask for
+        // `bytes=0-`, so that the answer says at once whether ranges work and how large the
+        // file is; a large one is then shared out to the other connections as it arrives.
+        let leading = fs.offset == 0 && item.remote == nil && fs.canResume && !fs.leadTried
+            && download.settings.connections > 1
+        fs.leadTried = fs.leadTried || leading
+        let base = fs.offset
+        let range = base > 0 ? ByteRange(start: base) : (leading ? ByteRange(start: 0) : nil)
+        let request = requests.get(range: range, ifRange: base > 0 ? state.ifRangeValidator : nil)
+        let headSignal = OneShot<HTTPResponseHead>()
+        var onResponse: (@Sendable (HTTPResponseHead) -> Void)?
+        if leading { onResponse = { head in headSignal.fulfil(head) } }
+        let sink = FileSink(fd: file.fd, offset: base, requestedRange: range,
+                            expectedTotal: base > 0 ? state.size : nil, displayURL: url, displayPath: file.path,
+                            onResponse: onResponse)
+        let ticker = checkpoints(sink, base: base, recorder: recorder)
+        let outcome: Result<HTTPResponse, TransferError>
+        var helped: Helped?
+        if leading {
+            (outcome, helped) = try await lead(request, sink: sink, headSignal: headSignal, file: file, fs: fs,
+                                               ticker: ticker)
+        } else {
+            outcome = await engine.perform(request, sink: sink)
+        }
+        ticker.cancel()
+        _ = await ticker.value
+        if let helped { return try await finishHelped(helped, sink: sink, file: file, fs: fs) }
+        return try await judge(outcome, sink: sink, base: base, file: file, fs: fs)
+    }
+
+    /// Makes a stream's progress durable every `checkpointInterval` while it runs.
+    private func checkpoints(_ sink: FileSink, base: Int64, recorder: EntryRecorder) -> Task<Void, Never> {
+        Task { [checkpointInterval, reporter, index = item.index] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: checkpointInterval)
+                if Task.isCancelled { break }
+                sink.writeHeldBytes()
+                let written = sink.written
+                if written > 0 {
+                    try? await recorder.checkpoint(good: base + written, head: sink.head)
+                    reporter?.report(.progress(index: index, transferred: written, total: sink.head?.resourceSize))
+                }
+            }
+        }
+    }
+
+    /// What the other connections did with a lead request's file: its size, and why it must
+    /// fall back to one stream, if it must.
+    struct Helped {
+        var size: Int64
+        var fallback: String?
+    }
+
+    /// Runs the `bytes=0-` lead request; once its answer shows a file worth splitting, the other
+    /// connections take parts of what is left while it runs.
+    private func lead(_ request: HTTPRequest, sink: FileSink, headSignal: OneShot<HTTPResponseHead>,
+                      file: CacheFile, fs: FetchState,
+                      ticker: Task<Void, Never>) async throws -> (Result<HTTPResponse, TransferError>, Helped?) {
+        // Unstructured, so the run's cancellation reaches it only through the handlers below.
+        let transfer = Task { await engine.perform(request, sink: sink) }
+        let watcher = Task { _ = await transfer.value; headSignal.fulfil(nil) }
+        var helped: Helped?
+        do {
+            let head = await withTaskCancellationHandler { await headSignal.wait() } onCancel: { transfer.cancel() }
+            if let head, let split = leadSplit(head) {
+                let recorder = file.recorder
+                await recorder.adopt(head)
+                try await recorder.update { _ in }
+                try await preallocate(fd: file.fd, size: split.size, dataPath: file.path, recorder: recorder)
+                sink.bound(to: split.size)
+                let (outcome, received) = try await pieces(file, size: split.size, validator: split.validator).help(sink)
+                fs.transferred += received
+                if case .fallback(let reason) = outcome {
+                    transfer.cancel()
+                    helped = Helped(size: split.size, fallback: reason)
+                } else {
+                    helped = Helped(size: split.size)
+                }
+            }
+        } catch {
+            transfer.cancel()
+            _ = await transfer.value
+            ticker.cancel()
+            _ = await ticker.value
+            // No room for the preallocation: the bytes of the first response that no
+            // record vouches for are given back, now that nothing writes or records.
+            if (error as? Failure)?.noRoom == true, await file.recorder.state.cachedBytes == 0 {
+                _ = ftruncate(file.fd, 0)
+            }
+            throw error
+        }
+        let outcome = await withTaskCancellationHandler { await transfer.value } onCancel: { transfer.cancel() }
+        watcher.cancel()
+        return (outcome, helped)
+    }
+
+    /// Whether a `bytes=0-` answer is worth sharing out: a 206 for a file of at least
+    /// `min_split` bytes that names a validator for the other connections' If-Range.
+    private func leadSplit(_ head: HTTPResponseHead) -> (size: Int64, validator: String)? {
+        guard head.status == 206, let size = head.contentRange?.total, size >= download.settings.minSplit,
+              let validator = RemoteResource(head: head, method: "GET").ifRangeValidator else { return nil }
+        return (size, validator)
+    }
+
+    /// After a shared-out lead: the lead's own part is recorded; whatever no connection
+    /// finished is fetched in pieces again, with the usual retries.
+    private func finishHelped(_ helped: Helped, sink: FileSink, file: CacheFile,
+                              fs: FetchState) async throws -> Attempt<Void> {
+        let recorder = file.recorder
+        fs.transferred += sink.written
+        if sink.written > 0 { try await recorder.checkpoint([0..<sink.written], head: sink.head) }
+        var fallback = helped.fallback
+        if fallback == nil {
+            let gaps = await recorder.state.ranges.gaps(upTo: helped.size)
+            if !gaps.isEmpty {
+                let validator = await recorder.state.ifRangeValidator ?? ""
+                let (outcome, received) = try await pieces(file, size: helped.size, validator: validator)
+                    .run(missing: gaps)
+                fs.transferred += received
+                if case .fallback(let reason) = outcome { fallback = reason }
+            }
+        }
+        if let fallback {
+            try await startOver(file, fs, "\(fallback); fell back to one stream from byte 0")
+            return .again
+        }
+        fs.offset = helped.size
+        return .done(())
+    }
+
+    /// What a single stream's answer means: done, start over, or a failure for the retry loop.
+    /// Bytes that arrived before a failure are kept (flushed, then recorded).
+    private func judge(_ outcome: Result<HTTPResponse, TransferError>, sink: FileSink, base: Int64,
+                       file: CacheFile, fs: FetchState) async throws -> Attempt<Void> {
+        let recorder = file.recorder
+        let written = sink.written
+        fs.transferred += written
+        fs.offset = base + written
+        var failure: TransferError?
+        switch outcome {
+        case .success(let response):
+            if let statusError = response.statusError(url: url) {
+                failure = statusError
+            } else {
+                await recorder.adopt(response.head)
+                if let total = await recorder.state.size, fs.offset < total {
+                    failure = .connection(url: url, code: 18,
+                                          message: "the connection closed after \(fs.offset) of \(total) bytes")
+                }
+            }
+        case .failure(let error):
+            failure = error
+        }
+        guard let failure else {
+            await recorder.remember(0..<fs.offset, head: sink.head)
+            return .done(())
+        }
+        if written > 0 {
+            fs.offset = try await keep(good: fs.offset, head: sink.head, fd: file.fd, recorder: recorder)
+        }
+        if case .local(_, let code, _) = failure, Self.isSpaceError(code) {
+            throw Failure(message: spaceFailure(code, kept: fs.offset))
+        }
+        switch failure {
+        case .rangeNotHonoured:
+            // RFC 9110 lets a server ignore Range; its 200 body starts at byte 0 and must
+            // never be appended to the bytes we have.
+            fs.canResume = false
+            note(fs, "the server ignored the Range request; restarted from byte 0")
+            return .again
+        case .invalidResponse(_, let message) where base > 0 && fs.canResume:
+            fs.canResume = false
+            note(fs, "the answer to the resume request did not fit the cached bytes (\(message)); restarted from byte 0")
+            return .again
+        default:
+            return .failed(failure, position: fs.offset)
+        }
+    }
+}

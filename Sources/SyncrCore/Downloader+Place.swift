@@ -1,0 +1,174 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrArchive
+import SyncrHTTP
+import SyncrManifest
+
+/// The place stage: the verified file (or the folder unpacked from it) takes the destination's
+/// name in one step, and the record says so.
+extension Downloader {
+    /// Puts the verified cache file in place: unpacked into a folder for `unzip:` entries,
+    /// renamed onto the destination otherwise.
+    func place(dataPath: String, size: Int64, recorder: EntryRecorder) async throws {
+        let digests = Dictionary(uniqueKeysWithValues: download.checksums.map { ($0.algorithm, $0.hex) })
+        let finish: @Sendable (inout EntryState) -> Void = {
+            $0.size = size
+            $0.complete = true
+            $0.verified = digests
+        }
+        if download.unzip {
+            try await unpack(dataPath: dataPath, recorder: recorder, finish: finish)
+        } else {
+            try await promote(dataPath: dataPath, recorder: recorder, finish: finish)
+        }
+    }
+
+    /// Unpacks the finished archive into a staging folder beside the destination, and swaps it in
+    /// only when every entry was unpacked and verified; a failure leaves the old folder as it
+    /// was. The archive stays in the cache, so a folder changed later is unpacked again without
+    /// a download.
+    func unpack(dataPath: String, recorder: EntryRecorder,
+                        finish: @Sendable (inout EntryState) -> Void) async throws {
+        let destination = download.destination
+        // Unpacking stopped by a full or read-only disk: the verified archive is recorded as
+        // complete, so the next run unpacks it again from the cache instead of downloading it.
+        func keepArchive() async {
+            try? await recorder.update(durable: false) {
+                finish(&$0)
+                $0.destinationTree = nil
+            }
+        }
+        try FS.makeDirectories(parent)
+        if [.file, .other].contains(FS.kind(destination)) {
+            throw Failure(message: "\(download.to): a file stands where the unpacked folder goes; move it away and run again")
+        }
+        let staging = stagingPath
+        FolderReplace.removeTree(staging)
+        guard mkdir(staging, 0o755) == 0 else {
+            let code = errno
+            if Self.isSpaceError(code) {
+                await keepArchive()
+                throw Failure(message: "cannot unpack into \(parent): \(String(cString: strerror(code))); "
+                    + "the archive is complete in the cache: make room (or make the folder writable) and run again")
+            }
+            throw FileError(path: staging, operation: "create the staging folder", errno: code)
+        }
+        let name = Self.archiveName(download.url.written)
+        let strip = download.stripComponents
+        do {
+            _ = try await BlockingIO.run { try Unpack.extract(archive: dataPath, name: name, into: staging, stripComponents: strip) }
+        } catch {
+            FolderReplace.removeTree(staging)
+            var hint = ""
+            if case .io(_, let code, _)? = error as? ArchiveError, Self.isSpaceError(code) {
+                await keepArchive()
+                hint = "; the archive is complete in the cache and \(download.to) was left as it was: "
+                    + "make room (or make the folder writable) and run again"
+            }
+            throw Failure(message: "\(url): cannot unpack into \(download.to): \(error)\(hint)")
+        }
+        do {
+            try FolderReplace.replace(destination, with: staging, display: download.to, flush: cache.flushes)
+        } catch {
+            FolderReplace.removeTree(staging)
+            throw error
+        }
+        let tree = FolderReplace.fingerprint(destination)
+        try await recorder.update(durable: false) {
+            finish(&$0)
+            $0.destination = destination
+            $0.destinationFingerprint = nil
+            $0.destinationTree = tree
+        }
+        await folders.add(parent)
+    }
+
+    /// The last path component of a URL (without query or fragment): what the archive's format
+    /// is guessed from.
+    static func archiveName(_ url: String) -> String {
+        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        let trimmed = path.split(separator: "#", maxSplits: 1).first.map(String.init) ?? path
+        return trimmed.split(separator: "/").last.map(String.init) ?? trimmed
+    }
+
+    /// Moves the finished data onto the destination in one step.
+    /// The record is written (with `finish` applied) before the rename without a flush of its
+    /// own: losing it to a power cut costs a second download, never a wrong file.
+    func promote(dataPath: String, recorder: EntryRecorder,
+                         finish: @Sendable (inout EntryState) -> Void) async throws {
+        let destination = download.destination
+        let folder = (destination as NSString).deletingLastPathComponent
+        try FS.makeDirectories(folder)
+        switch FS.kind(destination) {
+        case .directory, .other:
+            throw Failure(message: "\(download.to): exists and is not a regular file; move it away and run again")
+        case .file:
+            // Replacing a file keeps its permissions.
+            var st = stat()
+            if stat(destination, &st) == 0 { chmod(dataPath, st.st_mode & 0o777) }
+        case .missing:
+            break
+        }
+        // rename keeps the inode, size and mtime, so the fingerprint can be recorded first: a
+        // crash right after the rename still finds a record that matches the destination.
+        let fingerprint = FS.fingerprint(dataPath)
+        try await recorder.update(durable: false) {
+            finish(&$0)
+            $0.destination = destination
+            $0.destinationFingerprint = fingerprint
+        }
+        if rename(dataPath, destination) == 0 {
+            await folders.add(folder)
+            return
+        }
+        let code = errno
+        guard code == EXDEV else {
+            try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
+            throw FileError(path: download.to, operation: "move the finished file into place", errno: code)
+        }
+        // The cache is on another file system: copy beside the destination, then rename.
+        let temp = copyPath
+        do {
+            try await BlockingIO.run { [flushes = cache.flushes] in try FS.copy(dataPath, to: temp, flush: flushes) }
+        } catch {
+            FS.remove(temp)
+            try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
+            throw Failure(message: copyFailure(error, folder: folder))
+        }
+        if rename(temp, destination) != 0 {
+            let e = errno
+            FS.remove(temp)
+            try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
+            throw FileError(path: download.to, operation: "move the finished file into place", errno: e)
+        }
+        await folders.add(folder)
+        let copied = FS.fingerprint(destination)
+        try await recorder.update(durable: false) { $0.destinationFingerprint = copied }
+        FS.remove(dataPath)
+    }
+
+    /// Errors that more free space (or a writable file system) would cure.
+    static func isSpaceError(_ code: Int32) -> Bool {
+        code == ENOSPC || code == EDQUOT || code == EROFS
+    }
+
+    /// The message for a finished file that could not be copied beside its destination (the
+    /// cache is on another file system); the file stays complete in the cache.
+    func copyFailure(_ error: any Error, folder: String) -> String {
+        guard let error = error as? FileError else { return "\(download.to): \(error)" }
+        let reason = String(cString: strerror(error.errno))
+        switch error.errno {
+        case ENOSPC, EDQUOT:
+            let free = FreeSpace.available(at: folder).map { " (\(ByteSize.format($0)) free)" } ?? ""
+            return "cannot copy the finished file into \(folder): \(reason)\(free); "
+                + "the download is complete in the cache and \(download.to) was left as it was: free some space and run again"
+        case EROFS:
+            return "cannot write into \(folder): \(reason); "
+                + "the download is complete in the cache: make the destination writable and run again"
+        default:
+            return "cannot copy the finished file into place: \(error.description)"
+        }
+    }
+}

@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrArchive
+import SyncrHTTP
+import SyncrManifest
+
+/// The cache file one download writes into, open for the fetch.
+struct CacheFile: Sendable {
+    let fd: Int32
+    let path: String
+    /// Owns the entry's record while the fetch runs.
+    let recorder: EntryRecorder
+}
+
+/// The reserve stage: the cache file to fetch into, resumed or fresh, and room for it.
+extension Downloader {
+    /// Opens the cache file: the partial the plan decided to resume, or a fresh file. Returns it
+    /// with the offset the fetch starts at.
+    func reserve() throws -> (CacheFile, offset: Int64) {
+        try cache.prepare()
+        let dataPath = cache.dataPath(key)
+        var offset: Int64 = 0
+        var state = EntryState(url: redactor.scrub(url))
+        if item.action == .resume, let saved = cache.loadState(key), saved.good == item.offset {
+            state = saved
+            offset = saved.good
+        } else if !nothingCached {
+            cache.discard(key)
+        }
+        // A fresh file is created after the old one was unlinked, so that no other name for the
+        // old inode (a destination it was once moved to) can ever be written through.
+        let flags = offset > 0 ? (O_RDWR | O_CLOEXEC) : (O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC)
+        let fd = open(dataPath, flags, 0o666)
+        guard fd >= 0 else { throw FileError(path: dataPath, operation: "open", errno: errno) }
+        let recorder = EntryRecorder(state: state, cache: cache, key: key, fd: fd, redactor: redactor)
+        return (CacheFile(fd: fd, path: dataPath, recorder: recorder), offset)
+    }
+
+    /// Preallocates the cache file; a file system too full for it stops the entry up front,
+    /// before any byte is fetched.
+    func preallocate(fd: Int32, size: Int64, dataPath: String, recorder: EntryRecorder) async throws {
+        do {
+            try SegmentedFetch.preallocate(fd: fd, size: size, path: dataPath)
+        } catch {
+            guard error.errno == ENOSPC || error.errno == EDQUOT else { throw error }
+            var st = stat()
+            let allocated = fstat(fd, &st) == 0 ? Int64(st.st_blocks) * 512 : 0
+            throw Failure(message: FreeSpace.notEnoughSpace(folder: cache.directory, entry: download.to,
+                                                            need: max(0, size - allocated)), noRoom: true)
+        }
+    }
+
+    /// Records `good` bytes from 0 as durable. When the cache's file system is too full even
+    /// for the record, the last 64 KiB of data are cut off to make room for it: the bytes before
+    /// are kept and vouched for, so the next run resumes there. Returns the bytes kept.
+    func keep(good: Int64, head: HTTPResponseHead?, fd: Int32, recorder: EntryRecorder) async throws -> Int64 {
+        let recorded = cache.loadState(key)?.good ?? 0
+        do {
+            try await recorder.checkpoint(good: good, head: head)
+            return good
+        } catch {
+            guard error.errno == ENOSPC || error.errno == EDQUOT else { throw error }
+            let kept = max(recorded, (good - (64 << 10)) & ~4095)
+            // The flush again: on a file system that allocates late, the failed one may have
+            // been the checkpoint's flush, and the record must vouch only for flushed bytes.
+            guard kept < good, ftruncate(fd, off_t(kept)) == 0, cache.flush(fd) else { throw error }
+            try await recorder.update {
+                $0.ranges = RangeSet(kept > 0 ? [0..<kept] : [])
+            }
+            return kept
+        }
+    }
+
+    /// The message for a cache write that failed for lack of space (or a read-only disk).
+    func spaceFailure(_ code: Int32, kept: Int64) -> String {
+        let folder = cache.directory
+        let reason = String(cString: strerror(code))
+        if code == EROFS {
+            return "cannot write to the cache in \(folder): \(reason); make it writable (or pass --cache) and run again"
+        }
+        let free = FreeSpace.available(at: folder).map { ", \(ByteSize.format($0)) free" } ?? ""
+        let keptText = kept > 0 ? "\(ByteSize.format(kept)) downloaded so far is kept" : "nothing was kept"
+        return "cannot write to the cache in \(folder): \(reason)\(free); \(keptText), free some space and run again to resume"
+    }
+}

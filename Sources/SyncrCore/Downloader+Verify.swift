@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrArchive
+import SyncrHTTP
+import SyncrManifest
+
+/// The verify stage: the finished cache file is trimmed to its size, made durable, and checked
+/// against the manifest's checksums before anything points at it.
+extension Downloader {
+    /// Trims anything beyond the end (left by an older, longer attempt) and flushes the bytes
+    /// (unless `fsync: false`). Returns the file's size.
+    func settle(_ file: CacheFile, offset: Int64) async throws -> Int64 {
+        let finalSize = await file.recorder.state.size ?? offset
+        var st = stat()
+        if fstat(file.fd, &st) == 0, Int64(st.st_size) != finalSize, ftruncate(file.fd, off_t(finalSize)) != 0 {
+            throw FileError(path: file.path, operation: "trim", errno: errno)
+        }
+        if cache.flushes { try await flusher.flush(fd: file.fd, path: file.path) }
+        return finalSize
+    }
+
+    func verify(dataPath: String) async throws {
+        guard !download.checksums.isEmpty else { return }
+        let algorithms = download.checksums.map(\.algorithm)
+        let actual = try await BlockingIO.run { try FS.digests(of: dataPath, algorithms: algorithms) }
+        for expected in download.checksums where actual[expected.algorithm] != expected.hex {
+            cache.discard(key)
+            throw Failure(message: "\(url): \(expected.algorithm) mismatch: expected \(expected.hex), got \(actual[expected.algorithm] ?? "?"); "
+                + "the download was discarded and \(download.to) left as it was (if the file changed on purpose, update \(expected.algorithm) in the manifest)")
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import SyncrHTTP
+import SyncrManifest
+
+/// Builds every request of one entry. URL, headers, credentials, TLS, netrc, redirect policy and
+/// timeouts are set here and nowhere else, so every kind of request (probe, single stream,
+/// piece, PUT, POST, the HEAD of an upload target) carries the same ones. A request signer (for
+/// object stores) belongs in `finish`, the one step every request passes through.
+struct RequestBuilder: Sendable {
+    /// The entry's URL, expanded (what is sent) and as written (what is shown).
+    let url: String
+    let displayURL: String
+    let settings: Settings
+
+    init(download: Download) {
+        url = download.url.expanded
+        displayURL = download.url.written
+        settings = download.settings
+    }
+
+    init(upload: Upload) {
+        url = upload.url.expanded
+        displayURL = upload.url.written
+        settings = upload.settings
+    }
+
+    /// The entry's headers, values expanded.
+    private var headers: [(name: String, value: String)] {
+        settings.headers.map { ($0.name, $0.value.expanded) }
+    }
+
+    /// Seconds without `lowSpeedLimit` bytes per second before a transfer is dropped.
+    private var stallSeconds: Int { max(1, settings.timeoutMilliseconds / 1000) }
+
+    /// HEAD of the entry's URL, for `plan`: any answer at all is progress.
+    func probe() -> HTTPRequest {
+        finish(HTTPRequest(method: .head, url: url, displayURL: displayURL, headers: headers), lowSpeed: 1)
+    }
+
+    /// GET of the entry's URL, or of a range of it (`ifRange`: the validator the bytes already
+    /// kept belong to).
+    func get(range: ByteRange? = nil, ifRange: String? = nil) -> HTTPRequest {
+        finish(HTTPRequest(url: url, displayURL: displayURL, headers: headers, range: range, ifRange: ifRange),
+               lowSpeed: Int(settings.lowSpeed))
+    }
+
+    /// HEAD of one target of an upload (a file of a folder PUT has its own URL).
+    func head(url: String, displayURL: String) -> HTTPRequest {
+        finish(HTTPRequest(method: .head, url: url, displayURL: displayURL, headers: headers), lowSpeed: nil)
+    }
+
+    /// A PUT of one file, or a POST of a multipart form, to `url`.
+    func upload(_ body: RequestBody, url: String, displayURL: String, contentType: String? = nil) -> HTTPRequest {
+        var headers = self.headers
+        if let contentType { headers.append(("Content-Type", contentType)) }
+        return finish(HTTPRequest.upload(body, url: url, displayURL: displayURL, headers: headers), lowSpeed: nil)
+    }
+
+    /// What every request gets: the entry's trust, redirect and credential settings, and its
+    /// timeouts. `lowSpeed` nil keeps the request kind's own floor.
+    private func finish(_ request: HTTPRequest, lowSpeed: Int?) -> HTTPRequest {
+        var request = request.using(settings)
+        request.connectTimeoutMilliseconds = settings.timeoutMilliseconds
+        request.lowSpeedTimeSeconds = stallSeconds
+        if let lowSpeed { request.lowSpeedLimit = lowSpeed }
+        return request
+    }
+}
