@@ -4,6 +4,7 @@ import Glibc
 import CSystem
 import Dispatch
 import Foundation
+import SyncrHTTP
 
 /// Runs blocking system calls (fsync, hashing, large copies) on Dispatch's global pool, so that
 /// they overlap instead of holding one of the few threads Swift concurrency runs tasks on.
@@ -44,15 +45,18 @@ final class FlushPool: Sendable {
     }
 }
 
-/// A fixed number of threads, started on first use, that run submitted blocking work in order
-/// of submission. The threads live as long as the process (they wait on a condition when idle).
-final class WorkQueue: @unchecked Sendable {
-    // @unchecked: `jobs` and `started` are only touched while `condition` is locked.
-    private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
-    private var head = 0
-    private var started = 0
-    private var idle = 0
+/// Up to a fixed number of threads, started as work arrives, that run submitted blocking work
+/// in order of submission. The threads live as long as the process, waiting when idle.
+final class WorkQueue: Sendable {
+    private struct Jobs {
+        var waiting: [@Sendable () -> Void] = []
+        var head = 0
+        var started = 0
+        var idle = 0
+    }
+    private let jobs = Locked(Jobs())
+    /// Counts jobs not yet taken: a thread waits on it for the next one.
+    private let available = DispatchSemaphore(value: 0)
     private let threads: Int
     private let name: String
 
@@ -62,35 +66,36 @@ final class WorkQueue: @unchecked Sendable {
     }
 
     func submit(_ job: @escaping @Sendable () -> Void) {
-        condition.lock()
-        jobs.append(job)
-        // A new thread only when more jobs wait than threads do: a handful of flushes never
-        // starts all of them.
-        if jobs.count - head > idle && started < threads {
-            started += 1
+        let startThread = jobs.withLock { j -> Bool in
+            j.waiting.append(job)
+            // A new thread only when more jobs wait than threads do: a handful of flushes never
+            // starts all of them.
+            guard j.waiting.count - j.head > j.idle, j.started < threads else { return false }
+            j.started += 1
+            return true
+        }
+        if startThread {
             let thread = Thread { [self] in work() }
             thread.name = name
             thread.start()
         }
-        condition.signal()
-        condition.unlock()
+        available.signal()
     }
 
     private func work() {
         while true {
-            condition.lock()
-            while head == jobs.count {
-                idle += 1
-                condition.wait()
-                idle -= 1
+            jobs.withLock { $0.idle += 1 }
+            available.wait()
+            let job = jobs.withLock { j -> @Sendable () -> Void in
+                j.idle -= 1
+                let job = j.waiting[j.head]
+                j.head += 1
+                if j.head == j.waiting.count {
+                    j.waiting.removeAll(keepingCapacity: true)
+                    j.head = 0
+                }
+                return job
             }
-            let job = jobs[head]
-            head += 1
-            if head == jobs.count {
-                jobs.removeAll(keepingCapacity: true)
-                head = 0
-            }
-            condition.unlock()
             job()
         }
     }
