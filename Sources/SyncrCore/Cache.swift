@@ -39,8 +39,8 @@ public struct Cache: Sendable {
     /// The entry's record, or nil when there is none or it cannot be read (a torn or foreign
     /// file is treated as no record: the data is then simply fetched again).
     public func loadState(_ key: String) -> EntryState? {
-        guard let bytes = FS.readAll(statePath(key)), !bytes.isEmpty else { return nil }
-        return try? JSONDecoder().decode(EntryState.self, from: Data(bytes))
+        guard let bytes = FS.readAll(statePath(key), limit: 64 << 10), !bytes.isEmpty else { return nil }
+        return EntryState(recordJSON: bytes)
     }
 
     /// Replaces the entry's record atomically; `durable: false` skips the flush where losing the
@@ -48,12 +48,7 @@ public struct Cache: Sendable {
     public func saveState(_ state: EntryState, key: String, durable: Bool = true) throws(FileError) {
         var s = state
         s.updated = Int64(time(nil))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(s) else {
-            throw FileError(path: statePath(key), operation: "encode the cache record", errno: EINVAL)
-        }
-        try FS.writeAtomically(Array(data), to: statePath(key), durable: durable && flushes)
+        try FS.writeAtomically(s.recordJSON, to: statePath(key), durable: durable && flushes)
     }
 
     /// Removes what killed runs left while zipping an upload's folder into the cache

@@ -113,7 +113,7 @@ extension Session {
         for item in items where item.kind == "download" {
             guard [.download, .resume, .restart].contains(item.action), let download = downloads[item.index],
                   let size = item.size else { continue }
-            let cached = item.action == .resume ? allocated(download) : 0
+            let cached = item.action == .resume ? allocated(Cache.key(for: download.url.expanded)) ?? 0 : 0
             needs += spaceNeeds(download, size: size, cached: min(size, cached))
         }
         return FreeSpace.warnings(for: needs)
@@ -124,9 +124,12 @@ extension Session {
     public func applySpaceWarnings() -> [String] {
         var needs: [FreeSpace.Need] = []
         for download in manifest.downloads {
-            guard let state = cache.loadState(Cache.key(for: download.url.expanded)), !state.complete,
+            // Only a partial download has a size to plan for, and a partial has a cache file: a
+            // stat spares the record read of every entry that is complete or not begun.
+            let key = Cache.key(for: download.url.expanded)
+            guard let allocated = allocated(key), let state = cache.loadState(key), !state.complete,
                   let size = state.size else { continue }
-            needs += spaceNeeds(download, size: size, cached: min(size, allocated(download)))
+            needs += spaceNeeds(download, size: size, cached: min(size, allocated))
         }
         return FreeSpace.warnings(for: needs)
     }
@@ -139,10 +142,11 @@ extension Session {
                                unpacked: download.unzip)
     }
 
-    /// Bytes the entry's cache file occupies on disk (preallocated blocks count).
-    private func allocated(_ download: Download) -> Int64 {
+    /// Bytes the entry's cache file occupies on disk (preallocated blocks count); nil when it
+    /// has none.
+    private func allocated(_ key: String) -> Int64? {
         var st = stat()
-        guard stat(cache.dataPath(Cache.key(for: download.url.expanded)), &st) == 0 else { return 0 }
+        guard stat(cache.dataPath(key), &st) == 0 else { return nil }
         return Int64(st.st_blocks) * 512
     }
 }

@@ -1,0 +1,237 @@
+/// The small JSON that cache records are written in, read and written without Foundation's
+/// `JSONDecoder`: its generic Codable path cost about 100 µs per record, the largest part of a
+/// no-op run's time per entry. Only what records use: objects, arrays, strings, integers,
+/// booleans and null. Objects are written with sorted keys, so a record's bytes depend only on
+/// its content.
+enum RecordJSON: Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case string(String)
+    case array([RecordJSON])
+    case object([String: RecordJSON])
+
+    // MARK: reading
+
+    /// Parses one JSON document; nil when it is not one this reader understands.
+    static func parse(_ bytes: [UInt8]) -> RecordJSON? {
+        var reader = Reader(bytes: bytes)
+        guard let value = reader.value(depth: 0) else { return nil }
+        reader.skipSpace()
+        return reader.index == bytes.count ? value : nil
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+
+        mutating func skipSpace() {
+            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        }
+
+        mutating func value(depth: Int) -> RecordJSON? {
+            // Records nest three levels; a deeper document is not one of ours.
+            guard depth < 16 else { return nil }
+            skipSpace()
+            guard index < bytes.count else { return nil }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): return object(depth: depth)
+            case UInt8(ascii: "["): return array(depth: depth)
+            case UInt8(ascii: "\""): return string().map(RecordJSON.string)
+            case UInt8(ascii: "t"): return literal("true", .bool(true))
+            case UInt8(ascii: "f"): return literal("false", .bool(false))
+            case UInt8(ascii: "n"): return literal("null", .null)
+            default: return integer()
+            }
+        }
+
+        mutating func literal(_ word: String, _ value: RecordJSON) -> RecordJSON? {
+            let utf8 = Array(word.utf8)
+            guard bytes.count - index >= utf8.count, Array(bytes[index..<index + utf8.count]) == utf8 else { return nil }
+            index += utf8.count
+            return value
+        }
+
+        mutating func integer() -> RecordJSON? {
+            var negative = false
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { negative = true; index += 1 }
+            var magnitude: UInt64 = 0
+            var digits = 0
+            while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
+                let (times, o1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, o2) = times.addingReportingOverflow(UInt64(bytes[index] - 0x30))
+                guard !o1, !o2 else { return nil }
+                magnitude = sum
+                digits += 1
+                index += 1
+            }
+            // Fractions and exponents are never written into a record.
+            guard digits > 0, index == bytes.count || ![UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index])
+            else { return nil }
+            if negative {
+                guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+                return .int(magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude))
+            }
+            guard magnitude <= UInt64(Int64.max) else { return nil }
+            return .int(Int64(magnitude))
+        }
+
+        mutating func string() -> String? {
+            index += 1  // the opening quote
+            var out: [UInt8] = []
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    return String(validating: out, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    guard index < bytes.count else { return nil }
+                    let escape = bytes[index]
+                    index += 1
+                    switch escape {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
+                    case UInt8(ascii: "b"): out.append(0x08)
+                    case UInt8(ascii: "f"): out.append(0x0C)
+                    case UInt8(ascii: "n"): out.append(0x0A)
+                    case UInt8(ascii: "r"): out.append(0x0D)
+                    case UInt8(ascii: "t"): out.append(0x09)
+                    case UInt8(ascii: "u"):
+                        guard let scalar = unicodeEscape() else { return nil }
+                        out += Array(String(Character(scalar)).utf8)
+                    default: return nil
+                    }
+                case 0..<0x20:
+                    return nil
+                default:
+                    out.append(byte)
+                }
+            }
+            return nil
+        }
+
+        /// The scalar of `\uXXXX` (the `\u` already read), joining a surrogate pair.
+        mutating func unicodeEscape() -> Unicode.Scalar? {
+            guard let high = hex4() else { return nil }
+            if (0xD800..<0xDC00).contains(high) {
+                guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                else { return nil }
+                index += 2
+                guard let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }
+                return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+            }
+            return Unicode.Scalar(high)
+        }
+
+        mutating func hex4() -> UInt32? {
+            guard bytes.count - index >= 4 else { return nil }
+            var value: UInt32 = 0
+            for _ in 0..<4 {
+                guard let digit = Character(Unicode.Scalar(bytes[index])).hexDigitValue else { return nil }
+                value = value << 4 | UInt32(digit)
+                index += 1
+            }
+            return value
+        }
+
+        mutating func array(depth: Int) -> RecordJSON? {
+            index += 1
+            var items: [RecordJSON] = []
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            while true {
+                guard let item = value(depth: depth + 1) else { return nil }
+                items.append(item)
+                skipSpace()
+                guard index < bytes.count else { return nil }
+                index += 1
+                if bytes[index - 1] == UInt8(ascii: "]") { return .array(items) }
+                guard bytes[index - 1] == UInt8(ascii: ",") else { return nil }
+            }
+        }
+
+        mutating func object(depth: Int) -> RecordJSON? {
+            index += 1
+            var members: [String: RecordJSON] = [:]
+            skipSpace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            while true {
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = string() else { return nil }
+                skipSpace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+                index += 1
+                guard let item = value(depth: depth + 1) else { return nil }
+                members[key] = item
+                skipSpace()
+                guard index < bytes.count else { return nil }
+                index += 1
+                if bytes[index - 1] == UInt8(ascii: "}") { return .object(members) }
+                guard bytes[index - 1] == UInt8(ascii: ",") else { return nil }
+            }
+        }
+    }
+
+    // MARK: writing
+
+    /// The document as compact JSON with sorted keys.
+    var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        write(into: &out)
+        return out
+    }
+
+    private func write(into out: inout [UInt8]) {
+        switch self {
+        case .null: out += Array("null".utf8)
+        case .bool(let b): out += Array((b ? "true" : "false").utf8)
+        case .int(let n): out += Array(String(n).utf8)
+        case .string(let s): Self.writeString(s, into: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                item.write(into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (i, key) in members.keys.sorted().enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                Self.writeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                members[key]!.write(into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    // MARK: access
+
+    subscript(key: String) -> RecordJSON? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    var string: String? { if case .string(let s) = self { return s }; return nil }
+    var int: Int64? { if case .int(let n) = self { return n }; return nil }
+    var bool: Bool? { if case .bool(let b) = self { return b }; return nil }
+    var array: [RecordJSON]? { if case .array(let a) = self { return a }; return nil }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+@testable import SyncrCore
+import SyncrHTTP
+
+/// Cache records are read and written by `RecordJSON` instead of Foundation's JSON coders: the
+/// same document either way, so caches written before stay readable.
+@Suite(.timeLimit(.minutes(1)))
+struct RecordJSONTests {
+    static func full() -> EntryState {
+        var state = EntryState(url: "https://example.com/a b/ü?x=\"1\"\\2")
+        state.finalURL = "https://cdn.example.com/a\u{1}"
+        state.size = 1 << 40
+        state.etag = EntityTag(opaque: "abc\"def", isWeak: true)
+        state.lastModified = "Mon, 30 Nov 2026 16:53:16 GMT"
+        state.ranges = RangeSet([0..<100, 200..<300])
+        state.complete = true
+        state.verified = ["sha256": "00ff", "md5": "aa"]
+        state.destination = "/tmp/out/😀.bin"
+        state.destinationFingerprint = FileFingerprint(device: 65024, inode: 1_606_128, size: 64,
+                                                       mtimeNanoseconds: 1_796_057_725_764_529_303)
+        state.destinationTree = "tree"
+        state.updated = 1_796_057_725
+        return state
+    }
+
+    /// What syncr wrote before (JSONEncoder, sorted keys, escaped slashes) reads back whole.
+    @Test func readsWhatTheCodableFormWrote() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for state in [Self.full(), EntryState(url: "http://h/f")] {
+            let bytes = Array(try encoder.encode(state))
+            #expect(EntryState(recordJSON: bytes) == state)
+        }
+    }
+
+    /// What it writes now reads back whole, and Foundation's decoder (for anyone reading records
+    /// with other tools) reads it the same.
+    @Test func writesWhatBothReadBack() throws {
+        for state in [Self.full(), EntryState(url: "http://h/f")] {
+            let bytes = state.recordJSON
+            #expect(EntryState(recordJSON: bytes) == state)
+            #expect(try JSONDecoder().decode(EntryState.self, from: Data(bytes)) == state)
+        }
+    }
+
+    /// A torn, foreign or hostile file is no record: the data is fetched again.
+    @Test(arguments: ["", "{", "{\"format\":1}", "[1,2]", "{\"format\":1,\"url\":\"u\",\"ranges\":[[5,1]]}",
+                      "{\"format\":1,\"url\":\"u\",\"size\":99999999999999999999}", "{\"format\":1,\"url\":\"u\"} x",
+                      "{\"format\":1,\"url\":\"\\ud800\"}", String(repeating: "[", count: 100_000)])
+    func notARecord(text: String) {
+        #expect(EntryState(recordJSON: Array(text.utf8)) == nil)
+    }
+
+    /// Keys come out sorted, so a record's bytes depend only on its content.
+    @Test func keysAreSorted() {
+        var state = Self.full()
+        state.destinationFingerprint = nil  // its own "size" would be found first
+        let text = String(decoding: state.recordJSON, as: UTF8.self)
+        let keys = ["complete", "destination", "destinationTree", "etag", "finalURL",
+                    "format", "good", "lastModified", "ranges", "size", "updated", "url", "verified"]
+        let positions = keys.map { text.range(of: "\"\($0)\":")?.lowerBound }
+        #expect(positions.allSatisfy { $0 != nil })
+        #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted())
+    }
+}
