@@ -6,6 +6,11 @@
 enum ManifestKeys {
     /// Keys of the document itself.
     static let topLevel = ["version", "cache", "defaults", "downloads", "uploads"]
+    /// A top-level `x-...` key is skipped, as in Compose files: it is the place to define an
+    /// anchored block (`x-base: &base`) that entries merge in with `<<: *base`.
+    static func isExtension(_ key: String) -> Bool {
+        key.hasPrefix("x-") && key.count > 2
+    }
     /// Settings that apply to the whole run; valid only under `defaults:`.
     static let runWideSettings = ["jobs", "max_connections_per_host"]
     /// Settings that `defaults:` sets and each entry may override.
