@@ -488,8 +488,11 @@ struct Downloader: Sendable {
         }
         let name = Self.archiveName(download.url.written)
         let strip = download.stripComponents
+        let limits = ExtractionLimits.forDownload(download)
         do {
-            _ = try await BlockingIO.run { try Unpack.extract(archive: dataPath, name: name, into: staging, stripComponents: strip) }
+            _ = try await BlockingIO.run {
+                try Unpack.extract(archive: dataPath, name: name, into: staging, stripComponents: strip, limits: limits)
+            }
         } catch {
             FolderReplace.removeTree(staging)
             var hint = ""
@@ -497,6 +500,10 @@ struct Downloader: Sendable {
                 await keepArchive()
                 hint = "; the archive is complete in the cache and \(download.to) was left as it was: "
                     + "make room (or make the folder writable) and run again"
+            } else if case .limit? = error as? ArchiveError {
+                // Raising max_unpacked_size or making room must not cost another download.
+                await keepArchive()
+                hint = "; the archive is complete in the cache and \(download.to) was left as it was"
             }
             throw Failure(message: "\(url): cannot unpack into \(download.to): \(error)\(hint)")
         }

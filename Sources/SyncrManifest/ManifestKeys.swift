@@ -22,8 +22,8 @@ enum ManifestKeys {
     /// Keys of `defaults:`.
     static let defaults = runWideSettings + entrySettings
     /// Keys of one `downloads:` entry.
-    static let download = ["url", "to", "sha256", "md5", "allow_outside", "unzip", "strip_components"] + entrySettings
-        + entryOnlySettings
+    static let download = ["url", "to", "sha256", "md5", "allow_outside", "unzip", "strip_components",
+                           "max_unpacked_size"] + entrySettings + entryOnlySettings
     /// Keys every `downloads:` entry must have.
     static let downloadRequired = ["url", "to"]
     /// Entry settings that only make sense for downloads (segmented Range requests); refused on
