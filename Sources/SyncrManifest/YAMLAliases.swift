@@ -11,6 +11,10 @@ struct AliasTable {
     /// ...or to this many nodes, whichever is more, so that a short manifest can still reuse a
     /// header block in many entries. 100,000 nodes are a few megabytes.
     static let floor = 100_000
+    /// Collections may nest this deep once aliases are expanded. libyaml stops written nesting
+    /// at 1000 levels; without this, a chain of aliases to deep values could nest far deeper and
+    /// exhaust the stack of the code that walks the tree.
+    static let maxDepth = 1000
     /// Counts stop here rather than overflow; any count this high is refused anyway.
     private static let saturation = Int.max / 4
 
@@ -25,8 +29,9 @@ struct AliasTable {
     private var byName: [String: Anchor] = [:]
     /// Anchored nodes as written: aliases inside them are still references.
     private var nodes: [YAMLNode] = []
-    /// How many nodes each anchored node expands to.
+    /// How many nodes each anchored node expands to, and how deep it nests.
     private var sizes: [Int] = []
+    private var depths: [Int] = []
     /// Nodes written in the document, each alias counting as one.
     private var written = 0
     /// Nodes the document holds so far once every alias is replaced by a copy of its node.
@@ -47,18 +52,19 @@ struct AliasTable {
     }
 
     /// The node that started when `produced` was `before` is complete.
-    mutating func ended(_ node: YAMLNode, anchor: String?, before: Int) {
+    mutating func ended(_ node: YAMLNode, anchor: String?, before: Int, depth: Int) {
         guard let anchor else { return }
         nodes.append(node)
         sizes.append(produced - before)
+        depths.append(depth)
         byName[anchor] = .done(index: nodes.count - 1)
     }
 
-    /// An alias, as a reference to its anchored node.
+    /// An alias, as a reference to its anchored node, and how deep that node nests.
     ///
     /// - Throws: at the alias, when no node before it has the anchor, or when the alias is
     ///   inside the node it names.
-    mutating func alias(_ name: String, at mark: YAMLMark) throws(YAMLSyntaxError) -> YAMLNode {
+    mutating func alias(_ name: String, at mark: YAMLMark) throws(YAMLSyntaxError) -> (YAMLNode, depth: Int) {
         switch byName[name] {
         case nil:
             throw YAMLSyntaxError(
@@ -72,8 +78,16 @@ struct AliasTable {
             written += 1
             produced = Self.add(produced, sizes[index])
             trail.append((mark, produced))
-            return YAMLNode(content: .alias(name: name, anchor: index), mark: mark)
+            return (YAMLNode(content: .alias(name: name, anchor: index), mark: mark), depths[index])
         }
+    }
+
+    /// - Throws: at a collection that nests deeper than `maxDepth` with its aliases expanded.
+    static func checkDepth(_ depth: Int, at mark: YAMLMark) throws(YAMLSyntaxError) {
+        guard depth > maxDepth else { return }
+        throw YAMLSyntaxError(
+            mark: mark,
+            message: "this value nests more than \(maxDepth) levels deep once its aliases are expanded; nest fewer aliases inside each other")
     }
 
     /// The document with every alias replaced by a copy of its anchored node, each copied node's

@@ -44,11 +44,13 @@ final class YAMLParser {
         var documents = 0
         var aliases = AliasTable()
 
-        func attach(_ node: YAMLNode) {
+        /// `depth`: how deep the node nests once its aliases are expanded.
+        func attach(_ node: YAMLNode, depth: Int) {
             guard var top = stack.popLast() else {
                 root = node
                 return
             }
+            top.deepest = max(top.deepest, depth)
             switch top.kind {
             case .sequence:
                 top.items.append(node)
@@ -80,7 +82,8 @@ final class YAMLParser {
                         message: "a manifest holds one YAML document; remove this second one")
                 }
             case YAML_ALIAS_EVENT:
-                attach(try aliases.alias(Self.string(event.data.alias.anchor), at: mark))
+                let (node, depth) = try aliases.alias(Self.string(event.data.alias.anchor), at: mark)
+                attach(node, depth: depth)
             case YAML_SCALAR_EVENT:
                 let s = event.data.scalar
                 let anchor = s.anchor.map { Self.string($0) }
@@ -90,8 +93,8 @@ final class YAMLParser {
                 let scalar = YAMLScalar(text: text, style: Self.style(s.style),
                                         tag: s.tag.map { Self.string($0) })
                 let node = YAMLNode(content: .scalar(scalar), mark: mark)
-                aliases.ended(node, anchor: anchor, before: before)
-                attach(node)
+                aliases.ended(node, anchor: anchor, before: before, depth: 1)
+                attach(node, depth: 1)
             case YAML_SEQUENCE_START_EVENT:
                 let anchor = event.data.sequence_start.anchor.map { Self.string($0) }
                 let before = aliases.started(anchor: anchor, at: mark)
@@ -102,8 +105,10 @@ final class YAMLParser {
                 stack.append(Frame(kind: .mapping, mark: mark, anchor: anchor, before: before))
             case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
                 if let frame = stack.popLast() {
-                    aliases.ended(frame.node, anchor: frame.anchor, before: frame.before)
-                    attach(frame.node)
+                    let depth = frame.deepest + 1
+                    try AliasTable.checkDepth(depth, at: frame.mark)
+                    aliases.ended(frame.node, anchor: frame.anchor, before: frame.before, depth: depth)
+                    attach(frame.node, depth: depth)
                 }
             default:
                 break  // stream start, document end, no-op events
@@ -119,6 +124,8 @@ final class YAMLParser {
         /// `&name` on the collection, and `AliasTable.started`'s count, for `AliasTable.ended`.
         var anchor: String?
         var before: Int
+        /// The deepest nesting among the items, keys and values so far, aliases expanded.
+        var deepest = 0
         var items: [YAMLNode] = []
         var pairs: [YAMLPair] = []
         var pendingKey: YAMLNode?

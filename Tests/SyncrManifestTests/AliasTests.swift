@@ -122,6 +122,20 @@ import Testing
         #expect(text.contains("alias bomb"))
     }
 
+    /// Aliases to deep values, each nesting the one before: 40 levels of 40-deep sequences
+    /// write 1,700 nodes but nest 1,600 deep. Refused from the depths, before the tree (and the
+    /// stack of the code that would walk it) is built.
+    @Test func nestingThroughAliasesIsBounded() {
+        var yaml = "version: 1\nx-0: &d0 " + String(repeating: "[", count: 40) + "x" + String(repeating: "]", count: 40) + "\n"
+        for level in 1..<40 {
+            yaml += "x-\(level): &d\(level) " + String(repeating: "[", count: 40) + "*d\(level - 1)"
+                + String(repeating: "]", count: 40) + "\n"
+        }
+        let text = errors(yaml)
+        #expect(text.contains("error: this value nests more than 1000 levels deep once its aliases are expanded"), "\(text)")
+        #expect(text.hasPrefix("syncr.yml:26:7: "), "\(text)")
+    }
+
     /// An alias bomb whose nodes reach Int.max when counted must not overflow the count.
     @Test func countsSaturateInsteadOfOverflowing() {
         var yaml = "version: 1\nx-0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol]\n"
