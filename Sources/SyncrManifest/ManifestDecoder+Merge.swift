@@ -31,6 +31,25 @@ extension ManifestDecoder {
         return Self.unshadowed(out, by: [])
     }
 
+    /// The key nodes of a mapping, merged ones included, reporting nothing: for a check that
+    /// runs after `mappingEntries` has reported the mapping's problems.
+    static func keysWithMerges(_ node: YAMLNode) -> [YAMLNode] {
+        guard case .mapping(let pairs) = node.content else { return [] }
+        var keys: [YAMLNode] = []
+        for pair in pairs {
+            guard let key = pair.key.scalar, isMergeKey(key) else {
+                keys.append(pair.key)
+                continue
+            }
+            switch pair.value.content {
+            case .mapping: keys += keysWithMerges(pair.value)
+            case .sequence(let items): for item in items { keys += keysWithMerges(item) }
+            default: break
+            }
+        }
+        return keys
+    }
+
     /// `merged` without the keys `explicit` has, and without repeats (the first one stays).
     static func unshadowed(_ merged: [Entry], by explicit: [Entry]) -> [Entry] {
         var seen = Set(explicit.map(\.key))

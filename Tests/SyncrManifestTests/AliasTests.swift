@@ -96,6 +96,20 @@ import Testing
         #expect(header.value.description == "Bearer ${TOKEN}")
     }
 
+    /// An upload's Content-Type header is refused when it arrives through a merge too.
+    @Test func mergedContentTypeHeaderOnAnUploadIsRefused() {
+        let text = errors("""
+            version: 1
+            x-h: &h { Content-Type: text/plain }
+            uploads:
+              - from: a
+                to: https://example.com/up
+                headers: { <<: *h, X-Build: "1" }
+            """)
+        #expect(text.hasPrefix("syncr.yml:2:11: error: uploads[0].headers.Content-Type: set the file's type with content_type: instead of a Content-Type header"), "\(text)")
+        #expect(text.contains("(used by the alias at 6:20)"), "\(text)")
+    }
+
     /// A manifest with much reuse stays within the bound: a 40-header block (81 nodes) used by
     /// 500 entries expands to about 45,000 nodes from about 3,600 written.
     @Test func heavyLegitimateReuseIsAccepted() throws {
