@@ -2,21 +2,38 @@
 import Glibc
 #endif
 
-/// How much an archive may unpack to before it is stopped as a likely zip bomb.
+/// What an archive may unpack to. These refuse zip bombs and nothing else: the readers already
+/// refuse entries whose data exceeds their declared size and overlapping entries, so what is
+/// left is a total that would not fit where it goes.
+///
+/// There is no compression-ratio rule by default: deflate reaches about 1030:1 on runs of
+/// zeros, so disk images, sparse data files and zero-padded binaries reach any ratio a bomb does.
 public struct ExtractionLimits: Sendable, Equatable {
     /// Entries at most.
     public var maxEntries: Int
-    /// Bytes written at most, over all entries.
-    public var maxTotalBytes: Int64
-    /// Uncompressed bytes per compressed byte at most, for an entry larger than `ratioFloor`.
-    public var maxRatio: Int64
-    /// Entries smaller than this are not held to `maxRatio` (a tiny file of zeros compresses well).
+    /// Bytes written at most, over all entries; nil: only the free space limits the total.
+    public var maxTotalBytes: Int64?
+    /// What sets `maxTotalBytes` (`max_unpacked_size`, `--max-unpacked-size`), and how to
+    /// raise it, for the message of a refusal.
+    public var maxTotalBytesSetting: String
+    public var maxTotalBytesRaise: String
+    /// Whether the total must fit in the free space of the staging folder's file system.
+    public var checkFreeSpace: Bool
+    /// Uncompressed bytes per compressed byte at most, for an entry larger than `ratioFloor`;
+    /// nil (the default): no ratio rule. For callers that know their data (the fuzzers).
+    public var maxRatio: Int64?
+    /// Entries smaller than this are not held to `maxRatio`.
     public var ratioFloor: Int64
 
-    public init(maxEntries: Int = 1_000_000, maxTotalBytes: Int64 = 1 << 40, maxRatio: Int64 = 1000,
-                ratioFloor: Int64 = 1 << 20) {
+    public init(maxEntries: Int = 1_000_000, maxTotalBytes: Int64? = nil,
+                maxTotalBytesSetting: String = "the size limit", maxTotalBytesRaise: String = "raise the size limit",
+                checkFreeSpace: Bool = true,
+                maxRatio: Int64? = nil, ratioFloor: Int64 = 1 << 20) {
         self.maxEntries = maxEntries
         self.maxTotalBytes = maxTotalBytes
+        self.maxTotalBytesSetting = maxTotalBytesSetting
+        self.maxTotalBytesRaise = maxTotalBytesRaise
+        self.checkFreeSpace = checkFreeSpace
         self.maxRatio = maxRatio
         self.ratioFloor = ratioFloor
     }
@@ -37,6 +54,8 @@ public final class ExtractionTarget {
 
     private var entries = 0
     private var totalBytes: Int64 = 0
+    /// Free bytes on the staging folder's file system when extraction started (nil: not checked).
+    private let freeBytes: Int64?
     private var seen: Set<String> = []
     /// Folder modes to apply at the end, so a read-only folder can still be filled first.
     private var folderModes: [(path: String, mode: mode_t)] = []
@@ -46,6 +65,54 @@ public final class ExtractionTarget {
         self.root = root
         self.archive = archive
         self.limits = limits
+        freeBytes = limits.checkFreeSpace ? Self.available(root) : nil
+    }
+
+    /// Refuses, before anything is written, a total the archive declares that would not fit:
+    /// a zip's whole total from its central directory (`entry` nil), or a tar entry's size from
+    /// its header on top of what came before.
+    public func reserve(_ declared: Int64, entry: String? = nil) throws(ArchiveError) {
+        let (total, overflow) = totalBytes.addingReportingOverflow(max(declared, 0))
+        let size = Self.text(overflow ? .max : total)
+        try check(overflow ? .max : total, entry: entry,
+                  amount: entry == nil ? "unpacks to \(size)," : "unpacks to at least \(size),")
+    }
+
+    /// The total against the explicit limit and the free space.
+    /// - Parameter amount: how the message puts the total (`unpacks to 64.0 MiB,`).
+    private func check(_ total: Int64, entry: String?, amount: String = "unpacks to") throws(ArchiveError) {
+        if let limit = limits.maxTotalBytes, total > limit {
+            throw .limit(archive: archive, entry: entry,
+                         detail: "the archive \(amount) more than the \(Self.text(limit)) that \(limits.maxTotalBytesSetting) allows; \(limits.maxTotalBytesRaise) to unpack it")
+        }
+        if let free = freeBytes, total > free {
+            // The staging folder is beside the destination: name the folder they share.
+            let folder = root.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            throw .limit(archive: archive, entry: entry,
+                         detail: "the archive \(amount) more than the \(Self.text(free)) free on the file system of \(folder.isEmpty ? "/" : folder); make room there and run again")
+        }
+    }
+
+    /// Bytes an unprivileged writer may still use on `folder`'s file system, if `statvfs` tells.
+    static func available(_ folder: String) -> Int64? {
+        var vfs = statvfs()
+        guard statvfs(folder, &vfs) == 0 else { return nil }
+        let (bytes, overflow) = Int64(clamping: vfs.f_bavail).multipliedReportingOverflow(by: Int64(clamping: vfs.f_frsize))
+        return overflow ? .max : bytes
+    }
+
+    /// `67108864 bytes (64.0 MiB)`: exact, and readable.
+    static func text(_ bytes: Int64) -> String {
+        guard bytes >= 1024 else { return "\(bytes) bytes" }
+        let units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+        var value = Double(bytes) / 1024
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        let tenths = Int((value * 10).rounded())
+        return "\(bytes) bytes (\(tenths / 10).\(tenths % 10) \(units[unit]))"
     }
 
     /// Counts an entry against the limits and refuses a name seen before.
@@ -155,10 +222,7 @@ public final class ExtractionTarget {
         // Checked with every piece of data: a cancelled task stops within one piece.
         if Task.isCancelled { throw .interrupted(path: archive) }
         totalBytes += bytes
-        if totalBytes > limits.maxTotalBytes {
-            throw .limit(archive: archive, entry: entry,
-                         detail: "the archive unpacks to more than \(limits.maxTotalBytes) bytes")
-        }
+        try check(totalBytes, entry: entry)
     }
 
     /// Permission bits to keep: the archive's rwx bits less the process's umask (as for any file
@@ -220,11 +284,11 @@ public final class EntryWriter {
         try target.count(Int64(bytes.count), entry: entry)
         let limits = target.limits
         // An archive can claim any compressed size: multiply without trapping on overflow.
-        if let compressed = compressedSize, written > limits.ratioFloor,
-           case let (allowed, overflow) = max(compressed, 1).multipliedReportingOverflow(by: limits.maxRatio),
+        if let compressed = compressedSize, let ratio = limits.maxRatio, written > limits.ratioFloor,
+           case let (allowed, overflow) = max(compressed, 1).multipliedReportingOverflow(by: ratio),
            !overflow, written > allowed {
             throw .limit(archive: target.archive, entry: entry,
-                         detail: "it expands more than \(limits.maxRatio) times its stored size")
+                         detail: "it expands more than \(ratio) times its stored size")
         }
         var remaining = bytes.count
         while remaining > 0 {

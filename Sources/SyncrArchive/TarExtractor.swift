@@ -123,6 +123,8 @@ final class TarExtractionHandler: TarEntryHandler {
         }
         switch entry.kind {
         case .file:
+            // The header says how much follows: refuse what would not fit before writing it.
+            try target.reserve(entry.size, entry: entry.name)
             writer = try target.file(components, mode: mode_t(entry.mode), entry: entry.name)
         case .directory:
             try target.directory(components, mode: mode_t(entry.mode), entry: entry.name)

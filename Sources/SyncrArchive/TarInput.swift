@@ -28,8 +28,8 @@ extension TarReader {
     /// - Parameters:
     ///   - path: the file.
     ///   - archive: the archive's name in messages (default: the file's last path component).
-    ///   - limits: `maxRatio` and `ratioFloor` apply to the gzip stream as a whole (tar.gz has no
-    ///     per-entry compressed size).
+    ///   - limits: `maxRatio` and `ratioFloor`, when set, apply to the gzip stream as a whole
+    ///     (tar.gz has no per-entry compressed size).
     ///   - handler: gets every entry.
     /// - Throws: `ArchiveError`: `.corrupt` for a broken or cut short archive or gzip stream,
     ///   `.limit` for a stream that expands too much, `.io` when the file cannot be read, and
@@ -108,10 +108,11 @@ extension TarReader {
                             return
                         }
                         let consumed = inBefore + inflater.totalIn
-                        let (allowed, overflow) = max(consumed, 1).multipliedReportingOverflow(by: limits.maxRatio)
-                        if produced > limits.ratioFloor, !overflow, produced > allowed {
+                        if let ratio = limits.maxRatio, produced > limits.ratioFloor,
+                           case let (allowed, overflow) = max(consumed, 1).multipliedReportingOverflow(by: ratio),
+                           !overflow, produced > allowed {
                             throw ArchiveError.limit(archive: archive, entry: reader.lastEntryName,
-                                                     detail: "the gzip stream expands more than \(limits.maxRatio) times (\(produced) bytes from \(consumed))")
+                                                     detail: "the gzip stream expands more than \(ratio) times (\(produced) bytes from \(consumed))")
                         }
                         try reader.consume(piece)
                     }

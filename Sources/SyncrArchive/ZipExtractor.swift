@@ -21,7 +21,7 @@ public struct ZipExtractionSummary: Sendable, Equatable {
 ///
 /// Every name goes through `SafePath.components` (no absolute paths, `..`, backslashes, drive
 /// letters or NUL) and every write through `ExtractionTarget` (no writes through links, links
-/// must point inside, limits against zip bombs). On an error the staging folder holds a part of
+/// must point inside, the total against the free space and the explicit limit). On an error the staging folder holds a part of
 /// the archive; the caller discards it.
 public enum ZipExtractor {
     /// The longest symbolic link target read from an archive (Linux's PATH_MAX).
@@ -51,6 +51,9 @@ public enum ZipExtractor {
             throw .limit(archive: archive, entry: nil,
                          detail: "more than \(target.limits.maxEntries) entries (\(reader.entries.count))")
         }
+        // The central directory declares every size, and the reader refuses data that exceeds
+        // it: a total that would not fit is refused before anything is written.
+        try target.reserve(declaredTotal(reader.entries))
         var summary = ZipExtractionSummary()
         var folderTimes: [(path: String, time: Int64)] = []
         for entry in reader.entries {
@@ -98,6 +101,17 @@ public enum ZipExtractor {
         // Folder times last: creating entries inside a folder changes its time.
         for (path, time) in folderTimes.reversed() { setTime(path, time) }
         return summary
+    }
+
+    /// The sum of the files' declared sizes (saturating: an archive can declare anything).
+    static func declaredTotal(_ entries: [ZipEntry]) -> Int64 {
+        var total: Int64 = 0
+        for entry in entries where !entry.isDirectory {
+            let (sum, overflow) = total.addingReportingOverflow(Int64(clamping: entry.uncompressedSize))
+            if overflow { return .max }
+            total = sum
+        }
+        return total
     }
 
     /// Sets a file's, folder's or link's (not its target's) modification time; best effort.

@@ -15,7 +15,9 @@ public enum ArchiveCommands {
 
     /// Unpacks `archive` (zip, tar, tar.gz) into `destination`, replacing that folder in one step
     /// only when everything was unpacked and verified.
-    public static func unzip(archive: String, destination: String, stripComponents: Int = 0) throws(Failure) -> UnpackSummary {
+    /// - Parameter maxUnpackedSize: `--max-unpacked-size`; nil: only the free space limits it.
+    public static func unzip(archive: String, destination: String, stripComponents: Int = 0,
+                             maxUnpackedSize: Int64? = nil) throws(Failure) -> UnpackSummary {
         guard FS.kind(archive) == .file else {
             throw Failure(description: "\(archive): no such archive file")
         }
@@ -38,7 +40,8 @@ public enum ArchiveCommands {
         }
         do {
             let summary = try Unpack.extract(archive: archive, name: (archive as NSString).lastPathComponent,
-                                             into: staging, stripComponents: stripComponents)
+                                             into: staging, stripComponents: stripComponents,
+                                             limits: .forUnzipCommand(maxUnpackedSize: maxUnpackedSize))
             try FolderReplace.replace(cleaned, with: staging, display: destination)
             return summary
         } catch {

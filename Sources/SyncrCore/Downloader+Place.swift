@@ -57,8 +57,11 @@ extension Downloader {
         }
         let name = Self.archiveName(download.url.written)
         let strip = download.stripComponents
+        let limits = ExtractionLimits.forDownload(download)
         do {
-            _ = try await BlockingIO.run { try Unpack.extract(archive: dataPath, name: name, into: staging, stripComponents: strip) }
+            _ = try await BlockingIO.run {
+                try Unpack.extract(archive: dataPath, name: name, into: staging, stripComponents: strip, limits: limits)
+            }
         } catch {
             FolderReplace.removeTree(staging)
             var hint = ""
@@ -66,6 +69,10 @@ extension Downloader {
                 await keepArchive()
                 hint = "; the archive is complete in the cache and \(download.to) was left as it was: "
                     + "make room (or make the folder writable) and run again"
+            } else if case .limit? = error as? ArchiveError {
+                // Raising max_unpacked_size or making room must not cost another download.
+                await keepArchive()
+                hint = "; the archive is complete in the cache and \(download.to) was left as it was"
             }
             throw Failure(message: "\(url): cannot unpack into \(download.to): \(error)\(hint)")
         }

@@ -209,6 +209,9 @@ public struct Download: Sendable {
     public var unzip = false
     /// `strip_components: N`: leading path components dropped from every entry, like tar's.
     public var stripComponents = 0
+    /// `max_unpacked_size: 2GiB`: with `unzip`, the most the archive may unpack to; nil: only
+    /// the free space of the destination's file system limits it.
+    public var maxUnpackedSize: Int64?
 
     public init(index: Int, location: SourceLocation, url: Template, to: String, destination: String,
                 allowOutside: Bool, checksums: [Checksum], settings: Settings) {

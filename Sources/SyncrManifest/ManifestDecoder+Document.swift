@@ -14,6 +14,8 @@ extension ManifestDecoder {
         for entry in entries {
             if ManifestKeys.topLevel.contains(entry.key) {
                 found[entry.key] = entry
+            } else if ManifestKeys.isExtension(entry.key) {
+                continue
             } else {
                 unknownKey(entry.key, at: entry.keyMark, parent: "", valid: ManifestKeys.topLevel)
             }

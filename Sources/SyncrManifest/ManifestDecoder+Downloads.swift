@@ -43,6 +43,7 @@ extension ManifestDecoder {
         var allowOutside = false
         var unzip = false
         var stripComponents: (value: Int, mark: YAMLMark)?
+        var maxUnpackedSize: (value: Int64, mark: YAMLMark)?
         var checksums: [Checksum] = []
         var overrides = SettingsOverrides()
         var seen: Set<String> = []
@@ -77,6 +78,12 @@ extension ManifestDecoder {
                 } else {
                     ok = false
                 }
+            case "max_unpacked_size":
+                if let value = size(entry.value, path: keyPath, range: 1...Int64.max) {
+                    maxUnpackedSize = (value, entry.keyMark)
+                } else {
+                    ok = false
+                }
             default:
                 let before = diagnostics.count
                 if !decodeSetting(entry, parent: path, runWide: false, into: &overrides) {
@@ -93,6 +100,11 @@ extension ManifestDecoder {
         if let strip = stripComponents, !unzip, strip.value > 0 {
             report(path + ".strip_components", at: strip.mark,
                    "strip_components applies only with unzip: true; remove it, or set unzip: true")
+            ok = false
+        }
+        if let limit = maxUnpackedSize, !unzip {
+            report(path + ".max_unpacked_size", at: limit.mark,
+                   "max_unpacked_size applies only with unzip: true; remove it, or set unzip: true")
             ok = false
         }
         // `to` is checked last: whether it may leave the folder depends on allow_outside, and
@@ -115,6 +127,7 @@ extension ManifestDecoder {
                                 settings: overrides.applied(to: defaults))
         download.unzip = unzip
         download.stripComponents = stripComponents?.value ?? 0
+        download.maxUnpackedSize = maxUnpackedSize?.value
         return download
     }
 

@@ -255,10 +255,9 @@ extension ManifestDecoder {
     /// be `multipart/form-data` with the body's boundary, and the file's type belongs in
     /// `content_type:`. (A `Content-Type` under `defaults:` is left alone: downloads send it.)
     mutating func refuseContentTypeHeader(_ node: YAMLNode, path: String) {
-        guard case .mapping(let pairs) = node.content else { return }
-        for pair in pairs {
-            guard let name = pair.key.scalar?.text, name.lowercased() == "content-type" else { continue }
-            report(Self.join(path, name), at: pair.key.mark,
+        for key in Self.keysWithMerges(node) {
+            guard let name = key.scalar?.text, name.lowercased() == "content-type" else { continue }
+            report(Self.join(path, name), at: key.mark,
                    "set the file's type with content_type: instead of a Content-Type header (a post's Content-Type is multipart/form-data with its boundary)")
         }
     }

@@ -22,22 +22,28 @@ struct ManifestDecoder {
 
     // MARK: Reporting
 
+    /// A problem at `mark`. A value reached through an alias is shown where it is written, and
+    /// the message names the alias that used it: that is the line to look at in both cases.
     mutating func report(_ path: String, at mark: YAMLMark?, _ message: String, hint: String? = nil) {
         let location = mark.map { SourceLocation(file: file, line: $0.line, column: $0.column) }
         // A URL's password written in the manifest is a secret: the quoted line masks it.
         let sourceLine = mark.flatMap { $0.line - 1 < lines.count ? URLCredentials.masked(lines[$0.line - 1]) : nil }
-        diagnostics.append(Diagnostic(file: file, location: location, path: path, message: URLCredentials.masked(message),
+        let text = message + (mark.map(Self.aliasNote) ?? "")
+        diagnostics.append(Diagnostic(file: file, location: location, path: path, message: URLCredentials.masked(text),
                                       sourceLine: sourceLine, hint: hint))
     }
 
-    /// `expected <what>, found <node>`; an alias gets its own explanation instead.
+    /// ` (used by the alias at 7:14)`, with the outer aliases when aliases nest; empty for a
+    /// value read where it is written.
+    static func aliasNote(_ mark: YAMLMark) -> String {
+        guard let first = mark.usedBy.first else { return "" }
+        let outer = mark.usedBy.dropFirst().map { ", itself used by the alias at \($0.position)" }
+        return " (used by the alias at \(first.position)\(outer.joined()))"
+    }
+
+    /// `expected <what>, found <node>`.
     mutating func mismatch(_ path: String, expected: String, found node: YAMLNode) {
-        if case .alias(let name) = node.content {
-            report(path, at: node.mark,
-                   "aliases (*\(name)) are not supported in a syncr manifest; write the value out")
-        } else {
-            report(path, at: node.mark, "expected \(expected), found \(Self.describe(node))")
-        }
+        report(path, at: node.mark, "expected \(expected), found \(Self.describe(node))")
     }
 
     mutating func unknownKey(_ key: String, at mark: YAMLMark, parent: String, valid: [String]) {
@@ -59,8 +65,9 @@ struct ManifestDecoder {
         var value: YAMLNode
     }
 
-    /// The entries of a mapping, in order. Reports non-mappings, keys that are not plain strings,
-    /// and duplicate keys (at the second one; it is then skipped).
+    /// The entries of a mapping, in order, with merge keys (`<<: *base`) applied. Reports
+    /// non-mappings, keys that are not plain strings, and duplicate keys (at the second one; it
+    /// is then skipped).
     ///
     /// - Parameter nullIsEmpty: whether `key:` with nothing after it counts as an empty mapping.
     mutating func mappingEntries(_ node: YAMLNode, path: String, nullIsEmpty: Bool) -> [Entry]? {
@@ -75,6 +82,7 @@ struct ManifestDecoder {
             return nil
         }
         var entries: [Entry] = []
+        var merged: [Entry] = []
         var firstLine: [String: Int] = [:]
         for pair in pairs {
             guard let key = pair.key.scalar, !key.isNull else {
@@ -87,9 +95,13 @@ struct ManifestDecoder {
                 continue
             }
             firstLine[key.text] = pair.key.mark.line
-            entries.append(Entry(key: key.text, keyMark: pair.key.mark, value: pair.value))
+            if Self.isMergeKey(key) {
+                merged += mergedEntries(pair.value, path: path)
+            } else {
+                entries.append(Entry(key: key.text, keyMark: pair.key.mark, value: pair.value))
+            }
         }
-        return entries
+        return entries + Self.unshadowed(merged, by: entries)
     }
 
     // MARK: Scalars
@@ -218,7 +230,7 @@ struct ManifestDecoder {
         switch node.content {
         case .mapping: return "a mapping"
         case .sequence: return "a sequence"
-        case .alias(let name): return "an alias (*\(name))"
+        case .alias(let name, _): return "an alias (*\(name))"
         case .scalar(let s):
             if s.isNull { return s.text.isEmpty ? "nothing" : s.text }
             if s.isPlain, integerValue(s.text) != nil || Double(s.text) != nil

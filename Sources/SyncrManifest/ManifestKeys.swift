@@ -6,6 +6,11 @@
 enum ManifestKeys {
     /// Keys of the document itself.
     static let topLevel = ["version", "cache", "defaults", "downloads", "uploads"]
+    /// A top-level `x-...` key is skipped, as in Compose files: it is the place to define an
+    /// anchored block (`x-base: &base`) that entries merge in with `<<: *base`.
+    static func isExtension(_ key: String) -> Bool {
+        key.hasPrefix("x-") && key.count > 2
+    }
     /// Settings that apply to the whole run; valid only under `defaults:`.
     static let runWideSettings = ["jobs", "max_connections_per_host", "fsync"]
     /// Settings that `defaults:` sets and each entry may override.
@@ -17,8 +22,8 @@ enum ManifestKeys {
     /// Keys of `defaults:`.
     static let defaults = runWideSettings + entrySettings
     /// Keys of one `downloads:` entry.
-    static let download = ["url", "to", "sha256", "md5", "allow_outside", "unzip", "strip_components"] + entrySettings
-        + entryOnlySettings
+    static let download = ["url", "to", "sha256", "md5", "allow_outside", "unzip", "strip_components",
+                           "max_unpacked_size"] + entrySettings + entryOnlySettings
     /// Keys every `downloads:` entry must have.
     static let downloadRequired = ["url", "to"]
     /// Entry settings that only make sense for downloads (segmented Range requests); refused on

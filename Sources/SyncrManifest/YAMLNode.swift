@@ -3,6 +3,13 @@
 struct YAMLMark: Hashable, Comparable, Sendable {
     var line: Int
     var column: Int
+    /// For a node copied in place of an alias: the aliases that used it, innermost first (the
+    /// alias written inside another anchored node comes before the alias that used that one).
+    /// Empty for a node read where it is written.
+    var usedBy: [YAMLMark] = []
+
+    /// `LINE:COL`, as messages name a second position.
+    var position: String { "\(line):\(column)" }
 
     static func < (a: YAMLMark, b: YAMLMark) -> Bool {
         (a.line, a.column) < (b.line, b.column)
@@ -44,8 +51,9 @@ struct YAMLNode: Sendable {
         case scalar(YAMLScalar)
         case mapping([YAMLPair])
         case sequence([YAMLNode])
-        /// `*name`: kept as a node so the decoder can report it where it appears.
-        case alias(String)
+        /// `*name`, referring to the anchored node `AliasTable` keeps under `anchor`. Exists only
+        /// inside `YAMLParser` between parsing and alias expansion; the decoder never sees one.
+        case alias(name: String, anchor: Int)
     }
 
     var content: Content

@@ -5,7 +5,8 @@ import CYAML
 /// This is the only file that touches libyaml. The class owns the `yaml_parser_t` and the input
 /// buffer libyaml reads from (it keeps a pointer into it), and frees both in `deinit`; no C type
 /// leaves this file. The event API is used rather than `yaml_parser_load` because the document
-/// API silently resolves aliases, and we want to see (and refuse) them where they are written.
+/// API expands aliases as it goes, with no bound and without saying where a copy came from;
+/// `AliasTable` counts the expansion first and keeps the alias positions on every copy.
 final class YAMLParser {
     private let parser: UnsafeMutablePointer<yaml_parser_t>
     private let input: UnsafeMutableBufferPointer<UInt8>
@@ -32,7 +33,8 @@ final class YAMLParser {
     ///
     /// - Returns: the root node, or nil when the stream holds no document (empty file, only
     ///   comments).
-    /// - Throws: `YAMLSyntaxError` at libyaml's problem mark; also when a second document follows.
+    /// - Throws: `YAMLSyntaxError` at libyaml's problem mark; also when a second document follows,
+    ///   and at an alias with no anchor, inside its own anchored node, or expanding too far.
     func parseDocument() throws(YAMLSyntaxError) -> YAMLNode? {
         guard initialized else {
             throw YAMLSyntaxError(mark: nil, message: "libyaml could not allocate a parser")
@@ -40,12 +42,15 @@ final class YAMLParser {
         var stack: [Frame] = []
         var root: YAMLNode?
         var documents = 0
+        var aliases = AliasTable()
 
-        func attach(_ node: YAMLNode) {
+        /// `depth`: how deep the node nests once its aliases are expanded.
+        func attach(_ node: YAMLNode, depth: Int) {
             guard var top = stack.popLast() else {
                 root = node
                 return
             }
+            top.deepest = max(top.deepest, depth)
             switch top.kind {
             case .sequence:
                 top.items.append(node)
@@ -67,7 +72,8 @@ final class YAMLParser {
             let mark = Self.mark(event.start_mark)
             switch event.type {
             case YAML_STREAM_END_EVENT:
-                return root
+                guard let root else { return nil }
+                return try aliases.expanded(root)
             case YAML_DOCUMENT_START_EVENT:
                 documents += 1
                 if documents > 1 {
@@ -76,20 +82,34 @@ final class YAMLParser {
                         message: "a manifest holds one YAML document; remove this second one")
                 }
             case YAML_ALIAS_EVENT:
-                attach(YAMLNode(content: .alias(Self.string(event.data.alias.anchor)), mark: mark))
+                let (node, depth) = try aliases.alias(Self.string(event.data.alias.anchor), at: mark)
+                attach(node, depth: depth)
             case YAML_SCALAR_EVENT:
                 let s = event.data.scalar
+                let anchor = s.anchor.map { Self.string($0) }
+                let before = aliases.started(anchor: anchor, at: mark)
                 let text = String(decoding: UnsafeBufferPointer(start: s.value, count: s.length),
                                   as: UTF8.self)
                 let scalar = YAMLScalar(text: text, style: Self.style(s.style),
                                         tag: s.tag.map { Self.string($0) })
-                attach(YAMLNode(content: .scalar(scalar), mark: mark))
+                let node = YAMLNode(content: .scalar(scalar), mark: mark)
+                aliases.ended(node, anchor: anchor, before: before, depth: 1)
+                attach(node, depth: 1)
             case YAML_SEQUENCE_START_EVENT:
-                stack.append(Frame(kind: .sequence, mark: mark))
+                let anchor = event.data.sequence_start.anchor.map { Self.string($0) }
+                let before = aliases.started(anchor: anchor, at: mark)
+                stack.append(Frame(kind: .sequence, mark: mark, anchor: anchor, before: before))
             case YAML_MAPPING_START_EVENT:
-                stack.append(Frame(kind: .mapping, mark: mark))
+                let anchor = event.data.mapping_start.anchor.map { Self.string($0) }
+                let before = aliases.started(anchor: anchor, at: mark)
+                stack.append(Frame(kind: .mapping, mark: mark, anchor: anchor, before: before))
             case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
-                if let frame = stack.popLast() { attach(frame.node) }
+                if let frame = stack.popLast() {
+                    let depth = frame.deepest + 1
+                    try AliasTable.checkDepth(depth, at: frame.mark)
+                    aliases.ended(frame.node, anchor: frame.anchor, before: frame.before, depth: depth)
+                    attach(frame.node, depth: depth)
+                }
             default:
                 break  // stream start, document end, no-op events
             }
@@ -101,6 +121,11 @@ final class YAMLParser {
         enum Kind { case sequence, mapping }
         var kind: Kind
         var mark: YAMLMark
+        /// `&name` on the collection, and `AliasTable.started`'s count, for `AliasTable.ended`.
+        var anchor: String?
+        var before: Int
+        /// The deepest nesting among the items, keys and values so far, aliases expanded.
+        var deepest = 0
         var items: [YAMLNode] = []
         var pairs: [YAMLPair] = []
         var pendingKey: YAMLNode?

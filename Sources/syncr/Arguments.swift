@@ -32,6 +32,8 @@ struct Invocation {
     var source: String?
     var target: String?
     var stripComponents = 0
+    /// `unzip --max-unpacked-size SIZE`: the most the archive may unpack to.
+    var maxUnpackedSize: Int64?
     var deterministic = false
     /// `help COMMAND` or `COMMAND --help`.
     var helpTopic: CommandName?
@@ -69,6 +71,7 @@ enum ArgumentParser {
         OptionSpec(name: "--no-fsync", takesValue: false, commands: [.plan, .apply]),
         OptionSpec(name: "--lock-timeout", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--strip-components", takesValue: true, commands: [.unzip]),
+        OptionSpec(name: "--max-unpacked-size", takesValue: true, commands: [.unzip]),
         OptionSpec(name: "--deterministic", takesValue: false, commands: [.zip]),
         OptionSpec(name: "--older-than", takesValue: true, commands: [.cache]),
         OptionSpec(name: "--dry-run", takesValue: false, commands: [.cache]),
@@ -147,6 +150,12 @@ enum ArgumentParser {
                                      command: command.rawValue)
                 }
                 invocation.stripComponents = n
+            case "--max-unpacked-size":
+                guard let value, let bytes = ByteSize.parse(value), bytes > 0 else {
+                    throw UsageError(message: "'--max-unpacked-size' takes a size like 512MiB or 2GiB, not '\(value ?? "")'.",
+                                     command: command.rawValue)
+                }
+                invocation.maxUnpackedSize = bytes
             case "--help": invocation.showHelp = true
             case "--cache":
                 guard let value, !value.isEmpty else {

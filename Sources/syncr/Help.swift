@@ -122,15 +122,21 @@ enum Help {
             """
         case .unzip:
             return """
-            Usage: syncr unzip [--strip-components N] [--quiet] ARCHIVE DEST_DIR
+            Usage: syncr unzip [--strip-components N] [--max-unpacked-size SIZE] [--quiet] ARCHIVE DEST_DIR
 
             Unpacks a .zip, .tar, .tar.gz or .tgz (format from the name, then from the first
             bytes) into a staging folder beside DEST_DIR, and replaces DEST_DIR with it in one
             step once every entry was unpacked and verified. Refuses absolute paths, '..',
-            links that point outside, duplicate names and zip bombs, naming the entry.
+            links that point outside, duplicate names and zip bombs, naming the entry: data
+            beyond an entry's declared size, overlapping entries, and a total that would not
+            fit in the free space of DEST_DIR's file system.
 
             Options:
               --strip-components N  Drop N leading path components from every entry (like tar).
+              --max-unpacked-size SIZE
+                                    Refuse an archive that unpacks to more than SIZE (like
+                                    512MiB or 2GiB), before writing it where the sizes are
+                                    declared. Default: only the free space limits it.
               --quiet               Print nothing on success.
               -h, --help            Show this help.
             """

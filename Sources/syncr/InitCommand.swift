@@ -105,6 +105,7 @@ enum InitCommand {
       #   to: vendor/tool
       #   unzip: true               # zip, tar, tar.gz
       #   strip_components: 1
+      #   max_unpacked_size: 2GiB   # default: what fits in the free space
 
       # A token from the environment: `${VAR}` expands in URLs and header values, is never
       # printed, and must be set (or given a default: `${VAR:-}`) for the manifest to be valid.

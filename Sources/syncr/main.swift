@@ -60,7 +60,8 @@ func run(_ invocation: Invocation) async -> Int32 {
     case .unzip:
         do {
             let summary = try ArchiveCommands.unzip(archive: invocation.source!, destination: invocation.target!,
-                                                    stripComponents: invocation.stripComponents)
+                                                    stripComponents: invocation.stripComponents,
+                                                    maxUnpackedSize: invocation.maxUnpackedSize)
             if !invocation.quiet {
                 Output.err("syncr: unpacked \(summary.entries) entries (\(summary.files) files, "
                     + "\(ByteSize.format(summary.bytes))) into \(invocation.target!)")

@@ -319,20 +319,128 @@ import Testing
             """)
     }
 
-    @Test func aliasRefused() {
+    /// An error inside an aliased value is shown where the value is written (at its anchor, when
+    /// it has one: libyaml's node mark), and names the alias that used it.
+    @Test func errorInsideAnAliasedValueNamesTheAlias() {
         let yaml = """
             version: 1
-            defaults:
-              headers: &h { A: b }
+            x-h: &h { "User Agent": b }
             downloads:
               - url: https://example.com/a
                 to: a
                 headers: *h
             """
         #expect(errors(yaml) == """
-            syncr.yml:7:14: error: downloads[0].headers: aliases (*h) are not supported in a syncr manifest; write the value out
-                headers: *h
+            syncr.yml:2:11: error: downloads[0].headers.User Agent: "User Agent" is not a valid header name; use letters, digits and !#$%&'*+-.^_`|~ (used by the alias at 6:14)
+            x-h: &h { "User Agent": b }
+                      ^
+            """)
+    }
+
+    @Test func nestedAliasesAreNamedInnermostFirst() {
+        let yaml = """
+            version: 1
+            x-r: &r many
+            x-e: &e { url: https://example.com/a, to: a, retries: *r }
+            downloads:
+              - *e
+            """
+        #expect(errors(yaml) == """
+            syncr.yml:2:6: error: downloads[0].retries: expected an integer, found "many" (used by the alias at 3:55, itself used by the alias at 5:5)
+            x-r: &r many
+                 ^
+            """)
+    }
+
+    @Test func unknownKeyInAMergedMappingPointsAtTheKey() {
+        let yaml = """
+            version: 1
+            x-base: &base
+              retires: 3
+            downloads:
+              - <<: *base
+                url: https://example.com/a
+                to: a
+            """
+        #expect(errors(yaml) == """
+            syncr.yml:3:3: error: downloads[0].retires: unknown key 'retires'; did you mean 'retries'? (used by the alias at 5:9)
+              retires: 3
+              ^
+            """)
+    }
+
+    @Test func aliasToAnUndefinedAnchor() {
+        let yaml = """
+            version: 1
+            downloads:
+              - url: https://example.com/a
+                to: a
+                headers: *common
+            """
+        #expect(errors(yaml) == """
+            syncr.yml:5:14: error: the alias *common refers to no anchor; define &common on a value before this line (an anchor must come before its aliases)
+                headers: *common
                          ^
+            """)
+    }
+
+    @Test func aliasInsideItsOwnAnchoredValue() {
+        let yaml = """
+            version: 1
+            x-loop: &loop
+              - a
+              - *loop
+            """
+        #expect(errors(yaml) == """
+            syncr.yml:4:5: error: the alias *loop is inside the value anchored &loop at 2:9, so that value would contain itself; move the alias out of it
+              - *loop
+                ^
+            """)
+    }
+
+    @Test func mergeOfANonMapping() {
+        let yaml = """
+            version: 1
+            x-s: &s just text
+            downloads:
+              - <<: *s
+                url: https://example.com/a
+                to: a
+            """
+        #expect(errors(yaml) == """
+            syncr.yml:2:6: error: downloads[0]: expected a mapping or a list of mappings to merge (<<: *name or <<: [*a, *b]), found "just text" (used by the alias at 4:9)
+            x-s: &s just text
+                 ^
+            """)
+    }
+
+    /// Only a plain `<<` merges; quoted, it is a key like any other.
+    @Test func quotedMergeKeyIsAPlainKey() {
+        let yaml = """
+            version: 1
+            x-b: &b { cache: elsewhere }
+            "<<": *b
+            """
+        #expect(errors(yaml) == """
+            syncr.yml:3:1: error: <<: unknown key '<<'; valid keys are: version, cache, defaults, downloads, uploads
+            "<<": *b
+            ^
+            """)
+    }
+
+    @Test func aliasBombRefusedAtTheAliasThatCrossesTheLimit() {
+        let yaml = """
+            version: 1
+            x-a: &a [l, l, l, l, l, l, l, l, l, l]
+            x-b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+            x-c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+            x-d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+            x-e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+            """
+        #expect(errors(yaml) == """
+            syncr.yml:6:38: error: aliases expand this document to more than 100000 values (10 times the 63 it writes, or at least 100000); this looks like an alias bomb ("billion laughs"); write the repeated values out or nest fewer aliases
+            x-e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+                                                 ^
             """)
     }
 

@@ -203,7 +203,7 @@ import Testing
         let scratch2 = try Scratch()
         let sizeError = try Self.extractContained(archive, scratch2, options: .init(limits: ExtractionLimits(maxTotalBytes: 4500)))
         #expect(sizeError == .limit(archive: "countAndSizeLimits.tar", entry: "f4",
-                                    detail: "the archive unpacks to more than 4500 bytes"))
+                                    detail: "the archive unpacks to at least 5000 bytes (4.9 KiB), more than the 4500 bytes (4.4 KiB) that the size limit allows; raise the size limit to unpack it"))
     }
 
     @Test("GNU sparse files (old S type and pax GNU.sparse) are refused as unsupported", arguments: ["gnu", "pax"])
