@@ -228,7 +228,8 @@ final class FaultServer: Sendable {
         // Read up to the first newline on a plain thread (a blocking read); the watchdog
         // kills the child if it never gets there, which ends the read with EOF.
         let watchdog = Task {
-            try await Task.sleep(for: .seconds(15))
+            // Two Python start-ups (the watchdog's and the server's) on a loaded 2-core machine.
+            try await Task.sleep(for: .seconds(60))
             child.terminate(grace: .seconds(1))
         }
         let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
