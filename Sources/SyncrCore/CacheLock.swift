@@ -130,6 +130,11 @@ public final class CacheLock: Sendable {
             guard fd >= 0 else { return }
             // Emptied while still held, so it never names a run that has finished.
             _ = ftruncate(fd, 0)
+            // Unlocked before the close: a child spawned by this process meanwhile holds a copy
+            // of the descriptor until it execs (O_CLOEXEC acts only then), and a `flock` lasts
+            // while any copy of its open file is open, so a close alone can leave the cache
+            // locked for that moment (seen as a second attempt finding it busy).
+            _ = flock(fd, LOCK_UN)
             close(fd)
             fd = -1
         }

@@ -5,7 +5,7 @@ import Testing
 /// The zip-bomb defence refuses bombs and nothing else: data beyond an entry's declared size,
 /// and totals over the free space or an explicit limit. A legitimate archive that compresses
 /// extremely well (zeros reach ~1030:1 with deflate) unpacks.
-@Suite struct UnpackedSizeTests {
+@Suite(.timeLimit(.minutes(10))) struct UnpackedSizeTests {
     static let zeros = 64 << 20
 
     /// 64 MiB of zeros, as Python's `zipfile` writes it with `force_zip64=True` (Info-ZIP,

@@ -3,7 +3,7 @@ import Testing
 @testable import SyncrArchive
 
 /// Archives written by Info-ZIP `zip` and Python's `zipfile` unpack byte for byte.
-@Suite struct ZipInteropTests {
+@Suite(.timeLimit(.minutes(10))) struct ZipInteropTests {
     /// A source tree with text, random bytes, nested and empty folders, an executable and links.
     func makeSource(_ scratch: ZipScratch) throws -> String {
         let src = scratch.input("src")

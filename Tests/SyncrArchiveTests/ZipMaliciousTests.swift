@@ -37,7 +37,7 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
 
 /// Archives built to attack the extractor: each is refused with an error naming the entry, and
 /// nothing appears outside the staging folder.
-@Suite struct ZipMaliciousTests {
+@Suite(.timeLimit(.minutes(10))) struct ZipMaliciousTests {
     /// Unpacks `entries` and returns the error; fails the test when the archive unpacks.
     func refusal(_ entries: [ZipSpec], limits: ExtractionLimits = ExtractionLimits(),
                  sourceLocation: SourceLocation = #_sourceLocation) throws -> ArchiveError? {

@@ -138,7 +138,7 @@ def snapshot(root):
     }
 }
 
-/// The folder that holds the repository (CI puts `shared/` beside the clone).
+/// The repository's own files.
 enum Repository {
     static var root: String {
         // #filePath = <repo>/Tests/SyncrArchiveTests/ZipTestSupport.swift
@@ -146,9 +146,8 @@ enum Repository {
             .deletingLastPathComponent().path
     }
 
-    static var zipCorpus: String {
-        URL(fileURLWithPath: root + "/../shared/corpus/zip").standardizedFileURL.path
-    }
+    /// The zip corpus (Tests/Corpus/zip/README.md says where it comes from).
+    static var zipCorpus: String { root + "/Tests/Corpus/zip" }
 }
 
 /// Unpacks with syncr, returning the summary or the error.

@@ -12,7 +12,7 @@ import Testing
 /// The tree measured so far (99 MB, 554 files, 85 folders): 250 C headers and 161 Python
 /// sources (text), 38 shared libraries from /usr/lib (binaries, ~45 MB), 100 `.gz` changelogs,
 /// an 18 MB CSV, three 5 MiB random `.mp4` files and a 4 MiB random `.bin`.
-@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["SYNCR_ZIP_BENCH"] != nil))
+@Suite(.timeLimit(.minutes(30)), .serialized, .enabled(if: ProcessInfo.processInfo.environment["SYNCR_ZIP_BENCH"] != nil))
 struct ZipWriterBenchmark {
     private func seconds(_ body: () throws -> Void) rethrows -> Double {
         let start = ContinuousClock.now

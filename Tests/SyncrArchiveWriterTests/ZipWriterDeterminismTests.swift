@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SyncrArchive
 
-@Suite struct ZipWriterDeterminismTests {
+@Suite(.timeLimit(.minutes(10))) struct ZipWriterDeterminismTests {
     /// Sets every path's modification time (links themselves included) to `seconds`.
     private func touchAll(_ root: String, seconds: Int) throws {
         let script = """

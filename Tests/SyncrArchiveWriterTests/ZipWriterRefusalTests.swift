@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SyncrArchive
 
-@Suite struct ZipWriterRefusalTests {
+@Suite(.timeLimit(.minutes(10))) struct ZipWriterRefusalTests {
     // The link sits in tree/sub/, so one `..` stays inside the tree and two leave it.
     @Test(arguments: ["../../outside.txt", "/etc/passwd", "a/../../../x", "../../tree-sibling/file", "/"])
     func linkLeavingTheTreeIsRefusedByName(target: String) throws {
@@ -64,7 +64,7 @@ import Testing
     }
 }
 
-@Suite struct ZipWriterChangedFileTests {
+@Suite(.timeLimit(.minutes(10))) struct ZipWriterChangedFileTests {
     private func job(size: Int64, length: Int, modified: Int64) -> ZipBlockJob {
         ZipBlockJob(entry: 0, block: 0, offset: 0, length: length, isLast: true, policy: .trial,
                     fileSize: size, modified: modified)

@@ -22,7 +22,7 @@ func makeSampleTree(_ scratch: Scratch) throws -> String {
     return root
 }
 
-@Suite struct ZipWriterRoundTripTests {
+@Suite(.timeLimit(.minutes(10))) struct ZipWriterRoundTripTests {
     @Test func infoZipAndPythonAgreeWithTheSourceTree() throws {
         let scratch = try Scratch("roundtrip")
         let root = try makeSampleTree(scratch)
@@ -106,7 +106,7 @@ func makeSampleTree(_ scratch: Scratch) throws -> String {
     }
 }
 
-@Suite struct ZipWriterOutputTests {
+@Suite(.timeLimit(.minutes(10))) struct ZipWriterOutputTests {
     /// Regression: a block that compresses to between half a buffer and a whole one is written
     /// straight to the file, and must come after what was still buffered (a small file and the
     /// local header before it), not over it.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SyncrArchive
 
-@Suite struct ZipWriterZip64Tests {
+@Suite(.timeLimit(.minutes(10))) struct ZipWriterZip64Tests {
     @Test(.timeLimit(.minutes(5)))
     func moreThan65535EntriesGetTheZip64EndRecords() async throws {
         let scratch = try Scratch("many")

@@ -9,7 +9,7 @@ import Testing
 /// One run at a time per cache folder. Within one process each `attempt` opens the file anew,
 /// and `flock` locks belong to the open file, so a second attempt here conflicts exactly as
 /// a second process would.
-@Suite struct CacheLockTests {
+@Suite(.timeLimit(.minutes(10))) struct CacheLockTests {
     @Test func lockCreatesTheFolderAndRecordsOurPID() throws {
         let folder = try TemporaryFolder()
         let cache = folder.path + "/a/cache"
@@ -26,6 +26,33 @@ import Testing
         first.release()
         let again = try #require(try CacheLock.attempt(directory: folder.path), "free again after release")
         again.release()
+    }
+
+    /// A process spawned while the lock is held keeps a copy of its descriptor until it execs
+    /// (the suite spawns servers and syncr runs all the time, in parallel with this test). The
+    /// copy is made here with `dup`, which shares the open file just as a child's copy does:
+    /// `release` must free the cache even so, not only when the last copy closes.
+    @Test func releaseFreesTheFolderWhileACopyOfTheDescriptorIsOpen() throws {
+        let folder = try TemporaryFolder()
+        let first = try #require(try CacheLock.attempt(directory: folder.path))
+        let copy = try #require(Self.duplicateDescriptor(of: first.path), "the lock's descriptor in /proc/self/fd")
+        defer { close(copy) }
+        first.release()
+        let again = try #require(try CacheLock.attempt(directory: folder.path), "free once released")
+        again.release()
+    }
+
+    /// A new descriptor for the open file behind this process's descriptor of `path`.
+    static func duplicateDescriptor(of path: String) -> Int32? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for name in names {
+            guard let fd = Int32(name),
+                  let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name),
+                  target == path else { continue }
+            let copy = dup(fd)
+            if copy >= 0 { return copy }
+        }
+        return nil
     }
 
     @Test func busyWithoutTimeoutFailsAtOnceNamingTheHolder() async throws {

@@ -20,7 +20,7 @@ final class TemporaryFolder {
     }
 }
 
-@Suite struct CacheTests {
+@Suite(.timeLimit(.minutes(10))) struct CacheTests {
     /// Expected keys computed with `printf '%s' URL | md5sum`.
     @Test(arguments: [
         ("http://example.com/a", "3e27a17e84f5f8486fbc14488e12e6ff"),

@@ -5,7 +5,7 @@ import Testing
 /// `directoryEntryName` reads a readdir entry's name in place (see DirectoryEntry.swift); the
 /// old `entry.pointee.d_name` copy read past readdir's buffer (AddressSanitizer, found by
 /// scripts/test-sanitizers in UploadTree, FolderReplace and CacheInventory).
-@Suite struct DirectoryEntryTests {
+@Suite(.timeLimit(.minutes(10))) struct DirectoryEntryTests {
     @Test func namesOfEveryLengthAreReadWhole() throws {
         let root = NSTemporaryDirectory() + "syncr-dirent-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)

@@ -2,7 +2,7 @@ import Testing
 @testable import SyncrCore
 
 /// The pure part of the free-space check: needs per file system against what is free.
-struct FreeSpaceTests {
+@Suite(.timeLimit(.minutes(10))) struct FreeSpaceTests {
     let cache = FreeSpace.Volume(device: 1, folder: "/cache", available: 300 << 20)
     let data = FreeSpace.Volume(device: 2, folder: "/data", available: 10 << 30)
 

@@ -168,7 +168,7 @@ let decisionTable: [DecisionCase] = [
                  action: .download, bytes: 1000, mentions: ["not a regular file"]),
 ]
 
-@Suite struct PlannerTests {
+@Suite(.timeLimit(.minutes(10))) struct PlannerTests {
     @Test(arguments: decisionTable)
     func decide(_ row: DecisionCase) {
         let decision = Planner.decide(checksums: row.checksums, remote: row.remote, local: row.local)
@@ -256,7 +256,7 @@ let digestNeedTable: [DigestNeedCase] = [
                    local: LocalFacts(state: F.partial(), dataSize: 400, destination: F.written), needed: true),
 ]
 
-@Suite struct DestinationDigestTests {
+@Suite(.timeLimit(.minutes(10))) struct DestinationDigestTests {
     @Test(arguments: digestNeedTable)
     func needsDestinationDigest(_ row: DigestNeedCase) {
         #expect(Planner.needsDestinationDigest(checksums: row.checksums, remote: row.remote, local: row.local)
@@ -273,7 +273,7 @@ let digestNeedTable: [DigestNeedCase] = [
     }
 }
 
-@Suite struct CompareTests {
+@Suite(.timeLimit(.minutes(10))) struct CompareTests {
     @Test func sameETag() {
         #expect(Planner.compare(F.complete(), F.remote()) == .same("same size, ETag unchanged"))
     }

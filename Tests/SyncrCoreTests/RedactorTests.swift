@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrCore
 
-@Suite struct RedactorTests {
+@Suite(.timeLimit(.minutes(10))) struct RedactorTests {
     @Test func secretIsMaskedEverywhereItAppears() {
         let r = Redactor(secrets: ["s3cr3t-token"])
         #expect(r.scrub("Authorization: Bearer s3cr3t-token (again: s3cr3t-token)")
@@ -81,7 +81,7 @@ import Testing
 }
 
 /// Every event text passes through the redactor on its way to the terminal.
-@Suite struct ScrubbingReporterTests {
+@Suite(.timeLimit(.minutes(10))) struct ScrubbingReporterTests {
     final class Collector: ProgressReporter, @unchecked Sendable {
         // @unchecked: the test reports from one task only.
         var events: [ProgressEvent] = []

@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrHTTP
 
-@Suite("ContentRange parsing (RFC 9110 §14.4)")
+@Suite("ContentRange parsing (RFC 9110 §14.4)", .timeLimit(.minutes(10)))
 struct ContentRangeTests {
     struct Valid: Sendable, CustomTestStringConvertible {
         let text: String
@@ -105,7 +105,7 @@ struct ContentRangeTests {
     }
 }
 
-@Suite("ByteRange.headerValue (RFC 9110 §14.2)")
+@Suite("ByteRange.headerValue (RFC 9110 §14.2)", .timeLimit(.minutes(10)))
 struct ByteRangeTests {
     @Test("open and closed ranges render as Range header values", arguments: [
         (ByteRange(start: 0), "bytes=0-"),

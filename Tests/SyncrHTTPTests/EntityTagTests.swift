@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SyncrHTTP
 
-@Suite("EntityTag parsing and comparison (RFC 9110 §8.8.3)")
+@Suite("EntityTag parsing and comparison (RFC 9110 §8.8.3)", .timeLimit(.minutes(10)))
 struct EntityTagTests {
     @Test("valid ETag values parse", arguments: [
         ("\"xyzzy\"", "xyzzy", false),

@@ -48,7 +48,7 @@ extension SinkDecision {
     var failure: TransferError? { if case .fail(let e) = self { return e } else { return nil } }
 }
 
-@Suite("FileSink")
+@Suite("FileSink", .timeLimit(.minutes(10)))
 struct FileSinkTests {
     static let url = "https://example.com/big.iso"
 
@@ -272,7 +272,7 @@ struct FileSinkTests {
     }
 }
 
-@Suite("DiscardSink")
+@Suite("DiscardSink", .timeLimit(.minutes(10)))
 struct DiscardSinkTests {
     @Test("accepts any head and stops at the first body byte")
     func discard() {

@@ -3,7 +3,7 @@ import Testing
 
 /// Inputs found by the fuzz target Fuzz/Sources/FuzzHTTP (see scripts/fuzz), kept so that the
 /// bugs they found stay fixed.
-@Suite("HTTP fuzz regressions")
+@Suite("HTTP fuzz regressions", .timeLimit(.minutes(10)))
 struct HTTPFuzzRegressionTests {
     /// FuzzHTTP crash-b6d2b400…: `Retry-After: 120` with the value padded by a bare line feed
     /// (`"\n 120\r\n\n"`) was not trimmed: a Character set made from `" \t\r\n"` holds the one
@@ -38,7 +38,7 @@ struct HTTPFuzzRegressionTests {
     }
 }
 
-@Suite("EntityTag fuzz regressions")
+@Suite("EntityTag fuzz regressions", .timeLimit(.minutes(10)))
 struct EntityTagFuzzRegressionTests {
     /// FuzzHTTP crash-13a71185…: an opaque tag starting with a combining mark (U+07ED) did not
     /// parse back from its own header value: `"` followed by the mark is one Character, so the

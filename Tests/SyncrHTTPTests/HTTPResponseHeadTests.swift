@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrHTTP
 
-@Suite("HTTPResponseHead helpers")
+@Suite("HTTPResponseHead helpers", .timeLimit(.minutes(10)))
 struct HTTPResponseHeadTests {
     @Test("value(_:) matches header names case-insensitively and returns the first")
     func valueLookup() {

@@ -12,7 +12,7 @@ private func bodyBytes(_ body: RequestBody, bufferSize: Int = 7) throws -> [UInt
 
 private func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
 
-@Suite("MultipartForm")
+@Suite("MultipartForm", .timeLimit(.minutes(10)))
 struct MultipartFormTests {
     @Test(arguments: [1, 7, 64, 1 << 16])
     func exactBytesWithFixedBoundary(bufferSize: Int) throws {
@@ -134,7 +134,7 @@ struct MultipartFormTests {
     }
 }
 
-@Suite("BodyReader")
+@Suite("BodyReader", .timeLimit(.minutes(10)))
 struct BodyReaderTests {
     @Test func fileBodyIsTheFileAndRewinds() throws {
         let content = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
@@ -213,7 +213,7 @@ struct BodyReaderTests {
     }
 }
 
-@Suite("Upload retry rule")
+@Suite("Upload retry rule", .timeLimit(.minutes(10)))
 struct UploadRetryRuleTests {
     let policy = RetryPolicy(maxRetries: 3)
     let refused = TransferError.connection(url: "u", code: 7, message: "refused")

@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrHTTP
 
-@Suite("HTTPResponse.printable")
+@Suite("HTTPResponse.printable", .timeLimit(.minutes(10)))
 struct PrintableTests {
     static func p(_ s: String, limit: Int = 300) -> String {
         HTTPResponse.printable(Array(s.utf8), limit: limit)

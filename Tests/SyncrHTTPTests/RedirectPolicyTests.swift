@@ -2,7 +2,7 @@ import Testing
 @testable import SyncrHTTP
 
 /// The redirect rules as pure logic: one `RedirectState.next` call per hop.
-@Suite("RedirectPolicy")
+@Suite("RedirectPolicy", .timeLimit(.minutes(10)))
 struct RedirectPolicyTests {
     static func request(_ url: String = "https://a.example/file", method: HTTPRequest.Method = .get,
                         body: RequestBody? = nil, policy: RedirectPolicy = RedirectPolicy(),
@@ -185,7 +185,7 @@ struct RedirectPolicyTests {
     }
 }
 
-@Suite("URLParts")
+@Suite("URLParts", .timeLimit(.minutes(10)))
 struct URLPartsTests {
     @Test(arguments: [
         ("https://Example.COM/x", "https://example.com:443"),

@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrHTTP
 
-@Suite("RemoteResource from a response head")
+@Suite("RemoteResource from a response head", .timeLimit(.minutes(10)))
 struct RemoteResourceTests {
     static let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
 

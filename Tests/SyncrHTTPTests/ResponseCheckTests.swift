@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrHTTP
 
-@Suite("ResponseCheck.check")
+@Suite("ResponseCheck.check", .timeLimit(.minutes(10)))
 struct ResponseCheckTests {
     static func partial(_ contentRange: String?, length: String? = nil) -> HTTPResponseHead {
         var fields: [(String, String)] = []

@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrHTTP
 
-@Suite("HTTPDate parsing (RFC 9110 §5.6.7)")
+@Suite("HTTPDate parsing (RFC 9110 §5.6.7)", .timeLimit(.minutes(10)))
 struct HTTPDateTests {
     @Test("the three forms of the RFC example date give the same instant", arguments: [
         "Sun, 06 Nov 1994 08:49:37 GMT",    // IMF-fixdate
@@ -68,7 +68,7 @@ struct HTTPDateTests {
     }
 }
 
-@Suite("RetryAfter (RFC 9110 §10.2.3)")
+@Suite("RetryAfter (RFC 9110 §10.2.3)", .timeLimit(.minutes(10)))
 struct RetryAfterTests {
     @Test("delay-seconds", arguments: [
         ("120", Int64(120)),

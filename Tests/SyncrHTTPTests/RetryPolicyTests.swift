@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrHTTP
 
-@Suite("RetryPolicy")
+@Suite("RetryPolicy", .timeLimit(.minutes(10)))
 struct RetryPolicyTests {
     static let url = "https://example.com/f"
 

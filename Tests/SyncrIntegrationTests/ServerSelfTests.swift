@@ -3,7 +3,7 @@ import Testing
 
 /// Checks the test servers themselves, through `/usr/bin/curl`, so that a failing
 /// integration test points at syncr and not at its harness.
-@Suite("ServerSelfTests")
+@Suite("ServerSelfTests", .timeLimit(.minutes(5)))
 struct ServerSelfTests {
     /// What curl reported for one transfer.
     struct CurlResult {

@@ -3,7 +3,7 @@ import Testing
 
 /// Anchors, aliases and merge keys: what they decode to, and the bound on their expansion.
 /// (The error texts are in GoldenErrorTests.)
-@Suite struct AliasTests {
+@Suite(.timeLimit(.minutes(10))) struct AliasTests {
     @Test func aliasReusesAHeaderBlock() throws {
         let m = try parse("""
             version: 1

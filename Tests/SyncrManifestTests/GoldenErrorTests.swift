@@ -2,7 +2,7 @@ import Testing
 @testable import SyncrManifest
 
 /// Exact rendered diagnostics, caret included.
-@Suite struct GoldenErrorTests {
+@Suite(.timeLimit(.minutes(10))) struct GoldenErrorTests {
     @Test func shortChecksum() {
         let yaml = """
             version: 1

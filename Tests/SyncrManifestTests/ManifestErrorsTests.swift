@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrManifest
 
-@Suite struct ManifestErrorsTests {
+@Suite(.timeLimit(.minutes(10))) struct ManifestErrorsTests {
     @Test func everyErrorReportedInSourceOrder() {
         let yaml = """
             version: 1

@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrManifest
 
-@Suite struct ManifestModelTests {
+@Suite(.timeLimit(.minutes(10))) struct ManifestModelTests {
     @Test func fullManifestRoundTrip() throws {
         let yaml = """
             version: 1

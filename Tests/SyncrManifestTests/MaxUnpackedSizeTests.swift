@@ -2,7 +2,7 @@ import Testing
 @testable import SyncrManifest
 
 /// `max_unpacked_size:` on an `unzip: true` download.
-@Suite struct MaxUnpackedSizeTests {
+@Suite(.timeLimit(.minutes(10))) struct MaxUnpackedSizeTests {
     @Test func sizeIsReadWithTheManifestsSizeSyntax() throws {
         let m = try parse("""
             version: 1

@@ -4,7 +4,7 @@ import Testing
 
 /// `ca_cert`, `insecure`, `trusted_redirects`, `max_redirects`, `allow_insecure_redirects`,
 /// `netrc`, and URL credentials as secrets.
-@Suite struct NetworkSettingsTests {
+@Suite(.timeLimit(.minutes(10))) struct NetworkSettingsTests {
     /// A real folder with a `ca.pem`, since `ca_cert` must exist when the manifest is read.
     static func withFolder<T>(_ body: (String) throws -> T) throws -> T {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("syncr-net-\(UUID().uuidString)").path

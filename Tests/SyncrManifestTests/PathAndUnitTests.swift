@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrManifest
 
-@Suite struct DestinationTests {
+@Suite(.timeLimit(.minutes(10))) struct DestinationTests {
     func destination(_ to: String, allowOutside: Bool = false) -> String {
         let yaml = """
             version: 1
@@ -91,7 +91,7 @@ import Testing
     }
 }
 
-@Suite struct ByteSizeTests {
+@Suite(.timeLimit(.minutes(10))) struct ByteSizeTests {
     @Test(arguments: [
         ("0", 0), ("512", 512), ("512B", 512), ("64KiB", 65_536), ("64 KiB", 65_536),
         ("8MiB", 8_388_608), ("1GiB", 1_073_741_824), ("1TiB", 1_099_511_627_776),
@@ -119,7 +119,7 @@ import Testing
     }
 }
 
-@Suite struct DurationTextTests {
+@Suite(.timeLimit(.minutes(10))) struct DurationTextTests {
     @Test(arguments: [
         ("500ms", 500), ("30s", 30_000), ("5m", 300_000), ("1h", 3_600_000),
         ("1m30s", 90_000), ("1h30m", 5_400_000), ("2s500ms", 2_500), ("1.5s", 1_500),

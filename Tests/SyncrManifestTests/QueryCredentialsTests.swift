@@ -3,7 +3,7 @@ import Testing
 
 /// Tokens in query strings (`?token=`, presigned `X-Amz-Signature=`, `sig=`, `api_key=`) are
 /// masked wherever a URL is shown, like passwords in the user information.
-@Suite struct QueryCredentialsTests {
+@Suite(.timeLimit(.minutes(10))) struct QueryCredentialsTests {
     @Test(arguments: [
         ("https://h/x?token=abc&v=1", "https://h/x?token=***&v=1"),
         ("https://h/x?access_token=abc#part", "https://h/x?access_token=***#part"),

@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncrManifest
 
-@Suite struct TemplateExpansionTests {
+@Suite(.timeLimit(.minutes(10))) struct TemplateExpansionTests {
     typealias Case = (written: String, env: [String: String], expanded: String, secrets: [String])
 
     @Test(arguments: [

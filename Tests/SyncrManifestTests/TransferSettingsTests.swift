@@ -2,7 +2,7 @@ import Testing
 @testable import SyncrManifest
 
 /// `connections`, `min_split`, `low_speed`, `max_connections_per_host` and `fsync`.
-@Suite struct TransferSettingsTests {
+@Suite(.timeLimit(.minutes(10))) struct TransferSettingsTests {
     @Test func builtInDefaults() throws {
         let manifest = try parse("""
             version: 1
@@ -99,7 +99,7 @@ import Testing
 }
 
 /// `unzip` and `strip_components`.
-@Suite struct UnzipKeysTests {
+@Suite(.timeLimit(.minutes(10))) struct UnzipKeysTests {
     @Test func unzipMakesToAFolder() throws {
         let manifest = try parse("""
             version: 1

@@ -2,7 +2,7 @@ import Testing
 @testable import SyncrManifest
 
 /// Exact rendered diagnostics for `uploads:`, caret included.
-@Suite struct UploadErrorTests {
+@Suite(.timeLimit(.minutes(10))) struct UploadErrorTests {
     @Test func uploadsNotASequence() {
         #expect(errors("""
             version: 1

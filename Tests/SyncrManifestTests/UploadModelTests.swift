@@ -2,7 +2,7 @@ import Testing
 @testable import SyncrManifest
 
 /// `uploads:` decoded into the model.
-@Suite struct UploadModelTests {
+@Suite(.timeLimit(.minutes(10))) struct UploadModelTests {
     @Test func fullUploadsManifest() throws {
         let yaml = """
             version: 1

@@ -3,7 +3,7 @@ import Testing
 @testable import SyncrArchive
 
 /// Archives written by GNU tar, Python's tarfile and git unpack exactly as `tar xf` unpacks them.
-@Suite struct TarInteropTests {
+@Suite(.timeLimit(.minutes(10))) struct TarInteropTests {
     /// A long folder chain: a path over 100 bytes made of short components, so ustar can split
     /// it into `prefix` and `name`.
     static let deepPath = "deep-folder-one/deep-folder-two/deep-folder-three/deep-folder-four/deep-folder-five"

@@ -4,7 +4,7 @@ import Testing
 
 /// Hostile and broken archives: each is refused with an error that names the entry, and
 /// nothing lands outside the staging folder.
-@Suite struct TarMaliciousTests {
+@Suite(.timeLimit(.minutes(10))) struct TarMaliciousTests {
     /// A hostile archive built by a Python script (tarfile writes any name and link).
     struct Case: CustomTestStringConvertible, Sendable {
         var name: String

@@ -3,7 +3,7 @@ import Testing
 @testable import SyncrArchive
 
 /// strip_components against GNU tar, the format sniffer, and the header field parsers.
-@Suite struct TarUnitTests {
+@Suite(.timeLimit(.minutes(10))) struct TarUnitTests {
     @Test("strip_components works like tar --strip-components, with and without ./ names",
           arguments: [(".", 1), (".", 2), ("top", 1), ("top", 2), ("top", 3)])
     func stripComponents(root: String, count: Int) throws {

@@ -6,7 +6,7 @@ import SyncrCore
 import Testing
 
 /// `syncr zip` and `syncr unzip` run as a script would.
-@Suite struct ArchiveCommandTests {
+@Suite(.timeLimit(.minutes(5))) struct ArchiveCommandTests {
     @Test func zipThenUnzipRoundTrips() async throws {
         let dir = try TemporaryDirectory(prefix: "zipcmd")
         let src = try dir.makeDirectory("src")

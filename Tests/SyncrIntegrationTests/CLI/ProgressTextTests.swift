@@ -4,7 +4,7 @@ import Testing
 
 /// The pieces of the progress display that need no process: fitting text to a width, the
 /// numbers shown, the lines of the bar, the summary and XML escaping.
-@Suite("progress text")
+@Suite("progress text", .timeLimit(.minutes(5)))
 struct ProgressTextTests {
     @Test(arguments: [
         ("short.bin", 20, "short.bin"),

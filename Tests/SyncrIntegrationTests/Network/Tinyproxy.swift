@@ -48,15 +48,13 @@ final class Tinyproxy: Sendable {
             try config.write(to: directory.appending("tinyproxy.conf"), atomically: true, encoding: .utf8)
             let outputFile = directory.appending("output.log")
             _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            // -d: stay in the foreground, so the process we started is the proxy.
-            process.arguments = ["-d", "-c", directory.appending("tinyproxy.conf").path]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = try FileHandle(forWritingTo: outputFile)
-            process.standardError = try FileHandle(forWritingTo: outputFile)
-            try launch(process)
-            let child = ChildProcess(process)
+            let child = try launchServer { process in
+                process.executableURL = URL(fileURLWithPath: executable)
+                // -d: stay in the foreground, so the process we started is the proxy.
+                process.arguments = ["-d", "-c", directory.appending("tinyproxy.conf").path]
+                process.standardOutput = try FileHandle(forWritingTo: outputFile)
+                process.standardError = try FileHandle(forWritingTo: outputFile)
+            }
             let proxy = Tinyproxy(port: port, directory: directory, child: child)
             if await poll(timeout: .seconds(15), { isAccepting(port: port) || !child.isRunning }), child.isRunning {
                 return proxy

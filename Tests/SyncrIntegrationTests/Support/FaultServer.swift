@@ -190,6 +190,9 @@ final class FaultServer: Sendable {
     /// `baseURL` + `path` (`path` starts with `/`).
     func url(_ path: String) -> String { baseURL + path }
 
+    /// The process group of the server and its watchdog (the watchdog's PID).
+    var processGroup: Int32 { child.pid }
+
     private init(port: UInt16, root: URL, directory: TemporaryDirectory, child: ChildProcess) {
         self.port = port
         self.baseURL = "http://127.0.0.1:\(port)"
@@ -208,24 +211,25 @@ final class FaultServer: Sendable {
         let directory = try TemporaryDirectory(prefix: "faultserver")
         let stderrFile = directory.appending("stderr.log")
         _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
-        process.arguments = [
-            "-u", script.path, "--root", root.path, "--port", "0",
-            "--log", directory.appending("faultserver.log").path, "--exit-with-parent",
-            "--uploads", directory.appending("uploads").path,
-        ]
         let stdout = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = stdout
-        process.standardError = try FileHandle(forWritingTo: stderrFile)
-        try launch(process)
-        let child = ChildProcess(process)
+        let child = try launchServer { process in
+            process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
+            process.arguments = [
+                "-u", script.path, "--root", root.path, "--port", "0",
+                "--log", directory.appending("faultserver.log").path, "--exit-with-parent",
+                "--uploads", directory.appending("uploads").path,
+            ]
+            process.standardOutput = stdout
+            process.standardError = try FileHandle(forWritingTo: stderrFile)
+        }
+        // Only the first line is read; the server writes nothing more to stdout.
+        defer { try? stdout.fileHandleForReading.close() }
 
         // Read up to the first newline on a plain thread (a blocking read); the watchdog
         // kills the child if it never gets there, which ends the read with EOF.
         let watchdog = Task {
-            try await Task.sleep(for: .seconds(15))
+            // Two Python start-ups (the watchdog's and the server's) on a loaded 2-core machine.
+            try await Task.sleep(for: .seconds(60))
             child.terminate(grace: .seconds(1))
         }
         let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in

@@ -119,6 +119,9 @@ final class Nginx: Sendable {
     /// `baseURL` + `path` (`path` starts with `/`).
     func url(_ path: String) -> String { baseURL + path }
 
+    /// The process group of the server and its watchdog (the watchdog's PID).
+    var processGroup: Int32 { child.pid }
+
     private init(port: UInt16, root: URL, directory: TemporaryDirectory, child: ChildProcess, tls: Bool = false) {
         self.port = port
         self.baseURL = "\(tls ? "https" : "http")://127.0.0.1:\(port)"
@@ -147,14 +150,12 @@ final class Nginx: Sendable {
             try config(port: port, root: root, directory: directory.url, options: options)
                 .write(to: configFile, atomically: true, encoding: .utf8)
             try? FileManager.default.removeItem(at: errorLog)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: nginx)
-            process.arguments = ["-p", directory.path + "/", "-c", configFile.path, "-e", errorLog.path]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try launch(process)
-            let child = ChildProcess(process)
+            let child = try launchServer { process in
+                process.executableURL = URL(fileURLWithPath: nginx)
+                process.arguments = ["-p", directory.path + "/", "-c", configFile.path, "-e", errorLog.path]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+            }
             let server = Nginx(port: port, root: root, directory: directory, child: child, tls: options.tls != nil)
             let up = await poll(timeout: .seconds(30)) { isAccepting(port: port) || !child.isRunning }
             if up && child.isRunning {

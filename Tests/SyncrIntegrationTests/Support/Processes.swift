@@ -100,6 +100,11 @@ func runProcess(
         group.notify(queue: .global()) { continuation.resume() }
     }
     watchdog.cancel()
+    // Both pipes are drained to EOF: close their read ends now rather than with the Process
+    // object, which Foundation keeps alive (see `ChildProcess.reap`).
+    try? outPipe.fileHandleForReading.close()
+    try? errPipe.fileHandleForReading.close()
+    ChildProcess.reap(process)
     let status = process.terminationStatus
     let exitCode = process.terminationReason == .uncaughtSignal ? 128 + status : status
     return ProcessResult(
@@ -143,19 +148,31 @@ func resolveExecutable(_ name: String) throws -> String {
 /// A long-running child (a server) that must not outlive its test.
 ///
 /// `terminate` sends SIGTERM, waits up to the grace period, then SIGKILLs, and reaps it.
-/// It is idempotent, so both an explicit `stop()` and `deinit` may call it.
+/// It is idempotent, so both an explicit `stop()` and `deinit` may call it. A child started
+/// with `launchServer` is a process group (the watchdog and the server): signals go to the
+/// whole group, and the group ends by itself when this process ends, however it ends.
 final class ChildProcess: @unchecked Sendable {
     // @unchecked: `Process` is not Sendable; after `run()` this type only reads its
     // `processIdentifier` and `isRunning`, which Foundation guards internally, and
-    // `stopped` is behind a lock.
+    // `stopped` and `lifeline` are behind locks.
     let process: Process
     private let stopped = LockedBox(false)
+    /// Whether signals go to the child's process group (its own, as Foundation spawns it).
+    private let group: Bool
+    /// The write end of the watchdog's lifeline (-1 when there is none, or once closed).
+    private let lifeline: LockedBox<Int32>
 
-    init(_ process: Process) {
+    init(_ process: Process, group: Bool = false, lifeline: Int32 = -1) {
         self.process = process
+        self.group = group
+        self.lifeline = LockedBox(lifeline)
     }
 
-    /// The child's process id.
+    deinit {
+        closeLifeline()
+    }
+
+    /// The child's process id (for a server: its watchdog's, which leads the process group).
     var pid: Int32 { process.processIdentifier }
 
     /// Whether the child is still running.
@@ -167,17 +184,106 @@ final class ChildProcess: @unchecked Sendable {
             defer { done = true }
             return !done
         }
-        guard first, process.isRunning else { return }
-        kill(pid, SIGTERM)
-        let deadline = ContinuousClock.now + grace
-        while process.isRunning && ContinuousClock.now < deadline {
-            usleep(10_000)
-        }
-        if process.isRunning {
-            kill(pid, SIGKILL)
-            process.waitUntilExit()
+        guard first else { return }
+        defer { closeLifeline() }
+        guard process.isRunning else { return Self.reap(process) }
+        signal(SIGTERM)
+        if !wait(timeout: grace) {
+            signal(SIGKILL)
+            _ = wait(timeout: .seconds(3600))
         }
     }
+
+    /// Waits until the child has ended and Foundation has seen it, for at most `timeout`.
+    ///
+    /// Polls with a sleep: `Process.waitUntilExit` spins at full speed on any thread but the
+    /// one that started the process (its run loop has no source there), and a task resumes on
+    /// any thread.
+    /// - Returns: whether it ended.
+    @discardableResult
+    func wait(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now >= deadline { return false }
+            usleep(10_000)
+        }
+        Self.reap(process)
+        return true
+    }
+
+    /// Lets Foundation free a process that has ended, with the pipes and files it holds.
+    ///
+    /// A `Process` keeps itself alive through its run loop source until `waitUntilExit` clears
+    /// it; one that ended through a termination handler alone is never freed, and neither are
+    /// the read ends of its pipes. Leaked by every run, they took the test process past 1,024
+    /// descriptors, where Foundation's unchecked `socketpair` for the next child fails and
+    /// that child's end can no longer be seen: the test waiting for it spun in
+    /// `waitUntilExit` for ever. Called only once the process has ended, so this returns at once.
+    static func reap(_ process: Process) {
+        guard !process.isRunning else { return }
+        process.waitUntilExit()
+    }
+
+    private func signal(_ number: Int32) {
+        _ = kill(group ? -pid : pid, number)
+    }
+
+    private func closeLifeline() {
+        lifeline.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
+}
+
+/// Starts a server through `Tests/Servers/watchdog.py`, so that it ends with this process.
+///
+/// The watchdog holds the read end of a pipe whose only write end stays here (close-on-exec,
+/// so no other child inherits it). When this process ends, however it ends (SIGKILL
+/// included), the pipe reaches EOF and the watchdog kills its process group: itself, the
+/// server and anything the server forked. (`PR_SET_PDEATHSIG` would fire when the spawning
+/// thread exits, and Dispatch ends idle threads.) Foundation spawns every child in a process
+/// group of its own, so the group is exactly the watchdog and the server.
+/// - Parameters:
+///   - configure: sets the server's executable, arguments and standard streams on a
+///     `Process`; the watchdog runs it as given, with the same streams.
+func launchServer(_ configure: (Process) throws -> Void) throws -> ChildProcess {
+    let server = Process()
+    try configure(server)
+    guard let executable = server.executableURL?.path else {
+        throw ProcessError.launchFailed(executable: "?", reason: "no executable set")
+    }
+    var fds: [Int32] = [0, 0]
+    // Close-on-exec at once (Glibc's module has no pipe2): Foundation closes other descriptors
+    // in the children it spawns, but only those open when it looked.
+    guard pipe(&fds) == 0 else {
+        throw ProcessError.launchFailed(executable: executable, reason: "pipe: \(String(cString: strerror(errno)))")
+    }
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    let watchdog = Process()
+    watchdog.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
+    watchdog.arguments = ["-u", repositoryRoot().appendingPathComponent("Tests/Servers/watchdog.py").path, "--",
+                          executable] + (server.arguments ?? [])
+    watchdog.environment = server.environment
+    watchdog.currentDirectoryURL = server.currentDirectoryURL
+    // The lifeline is the watchdog's stdin; the server gets /dev/null.
+    let readEnd = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
+    watchdog.standardInput = readEnd
+    watchdog.standardOutput = server.standardOutput
+    watchdog.standardError = server.standardError
+    do {
+        try launch(watchdog)
+    } catch {
+        close(fds[1])
+        throw ProcessError.launchFailed(executable: executable, reason: "\(error)")
+    }
+    try? readEnd.close()
+    // The child has its copies of a file given as stdout or stderr: close ours now (a Pipe's
+    // write end Foundation closes itself).
+    for stream in [watchdog.standardOutput, watchdog.standardError] {
+        if let handle = stream as? FileHandle, handle !== FileHandle.nullDevice { try? handle.close() }
+    }
+    return ChildProcess(watchdog, group: true, lifeline: fds[1])
 }
 
 /// A value behind a lock, for state shared with Dispatch callbacks.

@@ -23,14 +23,12 @@ enum Uploadserver {
     static func start(directory: URL) async throws -> (ChildProcess, UInt16) {
         for _ in 0..<5 {
             let port = try freePort()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
-            process.arguments = ["-m", "uploadserver", String(port), "--bind", "127.0.0.1", "--directory", directory.path]
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try launch(process)
-            let candidate = ChildProcess(process)
+            let candidate = try launchServer { process in
+                process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
+                process.arguments = ["-m", "uploadserver", String(port), "--bind", "127.0.0.1", "--directory", directory.path]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+            }
             if await poll(timeout: .seconds(15), { isAccepting(port: port) || !candidate.isRunning }), candidate.isRunning {
                 return (candidate, port)
             }
