@@ -142,14 +142,18 @@ struct SegmentedFetch: Sendable {
         }
     }
 
+    /// A piece's request: on a connection of its own, or HTTP/2 would carry every piece over
+    /// one connection and segmenting would gain nothing where the limit is per connection.
     private func request(_ range: ByteRange) -> HTTPRequest {
-        HTTPRequest(url: download.url.expanded, displayURL: url,
-                    headers: download.settings.headers.map { ($0.name, $0.value.expanded) },
-                    range: range, ifRange: validator,
-                    connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
-                    lowSpeedLimit: Int(download.settings.lowSpeed),
-                    lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
+        var request = HTTPRequest(url: download.url.expanded, displayURL: url,
+                                  headers: download.settings.headers.map { ($0.name, $0.value.expanded) },
+                                  range: range, ifRange: validator,
+                                  connectTimeoutMilliseconds: download.settings.timeoutMilliseconds,
+                                  lowSpeedLimit: Int(download.settings.lowSpeed),
+                                  lowSpeedTimeSeconds: max(1, download.settings.timeoutMilliseconds / 1000))
             .using(download.settings)
+        request.ownConnection = true
+        return request
     }
 
     /// Cuts the missing ranges into about `count` pieces by halving the largest, never below
