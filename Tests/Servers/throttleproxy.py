@@ -57,18 +57,25 @@ class Direction:
         return not self.eof and self.queued < self.bound
 
     def read(self, now):
-        """Returns False when the connection is to be closed (reset or error)."""
-        try:
-            data = self.src.recv(CHUNK)
-        except (BlockingIOError, InterruptedError):
-            return True
-        except OSError:
-            return False
-        if not data:
-            self.eof = True
-            return True
-        self.queue.append((now + self.latency, data))
-        self.queued += len(data)
+        """Reads all there is, up to the bound. Returns False when the connection is to be
+        closed (reset or error).
+
+        Reading on to the end matters for counting: a client that closes sends its last bytes
+        (a TLS close_notify, an HTTP/2 GOAWAY) just before the close, and that close has to be
+        seen in the same round, before a connection that the client opened after it is accepted.
+        """
+        while self.queued < self.bound:
+            try:
+                data = self.src.recv(CHUNK)
+            except (BlockingIOError, InterruptedError):
+                return True
+            except OSError:
+                return False
+            if not data:
+                self.eof = True
+                return True
+            self.queue.append((now + self.latency, data))
+            self.queued += len(data)
         return True
 
     def due(self):
