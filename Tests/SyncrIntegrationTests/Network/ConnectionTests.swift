@@ -5,8 +5,8 @@ import Testing
 /// one file over connections of their own whatever the protocol (HTTP/2 multiplexes requests
 /// onto one), the per-host cap over all of them, small files sharing.
 ///
-/// Large files go through `ThrottleProxy`, which caps each connection as CDNs do. Only
-/// connections are counted, never seconds.
+/// Large files go through `ThrottleProxy`, which caps each connection as CDNs do (and adds
+/// latency). Only connections are counted, never seconds.
 @Suite("connections", .timeLimit(.minutes(5)))
 struct ConnectionTests {
     enum Transport: String, CustomTestStringConvertible, CaseIterable {
@@ -54,7 +54,7 @@ struct ConnectionTests {
         let s = try await Self.setUp(transport)
         defer { s.nginx.stop() }
         try makeFile(path: s.root.appending("big.bin"), size: 16 << 20, seed: 71)
-        let proxy = try await ThrottleProxy.start(targetPort: s.nginx.port, rate: 2_000_000)
+        let proxy = try await ThrottleProxy.start(targetPort: s.nginx.port, rate: 2_000_000, latencyMilliseconds: 10)
         defer { proxy.stop() }
         try s.project.writeManifest(
             defaults: "{ \(Self.trust(transport))connections: 4, min_split: 4MiB, retries: 2 }",
