@@ -43,6 +43,15 @@ struct RequestBuilder: Sendable {
                lowSpeed: Int(settings.lowSpeed))
     }
 
+    /// GET of one piece of a segmented download: on a connection of its own, or HTTP/2 would
+    /// carry every piece over one connection and segmenting would gain nothing where the limit
+    /// is per connection (TCP windows on long paths, per-connection throttling).
+    func piece(range: ByteRange, ifRange: String) -> HTTPRequest {
+        var request = get(range: range, ifRange: ifRange)
+        request.ownConnection = true
+        return request
+    }
+
     /// HEAD of one target of an upload (a file of a folder PUT has its own URL).
     func head(url: String, displayURL: String) -> HTTPRequest {
         finish(HTTPRequest(method: .head, url: url, displayURL: displayURL, headers: headers), lowSpeed: nil)

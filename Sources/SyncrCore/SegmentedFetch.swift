@@ -105,7 +105,7 @@ struct SegmentedFetch: Sendable {
                 let sink = FileSink(fd: fd, offset: start, requestedRange: range, expectedTotal: size,
                                     displayURL: url, displayPath: dataPath)
                 await board.begin(sink)
-                let outcome = await engine.perform(requests.get(range: range, ifRange: validator), sink: sink)
+                let outcome = await engine.perform(requests.piece(range: range, ifRange: validator), sink: sink)
                 let written = sink.written
                 // Leave the board first, so that no split can move the limit after it is read.
                 await board.end(sink, wrote: start..<(start + written))

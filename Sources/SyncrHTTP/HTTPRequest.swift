@@ -48,6 +48,11 @@ public struct HTTPRequest: Sendable {
     public var body: RequestBody?
     /// Where the engine records how much of `body` was read, for progress display.
     public var bodyProgress: BodyProgress?
+    /// This request needs a connection of its own, never shared with another request in flight:
+    /// set on the pieces of a segmented download, whose point is parallel connections (per
+    /// connection limits: TCP windows on long paths, throttling by CDNs and proxies). Others
+    /// may share one HTTP/2 connection.
+    public var ownConnection = false
 
     public init(method: Method = .get, url: String, displayURL: String,
                 headers: [(name: String, value: String)] = [], range: ByteRange? = nil,

@@ -154,6 +154,50 @@ struct ServerSelfTests {
         #expect(try await curl(b.url("/big.bin"), in: dir).status == 200)
     }
 
+    @Test func nginxOffersHTTP2OverTLSAndLogsTheProtocol() async throws {
+        let dir = try TemporaryDirectory(prefix: "selftest")
+        let (root, content) = try fixture(dir, size: 20_000)
+        let certificates = try await TestCertificates.make()
+        let nginx = try await Nginx.start(root: root, options: .init(tls: certificates.server, http2: true))
+        defer { nginx.stop() }
+        let trust = ["--cacert", certificates.caCertificate.path]
+        #expect(try await curl(nginx.url("/big.bin"), trust + ["--http2"], in: dir).body == content)
+        #expect(try await curl(nginx.url("/big.bin"), trust + ["--http1.1"], in: dir).body == content)
+        let log = try await nginx.accessLog(atLeast: 2)
+        #expect(log.map(\.serverProtocol) == ["HTTP/2.0", "HTTP/1.1"])
+        #expect(log[0].connection != log[1].connection)
+    }
+
+    /// The proxy passes TLS through untouched and counts connections: one after another, then
+    /// two at once (throttled, so both are still open together).
+    @Test func throttleProxyForwardsTLSAndCountsConnections() async throws {
+        let dir = try TemporaryDirectory(prefix: "selftest")
+        let (root, content) = try fixture(dir, size: 200_000)
+        let certificates = try await TestCertificates.make()
+        let nginx = try await Nginx.start(root: root, options: .init(tls: certificates.server, http2: true))
+        defer { nginx.stop() }
+        let proxy = try await ThrottleProxy.start(targetPort: nginx.port, rate: 100_000, latencyMilliseconds: 20)
+        defer { proxy.stop() }
+        let trust = ["--cacert", certificates.caCertificate.path]
+        let url = proxy.url(nginx.url("/big.bin"))
+        #expect(url.hasPrefix("https://127.0.0.1:\(proxy.port)/"))
+        #expect(try await curl(url, trust, in: dir).body == content)
+        #expect(try await curl(url, trust + ["-r", "0-99"], in: dir).body == content.prefix(100))
+        #expect(try proxy.stats() == .init(accepted: 2, open: 0, maxOpen: 1))
+
+        let both = try await runProcess(executable: "/usr/bin/curl", arguments: [
+            "-sS", "--noproxy", "*", "--max-time", "60", "--parallel", "--parallel-immediate", "--http1.1",
+            "--cacert", certificates.caCertificate.path,
+            "-o", dir.appending("one").path, url, "-o", dir.appending("two").path, url])
+        #expect(both.exitCode == 0, "\(both.stderr)")
+        #expect(FileManager.default.contents(atPath: dir.appending("one").path) == content)
+        #expect(FileManager.default.contents(atPath: dir.appending("two").path) == content)
+        let stats = try proxy.stats()
+        #expect(stats.accepted == 4 && stats.maxOpen == 2, "\(stats)")
+        let log = try await nginx.accessLog(atLeast: 4)
+        #expect(Set(log.map(\.connection)).count == 4)
+    }
+
     // MARK: - fault server: correct behaviour
 
     @Test func faultServerHonoursRangeAndIfRange() async throws {

@@ -225,28 +225,8 @@ final class FaultServer: Sendable {
         // Only the first line is read; the server writes nothing more to stdout.
         defer { try? stdout.fileHandleForReading.close() }
 
-        // Read up to the first newline on a plain thread (a blocking read); the watchdog
-        // kills the child if it never gets there, which ends the read with EOF.
-        let watchdog = Task {
-            // Two Python start-ups (the watchdog's and the server's) on a loaded 2-core machine.
-            try await Task.sleep(for: .seconds(60))
-            child.terminate(grace: .seconds(1))
-        }
-        let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            DispatchQueue.global().async {
-                var bytes = Data()
-                while !bytes.contains(UInt8(ascii: "\n")) {
-                    let chunk = stdout.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    bytes.append(chunk)
-                }
-                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
-            }
-        }
-        watchdog.cancel()
-        guard line.hasPrefix("PORT "),
-              let port = UInt16(line.dropFirst(5).prefix { $0 != "\n" })
-        else {
+        let (port, line) = await portLine(of: child, stdout: stdout)
+        guard let port else {
             child.terminate(grace: .seconds(1))
             let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
             throw Failure.didNotStart(log: line + log)

@@ -25,6 +25,8 @@ final class Nginx: Sendable {
         var extraServerDirectives: String = ""
         /// Serve https with this certificate chain and key (PEM files) instead of http.
         var tls: TLSFiles? = nil
+        /// Offer HTTP/2 as well as HTTP/1.1 (ALPN, so only with `tls`), as most https servers do.
+        var http2 = false
     }
 
     /// A server certificate (chain) and its private key, PEM.
@@ -55,6 +57,8 @@ final class Nginx: Sendable {
         var connectionRequests: Int
         /// Whether nginx finished sending the response (false when the client went away).
         var completed: Bool
+        /// `HTTP/1.1` or `HTTP/2.0` (nginx `$server_protocol`).
+        var serverProtocol: String
 
         /// `uri` without its query.
         var path: String { String(uri.prefix { $0 != "?" }) }
@@ -64,6 +68,7 @@ final class Nginx: Sendable {
             case bodyBytesSent = "body_bytes_sent", bytesSent = "bytes_sent"
             case ifRange = "if_range", connectionRequests = "connection_requests"
             case completed = "request_completion"
+            case serverProtocol = "protocol"
         }
 
         init(from decoder: any Decoder) throws {
@@ -79,6 +84,7 @@ final class Nginx: Sendable {
             connection = try c.decode(Int.self, forKey: .connection)
             connectionRequests = try c.decode(Int.self, forKey: .connectionRequests)
             completed = try c.decode(String.self, forKey: .completed) == "OK"
+            serverProtocol = try c.decode(String.self, forKey: .serverProtocol)
         }
     }
 
@@ -231,9 +237,11 @@ final class Nginx: Sendable {
             """
         } ?? ""
         let limit = options.limitRate.map { "        limit_rate \($0);" } ?? ""
+        // nginx 1.22 (Debian 12) enables HTTP/2 on the listen line; `http2 on;` came in 1.25.1.
+        let http2 = options.http2 ? " http2" : ""
         let listen = options.tls.map { files in
             """
-            listen 127.0.0.1:\(port) ssl;
+            listen 127.0.0.1:\(port) ssl\(http2);
                     ssl_certificate \(files.certificate.path);
                     ssl_certificate_key \(files.key.path);
             """
@@ -263,7 +271,7 @@ final class Nginx: Sendable {
                     '"status":$status,"body_bytes_sent":$body_bytes_sent,"bytes_sent":$bytes_sent,'
                     '"range":"$http_range","if_range":"$http_if_range","connection":$connection,'
                     '"connection_requests":$connection_requests,'
-                    '"request_completion":"$request_completion"}';
+                    '"request_completion":"$request_completion","protocol":"$server_protocol"}';
                 access_log \(dir)/access.log syncr;
                 server {
                     \(listen)

@@ -286,6 +286,32 @@ func launchServer(_ configure: (Process) throws -> Void) throws -> ChildProcess 
     return ChildProcess(watchdog, group: true, lifeline: fds[1])
 }
 
+/// The port a test server prints as its first line, `PORT <n>`, once it listens.
+///
+/// Reads on a plain thread (a blocking read); a watchdog kills the child if the line does not
+/// come within `timeout`, which ends the read with EOF. Returns nil, with what was read, when the
+/// line is not there.
+func portLine(of child: ChildProcess, stdout: Pipe, timeout: Duration = .seconds(60)) async -> (port: UInt16?, line: String) {
+    let watchdog = Task {
+        try await Task.sleep(for: timeout)
+        child.terminate(grace: .seconds(1))
+    }
+    let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+        DispatchQueue.global().async {
+            var bytes = Data()
+            while !bytes.contains(UInt8(ascii: "\n")) {
+                let chunk = stdout.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                bytes.append(chunk)
+            }
+            continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+        }
+    }
+    watchdog.cancel()
+    guard line.hasPrefix("PORT ") else { return (nil, line) }
+    return (UInt16(line.dropFirst(5).prefix { $0 != "\n" }), line)
+}
+
 /// A value behind a lock, for state shared with Dispatch callbacks.
 final class LockedBox<Value>: @unchecked Sendable {
     // @unchecked: every access to `value` goes through `lock`.
