@@ -138,6 +138,7 @@ func run(_ invocation: Invocation) async -> Int32 {
     }
 }
 
+ProcessSetup.prepare()
 let arguments = Array(CommandLine.arguments.dropFirst())
 let code: Int32
 do {
