@@ -14,8 +14,9 @@ struct RetryBudget {
     private var highWater: Int64
 
     /// - Parameter position: how far the transfer has got before its first attempt.
-    init(retries: Int, position: Int64) {
-        policy = RetryPolicy(maxRetries: retries)
+    /// - Parameter baseDelay: the first backoff step in seconds (tests make it tiny).
+    init(retries: Int, position: Int64, baseDelay: Double = 0.5) {
+        policy = RetryPolicy(maxRetries: retries, baseDelay: baseDelay)
         highWater = position
     }
 

@@ -26,6 +26,8 @@ struct Retrying: Sendable {
     let kind: String
     let reporter: (any ProgressReporter)?
     let redactor: Redactor
+    /// The first backoff step in seconds (the policy's; tests make it tiny).
+    var baseDelay = 0.5
 
     /// Runs `attempt` until it is done, retrying what the policy allows with full-jitter
     /// backoff (or the server's `Retry-After`).
@@ -36,7 +38,7 @@ struct Retrying: Sendable {
     ///   `EntryFailure` with the operator's message.
     func run<Value: Sendable>(from position: Int64 = 0, kept: @Sendable (Int64) -> Int64 = { $0 },
                               _ attempt: () async throws -> Attempt<Value>) async throws -> Value {
-        var budget = RetryBudget(retries: retries, position: position)
+        var budget = RetryBudget(retries: retries, position: position, baseDelay: baseDelay)
         while true {
             if Task.isCancelled { throw Interrupted() }
             let failure: TransferError, reached: Int64, retryable: Bool?

@@ -5,7 +5,7 @@ import SyncrHTTP
 
 /// Cache records are read and written by `RecordJSON` instead of Foundation's JSON coders: the
 /// same document either way, so caches written before stay readable.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct RecordJSONTests {
     static func full() -> EntryState {
         var state = EntryState(url: "https://example.com/a b/ü?x=\"1\"\\2")

@@ -5,7 +5,7 @@ import SyncrManifest
 
 /// The one retry loop, driven by scripted attempts (no sockets): each test names the server
 /// behaviour its script stands for.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct RetryingTests {
     /// Records the `.retrying` events the loop reports.
     final class Events: ProgressReporter, @unchecked Sendable {
@@ -17,7 +17,9 @@ struct RetryingTests {
     }
 
     func loop(retries: Int, _ events: Events = Events()) -> Retrying {
-        Retrying(retries: retries, index: 0, kind: "download", reporter: events, redactor: Redactor(secrets: []))
+        // Backoff of a millisecond: the tests count attempts, they do not wait for them.
+        Retrying(retries: retries, index: 0, kind: "download", reporter: events, redactor: Redactor(secrets: []),
+                 baseDelay: 0.001)
     }
 
     static let url = "http://127.0.0.1/f.bin"

@@ -3,7 +3,7 @@ import Testing
 @testable import SyncrHTTP
 
 /// The in-memory CA bundle: built only when a request trusts more than the system's CAs.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct TrustBundleTests {
     /// `SSL_CERT_FILE` pointing at the system bundle itself (as on many CI images) adds nothing,
     /// so no bundle is built and curl keeps its own: before, every request copied the system
