@@ -5,8 +5,8 @@ import SyncrManifest
 /// Draws progress on a terminal: one line per active transfer (name, percent, bytes done/total,
 /// speed, ETA) and a total line, redrawn in place.
 ///
-/// Events only change state; a ticker thread draws at most 10 times a second, in one write(2)
-/// per frame that moves to the top of the block, prints the lines to keep (finished entries,
+/// Events only change state; a ticker thread draws, at most 10 times a second by `clock` (a
+/// frame sooner than that after the last is skipped), in one write(2) per frame that moves to the top of the block, prints the lines to keep (finished entries,
 /// failures, retries, notes) and overwrites the block line by line (erasing each line's rest
 /// rather than the whole block first, so nothing flickers). Lines are fitted to the width asked
 /// each frame, so a resized window is followed.
@@ -15,6 +15,10 @@ final class BarReporter: RunReporter {
     private let lines: EntryLines
     private let state: Locked<State>
     private let ticker = Locked<Ticker?>(nil)
+    /// Seconds on a clock that never goes back; tests inject one to check the frame cap.
+    private let clock: @Sendable () -> Double
+    /// Where frames go: stderr, or a test's buffer.
+    private let output: @Sendable (String) -> Void
     /// Frames per second at most.
     static let framesPerSecond = 10.0
 
@@ -25,21 +29,30 @@ final class BarReporter: RunReporter {
         /// Lines the block on screen has (the cursor is at the end of the last one).
         var drawn = 0
         var lastBlock: [String] = []
+        /// When the last frame was drawn, on `clock`.
+        var lastFrame = -Double.infinity
         var finished = false
     }
 
-    init(quiet: Bool, entryCount: Int, palette: Palette) {
+    /// - Parameters:
+    ///   - clock: the time frames are spaced by (tests pass their own).
+    ///   - output: where frames are written (tests pass their own).
+    ///   - ticking: whether a ticker thread calls `draw()` (tests call it themselves).
+    init(quiet: Bool, entryCount: Int, palette: Palette, clock: @escaping @Sendable () -> Double = Monotonic.now,
+         output: @escaping @Sendable (String) -> Void = Output.raw, ticking: Bool = true) {
         self.quiet = quiet
+        self.clock = clock
+        self.output = output
         lines = EntryLines(palette: palette, entryCount: entryCount)
-        state = Locked(State(board: TransferBoard(entryCount: entryCount)))
+        state = Locked(State(board: TransferBoard(entryCount: entryCount, now: clock())))
         TerminalBar.hideCursor()
         // A strong capture: `finish()` stops the ticker and drops it, which ends the cycle. (A weak
         // one gives the reporter a side table that LeakSanitizer reports as leaked at exit.)
-        ticker.withLock { $0 = Ticker(interval: 1 / Self.framesPerSecond) { [self] in draw() } }
+        if ticking { ticker.withLock { $0 = Ticker(interval: 1 / Self.framesPerSecond) { [self] in draw() } } }
     }
 
     func report(_ event: ProgressEvent) {
-        let now = Monotonic.now()
+        let now = clock()
         let direct: String? = state.withLock { state in
             var line: String?
             switch event {
@@ -66,12 +79,12 @@ final class BarReporter: RunReporter {
         if let direct { Output.err(direct) }
     }
 
-    /// One frame, written only if something changed.
-    private func draw() {
+    /// One frame, written only if something changed and the last is at least a frame's time ago.
+    func draw() {
         let size = TerminalInfo.size() ?? (80, 24)
-        let now = Monotonic.now()
+        let now = clock()
         let text: String? = state.withLock { state in
-            guard !state.finished else { return nil }
+            guard !state.finished, now - state.lastFrame >= 1 / Self.framesPerSecond else { return nil }
             let block = Self.block(state.board, columns: size.columns, rows: size.rows, now: now)
             guard !state.pending.isEmpty || block != state.lastBlock else { return nil }
             var out = Self.toTop(state.drawn)
@@ -80,9 +93,10 @@ final class BarReporter: RunReporter {
             state.pending = []
             state.drawn = block.count
             state.lastBlock = block
+            state.lastFrame = now
             return out
         }
-        if let text { Output.raw(text) }
+        if let text { output(text) }
     }
 
     /// Erases the block, prints what is left to print, and shows the cursor again.
@@ -98,7 +112,7 @@ final class BarReporter: RunReporter {
             state.drawn = 0
             return out
         }
-        if !text.isEmpty { Output.raw(text) }
+        if !text.isEmpty { output(text) }
         TerminalBar.showCursor()
     }
 

@@ -24,7 +24,9 @@ Prints "PORT <n>" on stdout once listening. Exits cleanly on SIGTERM or SIGINT.
 Python 3 standard library only.
 
 Every request's headers are recorded per path (stats "headers": one {lowercased name:
-value} object per request, in order), so tests can see which headers reached the server.
+value} object per request, in order), so tests can see which headers reached the server;
+so is the moment each request arrived (stats "arrivals": seconds on a monotonic clock, in
+order), so tests can see how long a client waited between two requests.
 
 Control API (paths under /_control/ are never counted in stats):
   POST /_control/behave  {"path": "/big.bin", <options>}   replaces that path's behaviour
@@ -131,6 +133,7 @@ class PathStats:
         self.max_concurrent = 0
         self.connection_ids = set()
         self.headers = []
+        self.arrivals = []
 
     def snapshot(self):
         return {
@@ -143,6 +146,7 @@ class PathStats:
             "max_concurrent": self.max_concurrent,
             "connections": len(self.connection_ids),
             "headers": [dict(h) for h in self.headers],
+            "arrivals": list(self.arrivals),
         }
 
 
@@ -472,6 +476,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             behaviour = dict(STATE.behaviours.get(path, {}))
             stats = STATE.stats(path)
             stats.requests += 1
+            stats.arrivals.append(time.monotonic())
             if method == "GET":
                 stats.gets += 1
             elif method == "HEAD":

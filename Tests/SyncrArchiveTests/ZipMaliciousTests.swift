@@ -54,7 +54,7 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
         return error
     }
 
-    @Test(arguments: ["../evil", "/abs", "a/../../x", "a\\..\\x", "C:x", "a/./../../b"])
+    @Test(arguments: ["../evil", "../../evil", "../../../evil", "/abs", "a/../../x", "a/../../../../x", "a\\..\\x", "C:x", "a/./../../b"])
     func unsafeNameIsRefused(name: String) throws {
         let error = try refusal([.file("fine.txt"), .file(name)])
         guard case .unsafePath(_, let entry, _)? = error else {
@@ -269,10 +269,10 @@ open(sys.argv[1], "wb").write(body + cd + eocd)
         #expect(detail.contains("overlap"))
     }
 
-    @Test func unknownMethodAndEncryptionAreRefused() throws {
+    @Test func unknownMethodIsRefused() throws {
         let scratch = try ZipScratch()
         let archive = scratch.input("evil.zip")
-        // bzip2 (method 12) through Python, and an entry flagged as encrypted.
+        // bzip2 (method 12) through Python.
         try Python.run(#"""
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1], "w") as z:
@@ -284,5 +284,35 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
             return
         }
         #expect(detail == "unsupported compression method 12 in packed.bz2")
+    }
+
+    /// An entry flagged as encrypted (bit 0: traditional PKWARE, bit 6: strong encryption), in
+    /// both headers or only in the local one, is refused before anything is written for it. Its
+    /// data is stored plain with the right CRC, so an extractor that ignored the flag would
+    /// unpack it without complaint.
+    @Test(arguments: [(0x0001, 0x0001), (0x0040, 0x0040), (0x0001, 0x0000)])
+    func encryptedEntriesAreRefused(localFlags: Int, centralFlags: Int) throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("evil.zip")
+        try Python.run(#"""
+import sys, struct, zlib
+local_flags, central_flags = int(sys.argv[2]), int(sys.argv[3])
+name, data = b"secret.txt", b"not really encrypted\n"
+crc = zlib.crc32(data)
+lfh = struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, local_flags, 0, 0, 0x21, crc, len(data), len(data), len(name), 0) + name
+cdh = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 0x031e, 20, central_flags, 0, 0, 0x21, crc, len(data), len(data),
+                  len(name), 0, 0, 0, 0, 0o100644 << 16, 0) + name
+body = lfh + data
+eocd = struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 1, 1, len(cdh), len(body), 0)
+open(sys.argv[1], "wb").write(body + cdh + eocd)
+"""#, archive, String(localFlags), String(centralFlags))
+        let result = unpack(archive, into: scratch.staging)
+        guard case .failure(.unsupported(_, "secret.txt", let detail)) = result else {
+            Issue.record("expected the encrypted entry to be refused, got \(result)")
+            return
+        }
+        #expect(detail == "encrypted entries are not supported")
+        #expect(!FileManager.default.fileExists(atPath: scratch.staging + "/secret.txt"))
+        #expect(scratch.escaped() == [])
     }
 }

@@ -3,14 +3,15 @@ import Testing
 @testable import SyncrArchive
 
 /// A fresh folder per test, removed at the end (tests run in parallel). Extractions go to
-/// `staging` inside it, so anything that lands beside `staging` escaped.
+/// `staging`, three folders down (`<path>/outer/box/staging`), so that an escape up to three
+/// levels lands inside the scratch folder, where `escaped()` finds it.
 final class ZipScratch {
     let path: String
-    var staging: String { path + "/staging" }
+    var staging: String { path + "/outer/box/staging" }
 
     init() throws {
         path = FileManager.default.temporaryDirectory.path + "/syncr-archivetests-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path + "/staging", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: path + "/in", withIntermediateDirectories: true)
     }
 
@@ -28,9 +29,24 @@ final class ZipScratch {
     /// A path for an input archive or source tree (beside the staging folder's parent, not in it).
     func input(_ name: String) -> String { path + "/in/" + name }
 
-    /// Names in the scratch folder other than `staging` and `in`: anything here escaped.
+    /// Everything in the scratch folder, at any depth, outside `staging` and `in` (the folders
+    /// that lead to `staging` aside): anything here escaped.
     func escaped() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0 != "staging" && $0 != "in" }.sorted()
+        let expected: Set<String> = ["outer", "outer/box"]
+        let inside = ["outer/box/staging", "in"]
+        var found: [String] = []
+        var pending = [""]
+        while let folder = pending.popLast() {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: path + "/" + folder)) ?? []
+            for name in names {
+                let relative = folder.isEmpty ? name : folder + "/" + name
+                if inside.contains(relative) { continue }
+                if !expected.contains(relative) { found.append(relative) }
+                var st = stat()
+                if lstat(path + "/" + relative, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { pending.append(relative) }
+            }
+        }
+        return found.sorted()
     }
 }
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import SyncrCore
 
@@ -54,8 +57,23 @@ import Testing
     }
 
     @Test func theVolumeOfAFolderNotYetCreatedIsItsNearestParent() throws {
+        let before = try Self.bytesAvailable("/tmp")
         let volume = try #require(FreeSpace.volume(for: "/tmp/syncr-does-not-exist/a/b"))
+        let after = try Self.bytesAvailable("/tmp")
         #expect(volume.folder == "/tmp")
-        #expect(volume.available >= 0)
+        var st = stat()
+        try #require(stat("/tmp", &st) == 0)
+        #expect(volume.device == UInt64(st.st_dev), "the file system of /tmp")
+        // What statvfs says of /tmp, give or take what other programs wrote in the meantime.
+        let slack: Int64 = 64 << 20
+        #expect(volume.available >= min(before, after) - slack && volume.available <= max(before, after) + slack,
+                "\(volume.available) bytes free; statvfs said \(before), then \(after)")
+    }
+
+    /// Bytes available to an unprivileged user on the file system holding `path`.
+    static func bytesAvailable(_ path: String) throws -> Int64 {
+        var vfs = statvfs()
+        try #require(statvfs(path, &vfs) == 0)
+        return Int64(vfs.f_bavail) * Int64(vfs.f_frsize)
     }
 }

@@ -56,9 +56,9 @@ struct UnpackDownloadTests {
         let item = try #require(items(try jsonObject(changed.stdout)).first)
         #expect(item["action"] as? String == "resume")
         #expect(item["bytes"] as? Int == 0)
-        let before = try nginx.accessLog().filter { $0.method == "GET" }.count
+        let before = try await nginx.settledAccessLog().filter { $0.method == "GET" }.count
         #expect(try await project.run(["apply"]).exitCode == 0)
-        #expect(try nginx.accessLog().filter { $0.method == "GET" }.count == before, "no download")
+        #expect(try await nginx.settledAccessLog().filter { $0.method == "GET" }.count == before, "no download")
         #expect(try await tree(project.file("vendor/tool")) == (try await tree(release)))
 
         // A new release without share/data.bin replaces the folder as a whole.

@@ -40,15 +40,21 @@ import Testing
                 t.addfile(info, io.BytesIO(data))
             """
         #expect(try await runProcess(executable: "python3", arguments: ["-c", make], cwd: dir.url).exitCode == 0)
-        try FileManager.default.createDirectory(at: dir.appending("dest"), withIntermediateDirectories: true)
-        try "keep".write(to: dir.appending("dest/keep.txt"), atomically: true, encoding: .utf8)
+        // DEST two folders down, so that two levels up from it (or from a staging folder
+        // beside it) is still inside `dir`, where the listings below look.
+        try FileManager.default.createDirectory(at: dir.appending("box/dest"), withIntermediateDirectories: true)
+        try "keep".write(to: dir.appending("box/dest/keep.txt"), atomically: true, encoding: .utf8)
         let binary = try locateSyncrBinary().path
-        let r = try await runProcess(executable: binary, arguments: ["unzip", "evil.tar.gz", "dest"], cwd: dir.url)
+        let r = try await runProcess(executable: binary, arguments: ["unzip", "evil.tar.gz", "box/dest"], cwd: dir.url)
         #expect(r.exitCode == 1)
         #expect(r.stderr.contains("../../escape.txt"))
-        #expect(try String(contentsOf: dir.appending("dest/keep.txt"), encoding: .utf8) == "keep")
+        #expect(try String(contentsOf: dir.appending("box/dest/keep.txt"), encoding: .utf8) == "keep")
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
-        #expect(names == ["dest", "evil.tar.gz"], "nothing else appeared: \(names)")
+        #expect(names == ["box", "evil.tar.gz"], "nothing else appeared: \(names)")
+        let inBox = try FileManager.default.contentsOfDirectory(atPath: dir.appending("box").path)
+        #expect(inBox == ["dest"], "nothing else appeared beside DEST: \(inBox)")
+        let inDest = try FileManager.default.contentsOfDirectory(atPath: dir.appending("box/dest").path)
+        #expect(inDest == ["keep.txt"], "nor in it: \(inDest)")
     }
 
     /// Ctrl-C while `syncr zip` works: it stops, removes its half-written archive, leaves the

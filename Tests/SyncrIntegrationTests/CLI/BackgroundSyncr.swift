@@ -10,13 +10,14 @@ final class BackgroundSyncr: Sendable {
     private let stdoutPath: String
     private let stderrPath: String
 
-    /// Starts `syncr ARGS` in the project's folder.
-    convenience init(_ project: Project, _ arguments: [String]) throws {
-        try self.init(in: project.folder.url, arguments)
+    /// Starts `syncr ARGS` in the project's folder; `stdout` replaces the file its stdout goes to.
+    convenience init(_ project: Project, _ arguments: [String], stdout: FileHandle? = nil) throws {
+        try self.init(in: project.folder.url, arguments, stdout: stdout)
     }
 
-    /// Starts `syncr ARGS` in `folder`, which also takes its output (`.bg-std*-<id>` files).
-    init(in folder: URL, _ arguments: [String]) throws {
+    /// Starts `syncr ARGS` in `folder`, which also takes its output (`.bg-std*-<id>` files);
+    /// `stdout` replaces the file its stdout goes to.
+    init(in folder: URL, _ arguments: [String], stdout: FileHandle? = nil) throws {
         let id = UUID().uuidString
         stdoutPath = folder.appendingPathComponent(".bg-stdout-" + id).path
         stderrPath = folder.appendingPathComponent(".bg-stderr-" + id).path
@@ -29,7 +30,7 @@ final class BackgroundSyncr: Sendable {
         process.environment = ProcessInfo.processInfo.environment.merging(["NO_PROXY": "*", "no_proxy": "*"]) { _, b in b }
         process.standardInput = FileHandle.nullDevice
         // Files, not pipes: a chatty child never blocks, and the text is readable at any time.
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
+        process.standardOutput = try stdout ?? FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         // `launch` clears the signal mask the test thread carries, so the child takes signals.
         try launch(process)

@@ -92,12 +92,15 @@ struct LockTests {
         #expect(await first.finish() == 0, "\(first.stderr)")
     }
 
-    /// `plan` only reads, so it takes no lock and answers while an apply runs.
+    /// `plan` only reads, so it takes no lock and answers while an apply runs: the apply is
+    /// still held (it cannot end before `release()`, bar its 60 s timeout) when plan is done.
     @Test func planDoesNotWaitForARunningApply() async throws {
         let held = try await Held()
         defer { held.server.stop() }
         let first = try await held.startFirst()
         let plan = try await held.project.run(["plan"])
+        #expect(first.child.isRunning, "plan answered while the apply held the lock: \(first.stderr)")
+        #expect(try await held.server.stats()["/a.bin"].gets == 1, "the apply has not given up on its stalled GET")
         #expect(plan.exitCode == 0, "\(plan.stderr)")
         #expect(plan.stdout.contains("a.bin"))
         try await held.release()

@@ -93,20 +93,49 @@ struct SignalTests {
         try await slow.rerunResumes()
     }
 
-    /// The second Ctrl-C does not wait for the transfers to wind down; whenever it lands, the
-    /// cache stays consistent.
+    /// The second Ctrl-C does not wait for the run to wind down; whenever it lands, the cache
+    /// stays consistent.
+    ///
+    /// The orderly end after the first cannot finish: `--json` writes its report to a stdout
+    /// pipe that is already full and never read, so the run blocks there. Only the second
+    /// signal's immediate exit ends it, before the summary it would print after the report.
     @Test func secondSigintExitsAtOnceAndTheCacheStaysUsable() async throws {
         let slow = try await Slow(connections: 4)
         defer { slow.server.stop() }
-        let run = try await slow.startApply()
+        let stdout = try FullPipe()
+        let run = try BackgroundSyncr(slow.project, ["apply", "--json"], stdout: stdout.writer)
+        let underway = await poll(timeout: .seconds(60)) { slow.project.keptBytes() > 0 || !run.child.isRunning }
+        try #require(underway && run.child.isRunning, "the download should be under way: \(run.stderr)")
         run.signal(SIGINT)
         // The first was taken (the notice is out) before the second is sent, so the two are
         // not merged into one pending signal.
         #expect(await run.waitForStderr("stopping transfers"))
+        #expect(run.child.isRunning, "the orderly end is held up by the full stdout")
         run.signal(SIGINT)
         let status = await run.finish()
         #expect(status == 130, "\(run.stderr)")
+        #expect(!run.stderr.contains("interrupted by SIGINT"), "no orderly end: \(run.stderr)")
+        withExtendedLifetime(stdout) {}
         try await slow.rerunResumes()
+    }
+
+    /// A pipe whose buffer is full and whose read end stays open and unread: a process that
+    /// writes to `writer` blocks (neither EPIPE nor SIGPIPE) until the pipe is gone.
+    final class FullPipe {
+        let pipe = Pipe()
+        var writer: FileHandle { pipe.fileHandleForWriting }
+
+        init() throws {
+            let fd = pipe.fileHandleForWriting.fileDescriptor
+            let flags = fcntl(fd, F_GETFL)
+            // Non-blocking only while filling: the flag belongs to the open file, which the
+            // child shares.
+            try #require(fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0)
+            let block = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
+            while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+            try #require(errno == EAGAIN, "filling the pipe: errno \(errno)")
+            try #require(fcntl(fd, F_SETFL, flags) == 0)
+        }
     }
 
     /// `--json` still prints its report, with the entry marked interrupted.

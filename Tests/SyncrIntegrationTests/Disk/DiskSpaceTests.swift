@@ -129,7 +129,8 @@ struct DiskSpaceTests {
         #expect(leftovers(disk.path).isEmpty, "the copy's temporary file is removed")
 
         try disk.resize(megabytes: 64)
-        let second = try await project.run(["apply", "--json"])
+        // Under umask 077 a new file would be 0600, so 0666 below can only be the kept mode.
+        let second = try await project.run(["apply", "--json"], umask: 0o077)
         #expect(second.exitCode == 0, "\(second.stderr)")
         #expect(try item(second.stdout, "big.bin")["transferred"] as? Int == 0, "moved from the cache, not fetched again")
         #expect(try await same(URL(fileURLWithPath: disk.at("big.bin")), www.appending("big.bin").path))

@@ -29,6 +29,14 @@ final class Project: Sendable {
                              cwd: folder.url, timeout: .seconds(120))
     }
 
+    /// Runs `syncr ARGS` like `run`, under `umask` (a shell sets it and execs syncr): what a test
+    /// expects of the modes of files syncr makes must not depend on the umask it inherited.
+    func run(_ arguments: [String], umask: mode_t) async throws -> ProcessResult {
+        try await runProcess(executable: "/bin/sh",
+                             arguments: ["-c", "umask \(String(umask, radix: 8)) && exec \"$0\" \"$@\"", binary.path] + arguments,
+                             environment: ["NO_PROXY": "*", "no_proxy": "*"], cwd: folder.url, timeout: .seconds(120))
+    }
+
     /// Starts `syncr ARGS` in the background.
     func start(_ arguments: [String]) throws -> ChildProcess {
         let process = Process()
