@@ -4,7 +4,7 @@ import Testing
 
 /// The progress bar's frame cap, on a clock the test moves: whatever the machine's speed, the
 /// bar draws at most 10 frames a second of its clock, however often it is asked to draw.
-@Suite("progress bar frame cap")
+@Suite("progress bar frame cap", .timeLimit(.minutes(5)))
 struct BarFrameCapTests {
     @Test func framesAreAtLeastATenthOfASecondApart() {
         // Steps of 1/128 s are exact in binary, so no rounding moves a frame.
