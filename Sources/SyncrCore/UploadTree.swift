@@ -96,6 +96,9 @@ struct UploadRecord: Codable, Sendable, Equatable {
     var from: String
     /// Per relative path.
     var files: [String: SentFile]
+    /// For `zip: true`: the folder's files when they were zipped, per relative path, so that
+    /// `plan` can tell an unchanged folder from its files alone, without building the archive.
+    var sources: [String: SentFile]? = nil
     var uploaded: Int64 = 0
 
     var totalSize: Int64 { files.values.reduce(0) { $0 + $1.size } }

@@ -15,6 +15,9 @@ struct UploadContext: Sendable {
     var record: UploadRecord
     /// The digests are not known yet (nothing was ever sent): they are computed while sending.
     var digestsPending: Bool
+    /// `zip: true`: `tree` is the folder, zipped into the cache by apply (plan never writes);
+    /// what is sent is the archive.
+    var zipFolder = false
 }
 
 extension Cache {
@@ -71,22 +74,7 @@ struct UploadPlanner: Sendable {
         }
         if upload.zip {
             guard scanned.isDirectory else { return fail("zip: true needs a folder in from:, and \(upload.from) is a file") }
-            // The folder goes as one archive, made in the cache; the same tree gives the same
-            // bytes (deterministic), so an unchanged folder is recognised by the archive's digest.
-            let zipPath = cache.directory + "/" + Cache.uploadKey(upload) + ".zip"
-            do {
-                try cache.prepare()
-                cache.removeStaleTemporaries(of: Cache.uploadKey(upload))
-                let options = ZipWriter.Options(deterministic: upload.deterministic,
-                                                sourceDateEpoch: ArchiveCommands.sourceDateEpoch())
-                let source = upload.source
-                _ = try await BlockingIO.run { try ZipWriter.write(directory: source, to: zipPath, options: options) }
-            } catch {
-                return fail("cannot zip \(upload.from): \(error)")
-            }
-            let name = ((upload.source as NSString).lastPathComponent.isEmpty ? "upload" : (upload.source as NSString).lastPathComponent) + ".zip"
-            guard let fingerprint = FS.fingerprint(zipPath) else { return fail("\(zipPath): the archive vanished") }
-            scanned = UploadTree(isDirectory: false, files: [UploadTree.File(relative: name, path: zipPath, fingerprint: fingerprint)])
+            return await planZip(upload, folder: scanned, item: item)
         }
         let key = Cache.uploadKey(upload)
         let previous = cache.loadUploadRecord(key)
@@ -96,7 +84,7 @@ struct UploadPlanner: Sendable {
         // computed while the upload runs, on the other core, rather than in a pass of their own.
         if previous != nil {
             do {
-                files = try await BlockingIO.run { try Self.digests(tree, reusing: previous) }
+                files = try await BlockingIO.run { try Self.digests(tree, reusing: previous?.files) }
             } catch {
                 return fail("\(error)")
             }
@@ -131,18 +119,83 @@ struct UploadPlanner: Sendable {
         return item
     }
 
+    /// A folder sent as one archive (`zip: true`), decided from the folder's files alone: plan
+    /// never builds the archive (it writes nothing). The folder is unchanged when every file has
+    /// the name and SHA-256 it had when it was last zipped (and, for an archive that is not
+    /// deterministic, the same modification time, which the archive carries); files whose size,
+    /// time and inode are as recorded are not hashed again.
+    private func planZip(_ upload: Upload, folder: UploadTree, item: PlanItem) async -> PlanItem {
+        var item = item
+        let previous = cache.loadUploadRecord(Cache.uploadKey(upload))
+        let record = UploadRecord(method: upload.method.rawValue, url: redactor.scrub(upload.url.written),
+                                  from: upload.from, files: [:])
+        var context = UploadContext(tree: folder, record: record, digestsPending: true, zipFolder: true)
+        // The archive's size is known once apply has built it.
+        item.size = nil
+        item.bytes = nil
+        guard !force, let previous, let before = previous.sources else {
+            item.uploadContext = context
+            item.reason = force ? "--force" : "not uploaded before"
+            return item
+        }
+        let sources: [String: UploadRecord.SentFile]
+        do {
+            sources = try await BlockingIO.run { try Self.digests(folder, reusing: before) }
+        } catch {
+            item.action = .error
+            item.reason = redactor.scrub("\(error)")
+            return item
+        }
+        context.record.sources = sources
+        item.uploadContext = context
+        let changed = Self.changedSources(sources, before: before, timesMatter: !upload.deterministic)
+        if changed > 0 {
+            item.reason = "\(changed) file\(changed == 1 ? "" : "s") changed since the last upload"
+            return item
+        }
+        let archive = previous.files.map { (relative: $0.key, size: $0.value.size) }
+        if upload.method == .put, let missing = await remoteDifference(upload, files: archive, isDirectory: false) {
+            item.reason = redactor.scrub(missing)
+            return item
+        }
+        let size = previous.totalSize
+        item.action = .skip
+        item.size = size
+        item.bytes = 0
+        item.reason = "unchanged since the last upload (\(folder.files.count) files zipped to \(ByteSize.format(size)), same SHA-256)"
+        return item
+    }
+
+    /// Files added, removed or changed in content (or, where `timesMatter`, in modification time).
+    static func changedSources(_ now: [String: UploadRecord.SentFile], before: [String: UploadRecord.SentFile],
+                               timesMatter: Bool) -> Int {
+        let changed = now.filter { name, file in
+            guard let old = before[name] else { return true }
+            return old.sha256 != file.sha256
+                || (timesMatter && old.fingerprint.mtimeNanoseconds != file.fingerprint.mtimeNanoseconds)
+        }.count
+        return changed + before.keys.filter { now[$0] == nil }.count
+    }
+
     /// For PUT targets: asks the server whether what was sent is still there, at the same size.
     /// Returns why it must be sent again, or nil.
     private func remoteDifference(_ upload: Upload, tree: UploadTree) async -> String? {
-        for file in tree.files {
-            let target = Uploader.target(upload, file: file, tree: tree)
+        await remoteDifference(upload, files: tree.files.map { ($0.relative, $0.fingerprint.size) },
+                               isDirectory: tree.isDirectory)
+    }
+
+    /// The same for files by relative path and size.
+    private func remoteDifference(_ upload: Upload, files: [(relative: String, size: Int64)],
+                                  isDirectory: Bool) async -> String? {
+        for file in files {
+            let target = Uploader.target(upload, relative: file.relative, isDirectory: isDirectory)
             let request = RequestBuilder(upload: upload).head(url: target.url, displayURL: target.display)
             switch await engine.perform(request, sink: DiscardSink()) {
             case .success(let response) where response.head.status == 404 || response.head.status == 410:
                 return "\(target.display) is missing on the server"
             case .success(let response) where response.head.isSuccess:
-                if let length = response.head.contentLength, length != file.fingerprint.size {
-                    return "\(target.display) is \(length) bytes on the server, \(file.fingerprint.size) here"
+                if let length = response.head.contentLength, length != file.size {
+                    return "\(target.display) is \(length) bytes on the server, \(file.size) here"
                 }
             default:
                 // The server cannot say (no HEAD, or not now): trust the record.
@@ -153,10 +206,10 @@ struct UploadPlanner: Sendable {
     }
 
     /// SHA-256 of every file, reusing the record's for files unchanged since it was written.
-    static func digests(_ tree: UploadTree, reusing previous: UploadRecord?) throws -> [String: UploadRecord.SentFile] {
+    static func digests(_ tree: UploadTree, reusing previous: [String: UploadRecord.SentFile]?) throws -> [String: UploadRecord.SentFile] {
         var result: [String: UploadRecord.SentFile] = [:]
         for file in tree.files {
-            if let old = previous?.files[file.relative], old.fingerprint == file.fingerprint {
+            if let old = previous?[file.relative], old.fingerprint == file.fingerprint {
                 result[file.relative] = old
                 continue
             }
@@ -219,23 +272,36 @@ struct Uploader: Sendable {
             }
         }
         defer { ticker.cancel() }
-        let tree = context.tree
-        let hashing: Task<[String: UploadRecord.SentFile], any Error>? = context.digestsPending
-            ? Task { try await BlockingIO.run { try UploadPlanner.digests(tree, reusing: nil) } }
-            : nil
-        defer { hashing?.cancel() }
+        var hashing: Task<[String: UploadRecord.SentFile], any Error>?
+        var sourceHashing: Task<[String: UploadRecord.SentFile], any Error>?
+        defer {
+            hashing?.cancel()
+            sourceHashing?.cancel()
+        }
         do {
+            var tree = context.tree
+            if context.zipFolder {
+                if context.record.sources == nil {
+                    let folder = context.tree
+                    sourceHashing = Task { try await BlockingIO.run { try UploadPlanner.digests(folder, reusing: nil) } }
+                }
+                tree = try await archive()
+            }
+            if context.digestsPending {
+                let sending = tree
+                hashing = Task { try await BlockingIO.run { try UploadPlanner.digests(sending, reusing: nil) } }
+            }
             switch upload.method {
             case .put:
-                for file in context.tree.files {
-                    let target = Self.target(upload, file: file, tree: context.tree)
+                for file in tree.files {
+                    let target = Self.target(upload, file: file, tree: tree)
                     let request = requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
                                                   contentType: upload.contentType ?? ContentType.forFilename(file.relative))
                     sent += try await send(request, notes: &notes)
                 }
             case .post:
                 var parts: [MultipartForm.Part] = upload.fields.map { .field(name: $0.name, value: $0.value.expanded) }
-                for file in context.tree.files {
+                for file in tree.files {
                     parts.append(try MultipartForm.Part.file(name: upload.field, path: file.path, filename: file.relative,
                                                              contentType: upload.contentType))
                 }
@@ -245,11 +311,13 @@ struct Uploader: Sendable {
             }
             // What was sent must be what was hashed: a file changed meanwhile is reported, and
             // not recorded as uploaded.
-            for file in context.tree.files where FS.fingerprint(file.path) != file.fingerprint {
+            for file in context.tree.files + (context.zipFolder ? tree.files : [])
+            where FS.fingerprint(file.path) != file.fingerprint {
                 throw Failure(message: "\(file.path): changed while it was being uploaded; run again to send the new version")
             }
             var record = context.record
             if let hashing { record.files = try await hashing.value }
+            if let sourceHashing { record.sources = try await sourceHashing.value }
             try cache.prepare()
             try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
             return result(.ok)
@@ -268,6 +336,27 @@ struct Uploader: Sendable {
 
     /// Every request of this entry is built by one builder.
     private var requests: RequestBuilder { RequestBuilder(upload: upload) }
+
+    /// `zip: true`: zips the folder into the cache (a deterministic archive: the same tree gives
+    /// the same bytes) and returns the archive as the one file to send.
+    private func archive() async throws -> UploadTree {
+        let key = Cache.uploadKey(upload)
+        let zipPath = cache.directory + "/" + key + ".zip"
+        try cache.prepare()
+        cache.removeStaleTemporaries(of: key)
+        let options = ZipWriter.Options(deterministic: upload.deterministic,
+                                        sourceDateEpoch: ArchiveCommands.sourceDateEpoch())
+        let source = upload.source
+        do {
+            _ = try await BlockingIO.run { try ZipWriter.write(directory: source, to: zipPath, options: options) }
+        } catch {
+            throw Failure(message: "cannot zip \(upload.from): \(error)")
+        }
+        let folderName = (upload.source as NSString).lastPathComponent
+        let name = (folderName.isEmpty ? "upload" : folderName) + ".zip"
+        guard let fingerprint = FS.fingerprint(zipPath) else { throw Failure(message: "\(zipPath): the archive vanished") }
+        return UploadTree(isDirectory: false, files: [UploadTree.File(relative: name, path: zipPath, fingerprint: fingerprint)])
+    }
 
     /// Sends one request with the entry's retry rules; returns the bytes sent.
     private func send(_ base: HTTPRequest, notes: inout [String]) async throws -> Int64 {
@@ -301,8 +390,12 @@ struct Uploader: Sendable {
     /// Where one file of an upload goes: the URL itself for a single file, or the URL (a folder)
     /// joined with the file's relative path, each component percent-encoded, for a folder PUT.
     static func target(_ upload: Upload, file: UploadTree.File, tree: UploadTree) -> (url: String, display: String) {
-        guard tree.isDirectory else { return (upload.url.expanded, upload.url.written) }
-        let encoded = file.relative.split(separator: "/").map { component in
+        target(upload, relative: file.relative, isDirectory: tree.isDirectory)
+    }
+
+    static func target(_ upload: Upload, relative: String, isDirectory: Bool) -> (url: String, display: String) {
+        guard isDirectory else { return (upload.url.expanded, upload.url.written) }
+        let encoded = relative.split(separator: "/").map { component in
             String(component).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? String(component)
         }.joined(separator: "/")
         func join(_ base: String) -> String { base.hasSuffix("/") ? base + encoded : base + "/" + encoded }

@@ -279,7 +279,53 @@ extension UploadTests {
         #expect(items(try jsonObject(plan.stdout)).first?["action"] as? String == "skip", "\(plan.stdout)")
         // A changed file changes the archive.
         try makeFile(path: reports.appendingPathComponent("summary.json"), size: 901, seed: 65)
+        let cache = project.folder.appending(".syncr/cache")
+        try FileManager.default.removeItem(at: cache.appendingPathComponent(
+            try #require(try FileManager.default.contentsOfDirectory(atPath: cache.path).first { $0.hasSuffix(".zip") })))
+        let before = try cacheListing(cache)
         let changed = try await project.run(["plan", "--json"])
         #expect(items(try jsonObject(changed.stdout)).first?["action"] as? String == "upload")
+        #expect(try cacheListing(cache) == before, "plan writes nothing: it decides from the folder's files")
+        #expect(items(try jsonObject(changed.stdout)).first?["reason"] as? String == "1 file changed since the last upload")
+        // apply builds the archive and sends the new content; the next plan is a skip.
+        let second = try await project.run(["apply"])
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        let listing = try await runProcess(executable: "unzip", arguments: ["-v", sent.path])
+        #expect(listing.stdout.contains("901"), "\(listing.stdout)")
+        let settled = try await project.run(["plan", "--json"])
+        #expect(items(try jsonObject(settled.stdout)).first?["action"] as? String == "skip", "\(settled.stdout)")
+    }
+
+    /// A zipped upload's archive is not deterministic (`deterministic: false` keeps the files'
+    /// times): touching a file changes what would be sent, so it is sent again.
+    @Test func aNonDeterministicZipIsSentAgainWhenATimeChanges() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        let reports = project.file("reports")
+        try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
+        try makeFile(path: reports.appendingPathComponent("a.txt"), size: 500, seed: 66)
+        try """
+            version: 1
+            uploads:
+              - { from: reports/, to: "\(nginx.url("/upload/r.zip"))", method: put, zip: true, deterministic: false }
+            """.write(to: project.folder.appending("syncr.yml"), atomically: true, encoding: .utf8)
+        let first = try await project.run(["apply"])
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        let unchanged = try await project.run(["plan", "--json"])
+        #expect(items(try jsonObject(unchanged.stdout)).first?["action"] as? String == "skip", "\(unchanged.stdout)")
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_000_000_000)],
+                                              ofItemAtPath: reports.appendingPathComponent("a.txt").path)
+        let touched = try await project.run(["plan", "--json"])
+        #expect(items(try jsonObject(touched.stdout)).first?["action"] as? String == "upload", "\(touched.stdout)")
+    }
+
+    /// The cache folder's names, sizes and modification times.
+    func cacheListing(_ folder: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().map { name in
+            let attributes = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)
+            return "\(name) \(attributes[.size] ?? 0) \((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
+        }
     }
 }
