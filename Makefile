@@ -4,6 +4,7 @@
 #   sudo make install                     into /usr/local
 #   make install PREFIX=$HOME/.local      into your home
 #   make install DESTDIR=pkgroot PREFIX=/usr   staged, for packaging
+#   make COMMIT=$(git rev-parse HEAD)     a build that names its commit in `syncr version`
 #   make uninstall                        the same variables remove what install put there
 #   make test                             the whole test suite (scripts/test)
 #   make lint-man                         mandoc's checks of the man pages
@@ -21,13 +22,15 @@ SWIFT       ?= swift
 CONFIG      ?= release
 BIN         ?= .build/$(CONFIG)/syncr
 INSTALL     ?= install
+# The commit `syncr version` names; empty: "unknown".
+COMMIT      ?=
 
 .PHONY: all build install install-files uninstall test lint-man
 
 all: build
 
 build:
-	$(SWIFT) build -c $(CONFIG) --product syncr
+	$(SWIFT) build -c $(CONFIG) --product syncr $(if $(COMMIT),-Xcc '-DSYNCR_COMMIT="$(COMMIT)"')
 
 install: build
 	$(MAKE) install-files
