@@ -4,9 +4,12 @@
 #   sudo make install                     into /usr/local
 #   make install PREFIX=$HOME/.local      into your home
 #   make install DESTDIR=pkgroot PREFIX=/usr   staged, for packaging
+#   make COMMIT=$(git rev-parse HEAD)     a build that names its commit in `syncr version`
 #   make uninstall                        the same variables remove what install put there
 #   make test                             the whole test suite (scripts/test)
 #   make lint-man                         mandoc's checks of the man pages
+#   make dist                             the release files in dist/: a tarball and a .deb whose
+#                                         binary needs no Swift toolchain (see packaging/dist)
 #
 # `install` builds first; `install-files` installs an already built binary (BIN=...) alone.
 
@@ -21,13 +24,15 @@ SWIFT       ?= swift
 CONFIG      ?= release
 BIN         ?= .build/$(CONFIG)/syncr
 INSTALL     ?= install
+# The commit `syncr version` names; empty: "unknown". `make dist` always sets it (packaging/dist).
+COMMIT      ?=
 
-.PHONY: all build install install-files uninstall test lint-man
+.PHONY: all build install install-files uninstall test lint-man dist
 
 all: build
 
 build:
-	$(SWIFT) build -c $(CONFIG) --product syncr
+	$(SWIFT) build -c $(CONFIG) --product syncr $(if $(COMMIT),-Xcc '-DSYNCR_COMMIT="$(COMMIT)"')
 
 install: build
 	$(MAKE) install-files
@@ -54,3 +59,6 @@ test:
 
 lint-man:
 	mandoc -T lint -W warning man/syncr.1 man/syncr-manifest.5
+
+dist:
+	bash packaging/dist

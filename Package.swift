@@ -29,7 +29,8 @@ let package = Package(
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
 
-        // The few Linux calls Swift's Glibc module does not export (fallocate).
+        // The few Linux calls Swift's Glibc module does not export (fallocate), and the commit
+        // `make` passes as -Xcc -DSYNCR_COMMIT (syncr version).
         .target(name: "CSystem", path: "Sources/CSystem"),
 
         // Leaves: they never import each other.

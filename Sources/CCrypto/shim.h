@@ -8,4 +8,13 @@
 static inline int syncr_crypto_init_without_atexit(void) {
     return OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
 }
+
+/* The loaded libcrypto's version: the bare number where OpenSSL has one to give (3.0 and later). */
+static inline const char *syncr_openssl_version(void) {
+#ifdef OPENSSL_VERSION_STRING
+    return OpenSSL_version(OPENSSL_VERSION_STRING);
+#else
+    return OpenSSL_version(OPENSSL_VERSION);
+#endif
+}
 #endif

@@ -71,6 +71,12 @@ static inline unsigned int syncr_curlu_non_support_scheme(void) { return CURLU_N
 /* CURLOPT_NETRC's "use ~/.netrc when the URL has no credentials". */
 static inline long syncr_netrc_optional(void) { return CURL_NETRC_OPTIONAL; }
 
+/* The loaded libcurl's version ("7.88.1"): CURLVERSION_NOW is a macro naming another constant,
+   which Swift does not import. */
+static inline const char *syncr_curl_version_number(void) {
+    return curl_version_info(CURLVERSION_NOW)->version;
+}
+
 /* CURL_ZERO_TERMINATED is ((size_t) -1), which Swift does not import. */
 static inline size_t syncr_zero_terminated(void) { return CURL_ZERO_TERMINATED; }
 

@@ -65,14 +65,3 @@ public func hexString<S: Sequence>(_ bytes: S) -> String where S.Element == UInt
     return String(decoding: chars, as: UTF8.self)
 }
 
-/// The process-wide state of libcrypto.
-public enum CryptoLibrary {
-    /// Initialises libcrypto so that it is not torn down by `exit`: OpenSSL's exit-time cleanup
-    /// frees the locks that threads still finishing TLS or digest work take, and such a thread
-    /// then crashes the process after its work was done (seen as exit status 139 after a
-    /// complete HTTPS run). Call before anything else uses OpenSSL (libcurl included): the
-    /// first initialisation decides. The memory is the operating system's to take back.
-    public static func keepUntilExit() {
-        _ = syncr_crypto_init_without_atexit()
-    }
-}

@@ -62,7 +62,7 @@ struct OptionSpec {
 /// `--` ends options, unknown names get a did-you-mean.
 enum ArgumentParser {
     static let options: [OptionSpec] = [
-        OptionSpec(name: "--json", takesValue: false, commands: [.plan, .apply]),
+        OptionSpec(name: "--json", takesValue: false, commands: [.plan, .apply, .version]),
         OptionSpec(name: "--detailed-exitcode", takesValue: false, commands: [.plan]),
         OptionSpec(name: "--cache", takesValue: true, commands: [.plan, .apply, .cache]),
         OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply]),
@@ -88,12 +88,13 @@ enum ArgumentParser {
         guard let first = args.first else {
             return Invocation(command: .help)
         }
-        if first == "--version" || first == "-V" { return Invocation(command: .version) }
         if first == "--help" || first == "-h" { return Invocation(command: .help) }
-        if first.hasPrefix("-") {
+        // `--version` and `-V` spell the command `version`, options included (`syncr -V --json`).
+        let word = first == "--version" || first == "-V" ? CommandName.version.rawValue : first
+        if word.hasPrefix("-") {
             throw UsageError(message: "expected a command before '\(first)' (validate, plan, apply, version or help)")
         }
-        guard let command = CommandName(rawValue: first) else {
+        guard let command = CommandName(rawValue: word) else {
             let suggestion = Suggest.closest(to: first, among: CommandName.allCases.map(\.rawValue))
             throw UsageError(message: "Unknown command '\(first)'." + (suggestion.map { " Did you mean '\($0)'?" } ?? ""))
         }

@@ -12,7 +12,7 @@ enum Help {
       apply [MANIFEST]      Carry out the plan.
       zip SRC_DIR OUT.zip   Zip a folder (paths relative to SRC_DIR, no top-level folder).
       unzip ARCHIVE DEST    Unpack a zip, tar or tar.gz into DEST, replacing it in one step.
-      version               Print syncr's version (also --version).
+      version               Print the version, commit and library versions (also --version).
       help [COMMAND]        Show help for a command (also COMMAND --help).
       init [FILE]           Write a commented starter syncr.yml (never overwrites one).
       cache [MANIFEST]      List the cache: each entry's state, size on disk, URL and age.
@@ -142,9 +142,17 @@ enum Help {
             """
         case .version:
             return """
-            Usage: syncr version
+            Usage: syncr version [--json]
 
-            Prints syncr's version and the libcurl it uses. Same as 'syncr --version'.
+            Prints syncr's version, the git commit it was built from ("unknown" for a build
+            that was not told), and the versions of libcurl, libyaml, zlib and OpenSSL it runs
+            with. Same as 'syncr --version'.
+
+            Options:
+              --json                Print one JSON object: {"version": "...", "commit": "..." or
+                                    null, "libraries": {"libcurl": "...", "libyaml": "...",
+                                    "zlib": "...", "openssl": "..."}}.
+              -h, --help            Show this help.
             """
         case .help:
             return overview

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import SyncrCore
-import SyncrHTTP
 import SyncrManifest
 
 /// sysexits-style codes, as documented in `syncr help` and syncr(1).
@@ -55,8 +54,7 @@ func run(_ invocation: Invocation) async -> Int32 {
     case .completions:
         return Completions.run(invocation)
     case .version:
-        Output.out("syncr \(SyncrHTTPInfo.version) (\(SyncrHTTPInfo.curlVersion))")
-        return ExitCode.success
+        return VersionCommand.run(invocation)
     case .unzip:
         do {
             let summary = try ArchiveCommands.unzip(archive: invocation.source!, destination: invocation.target!,

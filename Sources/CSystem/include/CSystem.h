@@ -13,4 +13,7 @@ int syncr_syncfs(int fd);
    no moment where neither is there). Returns 0, or -1 with errno (EINVAL, ENOSYS where the
    file system or kernel cannot). */
 int syncr_exchange(const char *a, const char *b);
+
+/* The git commit this binary was built from (SYNCR_COMMIT at build time), or NULL. */
+const char *syncr_build_commit(void);
 #endif

@@ -49,21 +49,50 @@ struct CLITests {
         #expect(r.stdout.hasPrefix("Usage: syncr plan"))
     }
 
+    /// `syncr 0.1.0`, then `commit`, `libcurl`, `libyaml`, `zlib` and `OpenSSL`, one line each,
+    /// name and value. (This test build was not given a commit; scripts/test-dist checks that a
+    /// release binary names the one it was built from.)
     @Test(arguments: [["--version"], ["version"], ["-V"]])
     func version(arguments: [String]) async throws {
         let r = try await CLIHarness().run(arguments)
         #expect(r.status == 0)
-        #expect(r.stdout.hasPrefix("syncr "))
-        #expect(r.stdout.hasSuffix("\n"))
-        #expect(r.stdout.dropLast().contains("\n") == false, "one line")
         #expect(r.stderr.isEmpty)
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.last == "", "ends with a newline")
+        #expect(lines.first?.wholeMatch(of: /syncr [0-9]+\.[0-9]+\.[0-9]+.*/) != nil, "\(r.stdout)")
+        let names = lines.dropFirst().dropLast().map { $0.split(separator: " ").first.map(String.init) ?? "" }
+        #expect(names == ["commit", "libcurl", "libyaml", "zlib", "OpenSSL"], "\(r.stdout)")
+        #expect(lines.contains("commit   unknown"), "a plain swift build knows no commit: \(r.stdout)")
     }
 
     @Test func versionSpellingsAgree() async throws {
         let harness = try CLIHarness()
         let a = try await harness.run(["--version"])
         let b = try await harness.run(["version"])
+        let c = try await harness.run(["-V", "--json"])
+        let d = try await harness.run(["version", "--json"])
         #expect(a.stdout == b.stdout)
+        #expect(c.stdout == d.stdout)
+    }
+
+    /// The library versions are the ones loaded at run time; on a Debian machine the -dev
+    /// packages pkg-config describes come from the same source package, so they agree.
+    @Test func versionJSONNamesTheLibrariesSyncrRunsWith() async throws {
+        let r = try await CLIHarness().run(["version", "--json"])
+        #expect(r.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let text = try await CLIHarness().run(["version"])
+        #expect(text.stdout.hasPrefix("syncr \(try #require(object["version"] as? String))\n"))
+        #expect(object["commit"] is NSNull, "a plain swift build knows no commit")
+        let libraries = try #require(object["libraries"] as? [String: String])
+        let modules = ["libcurl": "libcurl", "libyaml": "yaml-0.1", "zlib": "zlib", "openssl": "libcrypto"]
+        #expect(Set(libraries.keys) == Set(modules.keys))
+        for (name, module) in modules {
+            let expected = try await runProcess(executable: "pkg-config", arguments: ["--modversion", module])
+            try #require(expected.exitCode == 0, "pkg-config --modversion \(module): \(expected.stderr)")
+            let want = expected.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(libraries[name] == want, "\(name): syncr says \(libraries[name] ?? "nothing"), pkg-config \(want)")
+        }
     }
 
     // MARK: bad command lines exit 64
