@@ -190,11 +190,15 @@ struct SignalTests {
     @Test func interruptedPlanExits130() async throws {
         let listener = try SilentListener()
         let project = try Project()
-        try project.writeManifest(defaults: "{ retries: 0, timeout: 60s }",
+        // A timeout far beyond the wait below: plan cannot give up on the server before the signal
+        // however late a loaded machine lets the test look (60 s ran out in a full run).
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 10m }",
                                   downloads: ["{ url: http://127.0.0.1:\(listener.port)/a.bin, to: a.bin }"])
         let run = try BackgroundSyncr(project, ["plan"])
-        // The sign: plan's request reached the server, which never answers.
-        let asked = await poll(timeout: .seconds(30)) { listener.acceptOne() || !run.child.isRunning }
+        // The sign: plan's request reached the server, which never answers. Watched from a thread
+        // of its own, which a starved cooperative pool cannot delay.
+        let child = run.child
+        let asked = await pollOnItsOwnThread(timeout: .seconds(120)) { listener.acceptOne() || !child.isRunning }
         try #require(asked && run.child.isRunning, "plan ended before the signal: \(run.stdout) \(run.stderr)")
         run.signal(SIGINT)
         #expect(await run.finish() == 130, "\(run.stderr)")
@@ -207,7 +211,8 @@ struct SignalTests {
 
 /// A socket on 127.0.0.1 that accepts connections and never answers them.
 final class SilentListener: @unchecked Sendable {
-    // @unchecked: `accepted` is touched only by the test's task, one call at a time.
+    // @unchecked: `accepted` is touched by one caller at a time (the test's task, or the thread
+    // it waits on).
     let port: Int
     private let fd: Int32
     private var accepted: [Int32] = []
