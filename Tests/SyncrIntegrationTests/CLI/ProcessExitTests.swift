@@ -25,8 +25,7 @@ struct ProcessExitTests {
             executable: "/usr/bin/gdb",
             arguments: ["-batch", "-nx", "-ex", "set breakpoint pending on", "-ex", "break OPENSSL_cleanup",
                         "-ex", "run", "-ex", "bt 3", "--args", project.binary.path, "apply", "--quiet"],
-            environment: ["NO_PROXY": "*", "no_proxy": "*", "PATH": "/usr/bin:/bin"],
-            cwd: project.folder.url, timeout: .seconds(120))
+            environment: tracedEnvironment(), cwd: project.folder.url, timeout: .seconds(120))
         #expect(gdb.stdout.contains("exited normally"), "\(gdb.stdout)\n\(gdb.stderr)")
         #expect(!gdb.stdout.contains("hit Breakpoint"), "\(gdb.stdout)")
         #expect(try await sha256(file: project.file("out/a.bin")) == (try await sha256(file: www.appending("a.bin"))))
