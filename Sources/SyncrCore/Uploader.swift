@@ -350,6 +350,8 @@ struct Uploader: Sendable {
         do {
             _ = try await BlockingIO.run { try ZipWriter.write(directory: source, to: zipPath, options: options) }
         } catch {
+            // Stopped by SIGINT/SIGTERM: the entry was interrupted, not failed.
+            if Task.isCancelled { throw Interrupted() }
             throw Failure(message: "cannot zip \(upload.from): \(error)")
         }
         let folderName = (upload.source as NSString).lastPathComponent
