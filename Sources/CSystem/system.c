@@ -8,10 +8,6 @@ int syncr_fallocate(int fd, off_t offset, off_t length) {
     return fallocate(fd, 0, offset, length);
 }
 
-int syncr_syncfs(int fd) {
-    return syncfs(fd);
-}
-
 int syncr_exchange(const char *a, const char *b) {
     return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
 }

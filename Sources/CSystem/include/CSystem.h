@@ -6,9 +6,6 @@
    with errno set (EOPNOTSUPP where the file system cannot preallocate). */
 int syncr_fallocate(int fd, off_t offset, off_t length);
 
-/* syncfs(2), also GNU-only in glibc's headers: flushes the file system that holds fd. */
-int syncr_syncfs(int fd);
-
 /* renameat2(RENAME_EXCHANGE): swaps two paths in one step (a folder replaced by another with
    no moment where neither is there). Returns 0, or -1 with errno (EINVAL, ENOSYS where the
    file system or kernel cannot). */
