@@ -10,6 +10,7 @@ import SyncrManifest
 public enum ArchiveCommands {
     /// Why a command failed, in one line that names the file.
     public struct Failure: Error, CustomStringConvertible {
+        /// The message: what failed and the archive, file or folder it concerns.
         public var description: String
     }
 

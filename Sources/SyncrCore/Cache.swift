@@ -7,11 +7,14 @@ import SyncrDigest
 /// The cache folder: one entry per URL, named by the lowercase hex MD5 of the URL, holding the
 /// partial (or complete, not yet promoted) data in `<md5>.data` and its record in `<md5>.state`.
 public struct Cache: Sendable {
+    /// The cache folder's path, from `--cache` or the manifest's `cache:`.
     public let directory: String
     /// Whether records, and the data they vouch for, are flushed to disk before they are relied
     /// on (`fsync:`). Without it they survive a killed syncr but not a power loss.
     public let flushes: Bool
 
+    /// Creates a cache over `directory`; nothing is created until `prepare()`.
+    /// - Parameter flushes: whether to flush records and data to disk (`fsync:`).
     public init(directory: String, flushes: Bool = true) {
         self.directory = directory
         self.flushes = flushes
@@ -28,7 +31,9 @@ public struct Cache: Sendable {
         Digest.hex(.md5, of: Array(url.utf8))
     }
 
+    /// Where the entry `key` keeps its downloaded bytes: `<directory>/<key>.data`.
     public func dataPath(_ key: String) -> String { directory + "/" + key + ".data" }
+    /// Where the entry `key` keeps its record (`EntryState` as JSON): `<directory>/<key>.state`.
     public func statePath(_ key: String) -> String { directory + "/" + key + ".state" }
 
     /// Creates the cache folder if needed.

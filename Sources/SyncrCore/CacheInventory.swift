@@ -33,7 +33,9 @@ public struct CacheEntry: Sendable, Equatable {
 
     /// The lowercase hex key (MD5 of the URL for downloads).
     public var key: String
+    /// Whether the entry records a download, an upload, or nothing readable.
     public var kind: Kind
+    /// How far the entry got, as its record says.
     public var status: Status
     /// The file names (not paths) in the cache folder that belong to the entry.
     public var files: [String]

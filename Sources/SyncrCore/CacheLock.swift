@@ -12,6 +12,8 @@ public enum CacheLockError: Error, Sendable, CustomStringConvertible {
     /// The lock file cannot be created, opened or locked.
     case cannotLock(path: String, operation: String, errno: Int32)
 
+    /// One line naming the cache folder or lock file, saying who holds it or why it cannot be
+    /// locked, and what to do.
     public var description: String {
         switch self {
         case .busy(let directory, let pid, let waited):

@@ -21,6 +21,7 @@ public struct CachePrune: Sendable {
     /// Minimum age in seconds, nil for any age.
     public var olderThan: Int64?
 
+    /// Creates a prune from its two criteria; nil leaves a criterion out.
     public init(referenced: Set<String>?, olderThan: Int64?) {
         self.referenced = referenced
         self.olderThan = olderThan

@@ -16,6 +16,8 @@ public struct EntryState: Codable, Sendable, Equatable {
     public var size: Int64?
     /// Validators of the version the data is a copy of.
     public var etag: EntityTag?
+    /// The `Last-Modified` date of that version, as the server sent it; used for `If-Range`
+    /// only when there is no entity tag.
     public var lastModified: String?
     /// Every durable range of that version; segmented downloads leave holes between them.
     public var ranges = RangeSet()
@@ -31,6 +33,8 @@ public struct EntryState: Codable, Sendable, Equatable {
     public var verified: [String: String] = [:]
     /// The destination the complete file was moved to, and how it looked right after.
     public var destination: String?
+    /// How `destination` looked right after the move, so a later plan can tell it is
+    /// unchanged without reading it.
     public var destinationFingerprint: FileFingerprint?
     /// For an unpacked download: the digest of the folder's shape right after unpacking
     /// (`FolderReplace.fingerprint`).
@@ -38,6 +42,7 @@ public struct EntryState: Codable, Sendable, Equatable {
     /// Unix seconds of the last update, for pruning.
     public var updated: Int64 = 0
 
+    /// Creates an empty record for `url` (as written in the manifest): nothing cached yet.
     public init(url: String) {
         self.url = url
     }
@@ -47,6 +52,8 @@ public struct EntryState: Codable, Sendable, Equatable {
              destination, destinationFingerprint, destinationTree, updated
     }
 
+    /// Writes the record as a keyed object (JSON in the `.state` file), with `good` beside
+    /// `ranges` so the file says at a glance how far the download got.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(format, forKey: .format)
@@ -66,6 +73,8 @@ public struct EntryState: Codable, Sendable, Equatable {
         try c.encode(updated, forKey: .updated)
     }
 
+    /// Reads the form `encode(to:)` writes; a record with `good` but no `ranges` counts as
+    /// `0..<good`, and absent optional fields take their defaults.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         format = try c.decode(Int.self, forKey: .format)

@@ -5,16 +5,22 @@ import Foundation
 
 /// An error from a local file operation, naming the path and what to do.
 public struct FileError: Error, Sendable, CustomStringConvertible {
+    /// The file or folder the operation was on, as given.
     public var path: String
+    /// What was attempted, as a verb phrase for the message ("remove", "move the finished file into place").
     public var operation: String
+    /// The `errno` the system call failed with.
     public var errno: Int32
 
+    /// Creates an error from its parts; read `errno` right after the failing call.
     public init(path: String, operation: String, errno: Int32) {
         self.path = path
         self.operation = operation
         self.errno = errno
     }
 
+    /// `<path>: cannot <operation>: <strerror>`, with a hint for a full disk, missing permissions
+    /// or a read-only file system.
     public var description: String {
         var text = "\(path): cannot \(operation): \(String(cString: strerror(errno)))"
         switch errno {
@@ -29,12 +35,16 @@ public struct FileError: Error, Sendable, CustomStringConvertible {
 
 /// Identifies one version of a file cheaply: if any of these changed, the content may have.
 public struct FileFingerprint: Codable, Sendable, Equatable {
+    /// `st_dev`: the file system the file is on.
     public var device: UInt64
+    /// `st_ino`: a replaced file (a rename over it) gets a new inode even when size and time match.
     public var inode: UInt64
+    /// Size in bytes.
     public var size: Int64
     /// Modification time in nanoseconds since the epoch.
     public var mtimeNanoseconds: Int64
 
+    /// Creates a fingerprint from its parts, as `lstat` gives them.
     public init(device: UInt64, inode: UInt64, size: Int64, mtimeNanoseconds: Int64) {
         self.device = device
         self.inode = inode

@@ -20,6 +20,7 @@ public enum FreeSpace {
         /// Bytes an unprivileged writer may still use (`f_bavail * f_frsize`).
         public var available: Int64
 
+        /// Creates a volume from its parts.
         public init(device: UInt64, folder: String, available: Int64) {
             self.device = device
             self.folder = folder
@@ -29,9 +30,13 @@ public enum FreeSpace {
 
     /// Bytes one download still has to write on one file system.
     public struct Need: Sendable, Equatable {
+        /// The file system the bytes go to.
         public var volume: Volume
+        /// Bytes still to be written there: the uncached rest in the cache, the whole file for a copy
+        /// beside the destination.
         public var bytes: Int64
 
+        /// Creates a need from its parts.
         public init(volume: Volume, bytes: Int64) {
             self.volume = volume
             self.bytes = bytes

@@ -29,6 +29,7 @@ public struct PlanItem: Sendable {
     public var url: String
     /// The destination as written in the manifest.
     public var to: String
+    /// What apply will do with the entry.
     public var action: Action
     /// The remote size in bytes, nil when unknown.
     public var size: Int64?
@@ -51,6 +52,8 @@ public struct PlanItem: Sendable {
     /// What an upload will send.
     var uploadContext: UploadContext?
 
+    /// Creates a plan line from its parts; the others (`from`, `remote`, `insecure`, ...) are set
+    /// afterwards where they apply.
     public init(kind: String = "download", index: Int, url: String, to: String, action: Action,
                 size: Int64?, offset: Int64, bytes: Int64?, reason: String) {
         self.kind = kind
@@ -78,12 +81,14 @@ extension PlanItem {
 
 /// A whole plan, in manifest order.
 public struct Plan: Sendable {
+    /// One line per entry: downloads first, then uploads, each in manifest order.
     public var items: [PlanItem]
     /// Things to know before applying, e.g. "downloads need 1.2 GiB in /cache but 300 MiB is free".
     public var warnings: [String]
     /// Whether apply flushes what it writes to disk (false with `fsync: false` or `--no-fsync`).
     public var fsync: Bool
 
+    /// Creates a plan from its parts.
     public init(items: [PlanItem], warnings: [String] = [], fsync: Bool = true) {
         self.items = items
         self.warnings = warnings
@@ -97,6 +102,7 @@ public struct Plan: Sendable {
     /// Entries that will transfer but whose size the server did not give.
     public var unknownSizes: Int { items.filter { $0.bytes == nil && $0.action != .skip && $0.action != .error }.count }
 
+    /// How many items have `action`.
     public func count(_ action: Action) -> Int { items.filter { $0.action == action }.count }
 
     /// Whether apply would change anything.

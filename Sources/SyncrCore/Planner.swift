@@ -14,6 +14,7 @@ public struct LocalFacts: Sendable, Equatable {
     /// Digests of the destination, computed only when the cheap checks could not decide.
     public var destinationDigests: [String: String]?
 
+    /// Creates facts from their parts; the defaults describe an empty cache and no destination.
     public init(state: EntryState? = nil, dataSize: Int64? = nil, destination: FileFingerprint? = nil,
                 destinationBlocked: Bool = false, destinationDigests: [String: String]? = nil) {
         self.state = state
@@ -26,6 +27,7 @@ public struct LocalFacts: Sendable, Equatable {
 
 /// What is on disk for a download unpacked into a folder (`unzip: true`).
 public struct UnpackFacts: Sendable, Equatable {
+    /// The cache record, if any.
     public var state: EntryState?
     /// Size of the archive kept in the cache, nil when there is none.
     public var dataSize: Int64?
@@ -34,6 +36,7 @@ public struct UnpackFacts: Sendable, Equatable {
     /// A file (not a folder) stands where the folder goes.
     public var destinationBlocked: Bool
 
+    /// Creates facts from their parts; the defaults describe an empty cache and no folder.
     public init(state: EntryState? = nil, dataSize: Int64? = nil, tree: String? = nil, destinationBlocked: Bool = false) {
         self.state = state
         self.dataSize = dataSize
@@ -44,10 +47,13 @@ public struct UnpackFacts: Sendable, Equatable {
 
 /// A decision for one download, with its one-line reason.
 public struct Decision: Sendable, Equatable {
+    /// What apply will do with the download.
     public var action: Action
+    /// Where the fetch starts: the cached bytes kept (0 unless resuming).
     public var offset: Int64
     /// Bytes to fetch; nil when the size is unknown.
     public var bytes: Int64?
+    /// One line saying why, for the plan.
     public var reason: String
 }
 
@@ -64,6 +70,13 @@ public enum Planner {
         return true
     }
 
+    /// Decides what to do with one download from what the server said and what is on disk; never
+    /// touches the disk or network, so every case can be tested from values.
+    /// - Parameters:
+    ///   - checksums: the entry's pinned checksums; a destination that matches them is kept.
+    ///   - remote: the probe's answer (size, validators).
+    ///   - local: the cache record and destination; `destinationDigests` filled in when
+    ///     `needsDestinationDigest` asked for them.
     public static func decide(checksums: [Checksum], remote: RemoteResource, local: LocalFacts) -> Decision {
         let size = remote.size
         func fetchAll(_ action: Action, _ reason: String) -> Decision {

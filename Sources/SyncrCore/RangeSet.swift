@@ -1,10 +1,13 @@
 /// A set of byte positions kept as sorted, disjoint, non-adjacent half-open ranges: which parts
 /// of a file are on disk.
 public struct RangeSet: Sendable, Equatable, Codable, CustomStringConvertible {
+    /// The ranges, sorted, disjoint and non-adjacent; change them through `insert`.
     public private(set) var ranges: [Range<Int64>] = []
 
+    /// Creates an empty set: no byte on disk.
     public init() {}
 
+    /// Creates a set covering `ranges`, which may overlap and come in any order.
     public init(_ ranges: [Range<Int64>]) {
         for r in ranges { insert(r) }
     }
@@ -40,6 +43,7 @@ public struct RangeSet: Sendable, Equatable, Codable, CustomStringConvertible {
         return first.upperBound
     }
 
+    /// Whether no byte is covered.
     public var isEmpty: Bool { ranges.isEmpty }
 
     /// The parts of `0..<size` not covered.
@@ -59,6 +63,8 @@ public struct RangeSet: Sendable, Equatable, Codable, CustomStringConvertible {
     public func covers(_ size: Int64) -> Bool { gaps(upTo: size).isEmpty }
 
     // Stored as [[start, end], ...] (end exclusive): short, and readable in a state file.
+    /// Reads the `[[start, end], ...]` form; throws on a pair that is not two ordered, non-negative
+    /// offsets.
     public init(from decoder: any Decoder) throws {
         var container = try decoder.unkeyedContainer()
         var pairs: [Range<Int64>] = []
@@ -72,11 +78,13 @@ public struct RangeSet: Sendable, Equatable, Codable, CustomStringConvertible {
         self.init(pairs)
     }
 
+    /// Writes `[[start, end], ...]` with `end` exclusive.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.unkeyedContainer()
         for r in ranges { try container.encode([r.lowerBound, r.upperBound]) }
     }
 
+    /// `start-end` pairs with `end` inclusive (as in a `Range` header), comma-separated.
     public var description: String {
         ranges.map { "\($0.lowerBound)-\($0.upperBound - 1)" }.joined(separator: ",")
     }

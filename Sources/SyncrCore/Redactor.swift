@@ -8,14 +8,18 @@ import SyncrManifest
 /// parameter named like a credential (`?token=`, `X-Amz-Signature=`). Every string that leaves
 /// the library for output passes through `scrub`.
 public struct Redactor: Sendable {
+    /// The values to mask, at least 3 characters long, longest first so a secret containing
+    /// another is masked whole.
     public let secrets: [String]
 
+    /// Creates a redactor for `secrets` (usually `Manifest.secrets`, the `${ENV}` values).
     public init(secrets: [String]) {
         // Very short values (a "1" from ${RETRY:-1}) would mask half of every message; values
         // under 3 characters are not treated as secrets worth masking.
         self.secrets = Array(Set(secrets.filter { $0.count >= 3 })).sorted { $0.count > $1.count }
     }
 
+    /// `text` with every secret and every URL credential or credential-named query value masked.
     public func scrub(_ text: String) -> String {
         Self.maskURLCredentials(maskSecrets(text))
     }

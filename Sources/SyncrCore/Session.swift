@@ -18,6 +18,7 @@ public struct RunOptions: Sendable {
     /// `--no-fsync` (false): flush nothing to disk, instead of the manifest's `fsync:`.
     public var fsync: Bool?
 
+    /// Creates options from the flags given; nil (or false) keeps the manifest's choice.
     public init(cacheDirectory: String? = nil, jobs: Int? = nil, connections: Int? = nil, force: Bool = false,
                 fsync: Bool? = nil) {
         self.cacheDirectory = cacheDirectory
@@ -31,9 +32,15 @@ public struct RunOptions: Sendable {
 /// One run of syncr over a manifest: plans and applies with one transfer engine, so every
 /// request of the run shares connections.
 public final class Session: Sendable {
+    /// The manifest the run works on, with `--connections` already applied to every download.
     public let manifest: Manifest
+    /// The cache folder of the run (`--cache` or the manifest's), flushing as `--no-fsync` or
+    /// `fsync:` say.
     public let cache: Cache
+    /// Files in flight at once: `--jobs`, else `defaults.jobs`, at least 1.
     public let jobs: Int
+    /// Masks the manifest's secrets in everything the session reports: plan reasons, errors, notes
+    /// and progress events.
     public let redactor: Redactor
     /// `--force` was given.
     public let force: Bool
@@ -43,6 +50,10 @@ public final class Session: Sendable {
     private let folders: ChangedFolders
     private let slots: AsyncSemaphore
 
+    /// Creates a session for `manifest`; no request is made until `plan`.
+    /// - Parameters:
+    ///   - options: command-line choices that override the manifest.
+    ///   - reporter: receives progress events, with secrets already masked; nil for none.
     public init(manifest: Manifest, options: RunOptions = RunOptions(), reporter: (any ProgressReporter)? = nil) {
         var manifest = manifest
         if let connections = options.connections {
