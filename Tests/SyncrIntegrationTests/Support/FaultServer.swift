@@ -209,28 +209,11 @@ final class FaultServer: Sendable {
     /// Starts the server on `root` and returns once it listens.
     static func start(root: URL) async throws -> FaultServer {
         let directory = try TemporaryDirectory(prefix: "faultserver")
-        let stderrFile = directory.appending("stderr.log")
-        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
-        let stdout = Pipe()
-        let child = try launchServer { process in
-            process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
-            process.arguments = [
-                "-u", script.path, "--root", root.path, "--port", "0",
-                "--log", directory.appending("faultserver.log").path, "--exit-with-parent",
-                "--uploads", directory.appending("uploads").path,
-            ]
-            process.standardOutput = stdout
-            process.standardError = try FileHandle(forWritingTo: stderrFile)
-        }
-        // Only the first line is read; the server writes nothing more to stdout.
-        defer { try? stdout.fileHandleForReading.close() }
-
-        let (port, line) = await portLine(of: child, stdout: stdout)
-        guard let port else {
-            child.terminate(grace: .seconds(1))
-            let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
-            throw Failure.didNotStart(log: line + log)
-        }
+        let (child, port, failure) = try await startPythonServer(script, arguments: [
+            "--root", root.path, "--port", "0", "--log", directory.appending("faultserver.log").path,
+            "--exit-with-parent", "--uploads", directory.appending("uploads").path,
+        ], directory: directory)
+        guard let port else { throw Failure.didNotStart(log: failure) }
         return FaultServer(port: port, root: root, directory: directory, child: child)
     }
 

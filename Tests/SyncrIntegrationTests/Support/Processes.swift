@@ -312,6 +312,31 @@ func portLine(of child: ChildProcess, stdout: Pipe, timeout: Duration = .seconds
     return (UInt16(line.dropFirst(5).prefix { $0 != "\n" }), line)
 }
 
+/// Starts one of the Python servers in `Tests/Servers` through the watchdog (so it ends with the
+/// test process) and waits for the `PORT n` line it prints once it listens. Its stderr goes to
+/// `stderr.log` in `directory`.
+/// - Returns: the server and its port; on failure, the server is stopped and `failure` holds
+///   what it printed, for the caller's error.
+func startPythonServer(_ script: URL, arguments: [String],
+                       directory: TemporaryDirectory) async throws -> (child: ChildProcess, port: UInt16?, failure: String) {
+    let stderrFile = directory.appending("stderr.log")
+    _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+    let stdout = Pipe()
+    let child = try launchServer { process in
+        process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
+        process.arguments = ["-u", script.path] + arguments
+        process.standardOutput = stdout
+        process.standardError = try FileHandle(forWritingTo: stderrFile)
+    }
+    // Only the first line is read; the servers write nothing more to stdout.
+    defer { try? stdout.fileHandleForReading.close() }
+    let (port, line) = await portLine(of: child, stdout: stdout)
+    guard port == nil else { return (child, port, "") }
+    child.terminate(grace: .seconds(1))
+    let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
+    return (child, nil, line + log)
+}
+
 /// A value behind a lock, for state shared with Dispatch callbacks.
 final class LockedBox<Value>: @unchecked Sendable {
     // @unchecked: every access to `value` goes through `lock`.

@@ -68,28 +68,12 @@ final class ThrottleProxy: Sendable {
     ///   - latencyMilliseconds: added to each direction (the round trip grows by twice this).
     static func start(targetPort: UInt16, rate: Int = 0, latencyMilliseconds: Int = 0) async throws -> ThrottleProxy {
         let directory = try TemporaryDirectory(prefix: "throttleproxy")
-        let stderrFile = directory.appending("stderr.log")
         let statsFile = directory.appending("stats.json")
-        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
-        let stdout = Pipe()
-        // Through the watchdog, like every server the tests start: it ends with the test process.
-        let child = try launchServer { process in
-            process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
-            process.arguments = [
-                "-u", script.path, "--target-port", String(targetPort), "--port", "0",
-                "--rate", String(rate), "--latency", String(latencyMilliseconds),
-                "--stats", statsFile.path, "--exit-with-parent",
-            ]
-            process.standardOutput = stdout
-            process.standardError = try FileHandle(forWritingTo: stderrFile)
-        }
-        defer { try? stdout.fileHandleForReading.close() }
-        let (port, line) = await portLine(of: child, stdout: stdout)
-        guard let port else {
-            child.terminate(grace: .seconds(1))
-            let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
-            throw Failure.didNotStart(log: line + log)
-        }
+        let (child, port, failure) = try await startPythonServer(script, arguments: [
+            "--target-port", String(targetPort), "--port", "0", "--rate", String(rate),
+            "--latency", String(latencyMilliseconds), "--stats", statsFile.path, "--exit-with-parent",
+        ], directory: directory)
+        guard let port else { throw Failure.didNotStart(log: failure) }
         return ThrottleProxy(port: port, directory: directory, statsFile: statsFile, child: child)
     }
 
