@@ -34,7 +34,9 @@ public enum URLCredentials {
     }
 
     private static func maskedUserInformation(_ text: String) -> String {
-        guard text.contains("://"), text.contains("@") else { return text }
+        // The byte search for `@` first: it rules out most messages at once, and a substring
+        // search costs far more.
+        guard text.utf8.contains(UInt8(ascii: "@")), text.contains("://") else { return text }
         var result = ""
         var rest = Substring(text)
         while let schemeEnd = rest.firstRange(of: "://") {
