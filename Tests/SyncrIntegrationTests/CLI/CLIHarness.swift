@@ -92,7 +92,7 @@ final class CLIHarness: Sendable {
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do {
-                try process.run()
+                try launch(process)
             } catch {
                 process.terminationHandler = nil
                 continuation.resume(throwing: error)

@@ -12,7 +12,7 @@ enum Uploadserver {
         process.arguments = ["python3", "-c", "import uploadserver"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
+        guard (try? launch(process)) != nil else { return false }
         process.waitUntilExit()
         return process.terminationStatus == 0
     }()
