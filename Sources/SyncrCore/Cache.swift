@@ -44,7 +44,7 @@ public struct Cache: Sendable {
     /// The entry's record, or nil when there is none or it cannot be read (a torn or foreign
     /// file is treated as no record: the data is then simply fetched again).
     public func loadState(_ key: String) -> EntryState? {
-        guard let bytes = FS.readAll(statePath(key), limit: 64 << 10), !bytes.isEmpty else { return nil }
+        guard let bytes = FS.readAll(statePath(key)), !bytes.isEmpty else { return nil }
         return EntryState(recordJSON: bytes)
     }
 
