@@ -13,7 +13,7 @@ final class FetchState {
     /// Cleared when the server showed it cannot continue a partial file; from then on every
     /// attempt starts at byte 0.
     var canResume = true
-    /// Whether the `bytes=0-` lead request was made (it is made once).
+    /// Whether the lead request (the first `leadLength` bytes) was made (it is made once).
     var leadTried = false
     /// Bytes received over the network in this run.
     var transferred: Int64 = 0
@@ -27,8 +27,8 @@ final class FetchState {
 
 /// The fetch stage: the missing bytes of the file into the cache file. A large file from a
 /// server that allows ranges goes in parallel pieces; otherwise one stream, which for a fresh
-/// file nobody asked about starts as `bytes=0-` and is shared out to other connections once
-/// its answer shows a large file. Every attempt runs through `Retrying`.
+/// file nobody asked about starts with a request for its first bytes, and the rest goes to
+/// other connections once the answer shows a larger file. Every attempt runs through `Retrying`.
 extension Downloader {
     func fetch(_ file: CacheFile, _ fs: FetchState) async throws {
         if let plan = segmentation(state: await file.recorder.state) {
@@ -121,20 +121,21 @@ extension Downloader {
             state = await recorder.state
         }
         // A fresh file no one asked the server about (apply skips the HEAD for those): ask for
-        // `bytes=0-`, so that the answer says at once whether ranges work and how large the
-        // file is; a large one is then shared out to the other connections as it arrives.
+        // its first `leadLength` bytes, so that the answer says at once whether ranges work and
+        // how large the file is; the rest of a larger one is then shared out to the other
+        // connections while this one runs.
         let leading = fs.offset == 0 && item.remote == nil && fs.canResume && !fs.leadTried
             && download.settings.connections > 1
         fs.leadTried = fs.leadTried || leading
         let base = fs.offset
-        let range = base > 0 ? ByteRange(start: base) : (leading ? ByteRange(start: 0) : nil)
+        let range = base > 0 ? ByteRange(start: base) : (leading ? ByteRange(start: 0, end: leadLength - 1) : nil)
         let request = requests.get(range: range, ifRange: base > 0 ? state.ifRangeValidator : nil)
         let headSignal = OneShot<HTTPResponseHead>()
         var onResponse: (@Sendable (HTTPResponseHead) -> Void)?
         if leading { onResponse = { head in headSignal.fulfil(head) } }
         let sink = FileSink(fd: file.fd, offset: base, requestedRange: range,
                             expectedTotal: base > 0 ? state.size : nil, displayURL: url, displayPath: file.path,
-                            onResponse: onResponse)
+                            wholeFileAllowed: leading, onResponse: onResponse)
         let ticker = checkpoints(sink, base: base, recorder: recorder)
         let outcome: Result<HTTPResponse, TransferError>
         var helped: Helped?
@@ -173,8 +174,18 @@ extension Downloader {
         var fallback: String?
     }
 
-    /// Runs the `bytes=0-` lead request; once its answer shows a file worth splitting, the other
-    /// connections take parts of what is left while it runs.
+    /// How much the first request for a fresh file of unknown size asks for: all of most small
+    /// files, and no more than one connection's share of the smallest file that is split. So the
+    /// lead request is never cut short (the bytes a server sent past a cut are paid for and
+    /// lost); a file below `min_split` but larger than this costs a second request on the same
+    /// connection.
+    var leadLength: Int64 {
+        let settings = download.settings
+        return max(1 << 20, settings.minSplit / Int64(max(1, settings.connections)))
+    }
+
+    /// Runs the lead request; once its answer shows a larger file, other connections fetch the
+    /// rest while it runs, and it joins them when its own part is done.
     private func lead(_ request: HTTPRequest, sink: FileSink, headSignal: OneShot<HTTPResponseHead>,
                       file: CacheFile, fs: FetchState,
                       ticker: Task<Void, Never>) async throws -> (Result<HTTPResponse, TransferError>, Helped?) {
@@ -189,8 +200,8 @@ extension Downloader {
                 await recorder.adopt(head)
                 try await recorder.update { _ in }
                 try await preallocate(fd: file.fd, size: split.size, dataPath: file.path, recorder: recorder)
-                sink.bound(to: split.size)
-                let (outcome, received) = try await pieces(file, size: split.size, validator: split.validator).help(sink)
+                let (outcome, received) = try await pieces(file, size: split.size, validator: split.validator)
+                    .help(sink, leadTransfer: transfer)
                 fs.transferred += received
                 if case .fallback(let reason) = outcome {
                     transfer.cancel()
@@ -216,10 +227,11 @@ extension Downloader {
         return (outcome, helped)
     }
 
-    /// Whether a `bytes=0-` answer is worth sharing out: a 206 for a file of at least
-    /// `min_split` bytes that names a validator for the other connections' If-Range.
+    /// Whether the rest of the lead's file goes to other connections: a 206 for a file of at
+    /// least `min_split` bytes that names a validator for the other connections' If-Range.
     private func leadSplit(_ head: HTTPResponseHead) -> (size: Int64, validator: String)? {
         guard head.status == 206, let size = head.contentRange?.total, size >= download.settings.minSplit,
+              size > leadLength,
               let validator = RemoteResource(head: head, method: "GET").ifRangeValidator else { return nil }
         return (size, validator)
     }
@@ -276,6 +288,15 @@ extension Downloader {
         guard let failure else {
             await recorder.remember(0..<fs.offset, head: sink.head)
             return .done(())
+        }
+        if base == 0, sink.requestedRange?.end != nil, fs.offset == sink.limit, sink.head?.status == 206 {
+            // The lead got all it asked for of a file below `min_split`: the rest follows on
+            // the same stream (its checkpoints record the lead's bytes too). Without a
+            // validator to ask for it against, one stream from byte 0.
+            if await recorder.state.ifRangeValidator != nil { return .again }
+            try await startOver(file, fs, "the server gave no strong ETag or Last-Modified to fetch the rest of "
+                                + "the file against; restarted from byte 0")
+            return .again
         }
         if written > 0 {
             fs.offset = try await keep(good: fs.offset, head: sink.head, fd: file.fd, recorder: recorder)

@@ -51,7 +51,7 @@ actor EntryRecorder {
         } else {
             if state.size == nil { state.size = head.contentRange?.total }
             if state.etag == nil && state.lastModified == nil {
-                // A fresh file fetched as `bytes=0-`: its 206 names the version.
+                // A fresh file's lead request (a range from byte 0): its 206 names the version.
                 state.etag = head.etag
                 state.lastModified = head.lastModified
             }

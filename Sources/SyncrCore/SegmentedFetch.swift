@@ -9,8 +9,11 @@ import SyncrManifest
 /// preallocated cache file with positional writes.
 ///
 /// A connection that finishes its piece takes over half of the largest piece still running, so
-/// one slow connection does not hold up the end of the file. Durable ranges are recorded at
-/// every checkpoint (flush first, then the record), so a crash loses at most one interval.
+/// one slow connection does not hold up the end of the file. Taking from a running request cuts
+/// it short, and what its server already sent past the cut is lost (the bytes in flight: several
+/// MiB on a fast path), so a request is cut only when at its pace it has more than `cutAfter`
+/// left to run; one already cut costs nothing more to cut again. Durable ranges are recorded
+/// at every checkpoint (flush first, then the record), so a crash loses at most one interval.
 struct SegmentedFetch: Sendable {
     let download: Download
     let size: Int64
@@ -27,6 +30,11 @@ struct SegmentedFetch: Sendable {
     var checkpointInterval: Duration = EntryRecorder.interval
     /// No piece smaller than this is split off: below it a new request costs more than it saves.
     var minimumPiece: Int64 = 1 << 20
+    /// A request that runs uncut is cut only when at its pace so far it has at least this long
+    /// left: a cut costs the bytes in flight and a new request, and saves half of this time.
+    var cutAfter: Duration = .seconds(1)
+    /// How often an idle connection looks again for a request worth cutting.
+    var lookAgain: Duration = .milliseconds(200)
 
     enum Outcome: Sendable {
         case complete
@@ -46,17 +54,41 @@ struct SegmentedFetch: Sendable {
         return try await run(board: Board(pieces: pieces), workers: min(download.settings.connections, pieces.count))
     }
 
-    /// Helps a transfer already under way (`lead`, bounded to the file's size): the other
-    /// connections split its remainder between them. Returns when nothing is left worth taking;
-    /// the lead may still be finishing its own part. The bytes returned exclude the lead's.
-    func help(_ lead: FileSink) async throws -> (Outcome, Int64) {
-        let board = Board(pieces: [])
+    /// Fetches the rest of the file while the lead request (`lead`, for its first bytes) runs,
+    /// shared out so that every connection, the lead's included once its transfer ends well, has
+    /// about as much to fetch. Returns when nothing is left worth taking; the lead may still be
+    /// finishing its own part. The bytes returned exclude the lead's.
+    func help(_ lead: FileSink, leadTransfer: Task<Result<HTTPResponse, TransferError>, Never>) async throws
+        -> (Outcome, Int64) {
+        let connections = download.settings.connections
+        let board = Board(pieces: Self.shares(of: lead.limit..<size, size: size, count: connections))
         await board.begin(lead)
-        let (outcome, transferred) = try await run(board: board, workers: download.settings.connections - 1)
+        let (outcome, transferred) = try await run(board: board, workers: connections - 1,
+                                                   joining: (lead, leadTransfer))
         return (outcome, transferred - lead.written)
     }
 
-    private func run(board: Board, workers: Int) async throws -> (Outcome, Int64) {
+    /// `rest` (the file after the lead's part) cut for `count` connections that each fetch about
+    /// `size / count`: whole shares first, and last the smaller one the lead takes when its part
+    /// is done (it joins after the others took theirs).
+    static func shares(of rest: Range<Int64>, size: Int64, count: Int) -> [Range<Int64>] {
+        let share = max(1, size / Int64(count))
+        var pieces: [Range<Int64>] = []
+        var start = rest.lowerBound
+        while start < rest.upperBound {
+            let end = pieces.count == count - 1 ? rest.upperBound : min(rest.upperBound, start + share)
+            pieces.append(start..<end)
+            start = end
+        }
+        return pieces
+    }
+
+    /// Runs `workers` connections over the board; with `joining`, the lead's connection joins
+    /// them once its transfer ended well.
+    private func run(board: Board, workers: Int,
+                     joining lead: (sink: FileSink, transfer: Task<Result<HTTPResponse, TransferError>, Never>)? = nil)
+        async throws
+        -> (Outcome, Int64) {
         let ticker = Task { [checkpointInterval, recorder, reporter, index, size] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: checkpointInterval)
@@ -71,6 +103,20 @@ struct SegmentedFetch: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<workers {
                     group.addTask { try await self.work(board) }
+                }
+                if let lead {
+                    group.addTask {
+                        // Stopping the pieces (a failure, a fallback) stops the lead too.
+                        let transfer = lead.transfer
+                        let ended = await withTaskCancellationHandler { await transfer.value } onCancel: {
+                            transfer.cancel()
+                        }
+                        let sink = lead.sink
+                        await board.end(sink, wrote: sink.offset..<(sink.offset + sink.written))
+                        if case .success(let response) = ended, response.statusError(url: url) == nil {
+                            try await self.work(board)
+                        }
+                    }
                 }
                 try await group.waitForAll()
             }
@@ -97,7 +143,7 @@ struct SegmentedFetch: Sendable {
 
     /// One connection's loop: take a piece, fetch it (retrying what is left of it), repeat.
     private func work(_ board: Board) async throws {
-        while let piece = await board.take(minimum: minimumPiece) {
+        while let piece = try await next(board) {
             var start = piece.lowerBound, end = piece.upperBound
             // What the record keeps of a failed piece is told by the entry's own message.
             try await retrying.run(from: start, kept: { _ in 0 }) {
@@ -113,6 +159,19 @@ struct SegmentedFetch: Sendable {
                 start += written
                 if start >= end { return .done(()) }
                 return try judge(outcome, reached: start)
+            }
+        }
+    }
+
+    /// The next piece for a connection; waits while a running request may yet be worth cutting.
+    private func next(_ board: Board) async throws -> Range<Int64>? {
+        while true {
+            switch await board.take(minimum: minimumPiece, cutAfter: cutAfter) {
+            case .piece(let piece): return piece
+            case .none: return nil
+            case .wait:
+                await board.pause(upTo: lookAgain)
+                try Task.checkCancellation()
             }
         }
     }
@@ -172,7 +231,8 @@ struct SegmentedFetch: Sendable {
 /// The pieces still to fetch and the transfers running, shared by the workers of one file.
 private actor Board {
     private var pending: [Range<Int64>]
-    private var active: [ObjectIdentifier: FileSink] = [:]
+    /// Running transfers and when each joined the board (for its pace).
+    private var active: [ObjectIdentifier: (sink: FileSink, began: ContinuousClock.Instant)] = [:]
     private var done: [Range<Int64>] = []
     private var transferredByEnded: Int64 = 0
 
@@ -180,25 +240,74 @@ private actor Board {
         pending = pieces
     }
 
+    /// What a free connection gets.
+    enum Take {
+        case piece(Range<Int64>)
+        /// Nothing yet: a running request may become worth cutting (it slows down or stalls).
+        case wait
+        /// Nothing left worth taking.
+        case none
+    }
 
-    /// The next piece: a pending one, else the second half of the running transfer with the
-    /// most left to fetch; nil when there is nothing left worth taking.
-    func take(minimum: Int64) -> Range<Int64>? {
-        if !pending.isEmpty { return pending.removeFirst() }
-        let candidates = active.values.sorted { $0.remaining > $1.remaining }
-        for sink in candidates {
-            if let stolen = sink.split(minimum: minimum), let end = stolen.end {
-                return stolen.start..<(end + 1)
+    /// A pending piece, else the second half of the running transfer with the most left to
+    /// fetch: first of those already cut short (cutting one again loses nothing more), then of
+    /// one that at its pace has at least `cutAfter` left to run.
+    func take(minimum: Int64, cutAfter: Duration) -> Take {
+        if !pending.isEmpty { return .piece(pending.removeFirst()) }
+        let candidates = active.values.sorted { $0.sink.remaining > $1.sink.remaining }
+        for (sink, _) in candidates where sink.isShortened {
+            if let piece = Self.half(of: sink, minimum: minimum) { return .piece(piece) }
+        }
+        let now = ContinuousClock.now
+        var mayCutLater = false
+        for (sink, began) in candidates where !sink.isShortened && sink.remaining >= 2 * minimum {
+            let seconds = (now - began) / .seconds(1)
+            let written = sink.written
+            // Too early to know its pace: look again.
+            guard seconds > 0.05, written > 0 else { mayCutLater = true; continue }
+            mayCutLater = true
+            let secondsLeft = Double(sink.remaining) * seconds / Double(written)
+            if secondsLeft >= cutAfter / .seconds(1), let piece = Self.half(of: sink, minimum: minimum) {
+                return .piece(piece)
             }
         }
-        return nil
+        return mayCutLater ? .wait : .none
+    }
+
+    private static func half(of sink: FileSink, minimum: Int64) -> Range<Int64>? {
+        guard let stolen = sink.split(minimum: minimum), let end = stolen.end else { return nil }
+        return stolen.start..<(end + 1)
+    }
+
+    /// Connections waiting for a request to become worth cutting.
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter = 0
+
+    /// Waits `duration`, or less: until a transfer ends, which may leave nothing to wait for.
+    func pause(upTo duration: Duration) async {
+        let id = nextWaiter
+        nextWaiter += 1
+        await withCheckedContinuation { continuation in
+            waiters[id] = continuation
+            Task { [weak self] in
+                try? await Task.sleep(for: duration)
+                await self?.wake(id)
+            }
+        }
+    }
+
+    private func wake(_ id: Int) {
+        waiters.removeValue(forKey: id)?.resume()
     }
 
     func begin(_ sink: FileSink) {
-        active[ObjectIdentifier(sink)] = sink
+        active[ObjectIdentifier(sink)] = (sink, .now)
     }
 
     func end(_ sink: FileSink, wrote range: Range<Int64>) {
+        let waiting = waiters.values
+        waiters = [:]
+        waiting.forEach { $0.resume() }
         active[ObjectIdentifier(sink)] = nil
         if !range.isEmpty { done.append(range) }
         transferredByEnded += Int64(range.count)
@@ -211,7 +320,7 @@ private actor Board {
     func snapshot() -> ([Range<Int64>], Int64) {
         var ranges = done
         var transferred = transferredByEnded
-        for sink in active.values {
+        for (sink, _) in active.values {
             sink.writeHeldBytes()
             let written = sink.written
             if written > 0 { ranges.append(sink.offset..<(sink.offset + written)) }

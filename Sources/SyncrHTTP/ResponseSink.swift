@@ -57,6 +57,10 @@ public final class FileSink: ResponseSink {
     public let displayPath: String
     /// Called on the engine thread once the response was checked and accepted.
     private let onResponse: (@Sendable (HTTPResponseHead) -> Void)?
+    /// Whether a 200 (the whole file) is a good answer to a Range from byte 0: true for a first
+    /// request that asked for only the start of a file of unknown size. Never with If-Range,
+    /// where a 200 means the file changed.
+    private let wholeFileAllowed: Bool
 
     private let writtenCounter = Atomic<Int64>(0)
     private let headBox = Locked<HTTPResponseHead?>(nil)
@@ -96,9 +100,10 @@ public final class FileSink: ResponseSink {
     public var head: HTTPResponseHead? { headBox.withLock { $0 } }
 
     public init(fd: Int32, offset: Int64, requestedRange: ByteRange?, expectedTotal: Int64?,
-                displayURL: String, displayPath: String,
+                displayURL: String, displayPath: String, wholeFileAllowed: Bool = false,
                 onResponse: (@Sendable (HTTPResponseHead) -> Void)? = nil) {
         self.onResponse = onResponse
+        self.wholeFileAllowed = wholeFileAllowed && offset == 0 && requestedRange?.start == 0
         self.fd = fd
         self.offset = offset
         self.requestedRange = requestedRange
@@ -120,6 +125,11 @@ public final class FileSink: ResponseSink {
             if c.limit == Int64.max { c.limit = end }
         }
     }
+
+    /// Whether `split` gave part of this transfer away: it will be cut short of what it asked
+    /// for, so the bytes the server already sent past its limit are lost whatever else is
+    /// taken from it.
+    public var isShortened: Bool { cursor.withLock { $0.shortened } }
 
     /// Bytes between the write position and the limit.
     public var remaining: Int64 { cursor.withLock { $0.limit == Int64.max ? Int64.max : $0.limit - offset - $0.reserved } }
@@ -147,6 +157,12 @@ public final class FileSink: ResponseSink {
         if let encoding = head.contentEncoding {
             return .fail(.invalidResponse(url: displayURL,
                 message: "the server sent the body with Content-Encoding: \(encoding), so its bytes are not the file's bytes"))
+        }
+        if wholeFileAllowed && head.status == 200 {
+            // The whole file, which holds the start that was asked for: keep all of it.
+            cursor.withLock { $0.limit = Int64.max }
+            onResponse?(head)
+            return .proceed
         }
         switch ResponseCheck.check(head, requested: requestedRange, expectedTotal: expectedTotal) {
         case .ok:

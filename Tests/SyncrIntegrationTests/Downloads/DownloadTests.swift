@@ -121,13 +121,14 @@ struct DownloadTests {
 
     @Test func killDuringDownloadThenRerunFetchesOnlyTheRest() async throws {
         let www = try TemporaryDirectory(prefix: "www")
-        let size = 8 << 20, stallAt = 3 << 20
+        // The stall comes within the lead request (the first 2 MiB of a file of unknown size).
+        let size = 8 << 20, stallAt = 1 << 20
         try makeFile(path: www.appending("big.bin"), size: size, seed: 5)
         let server = try await FaultServer.start(root: www.url)
         defer { server.stop() }
         let project = try Project()
         try project.writeManifest(downloads: ["{ url: \(server.url("/big.bin")), to: big.bin }"])
-        // The transfer stalls after 3 MiB; once the record vouches for them, kill -9.
+        // The transfer stalls after 1 MiB; once the record vouches for it, kill -9.
         try await makePartial(project, server, path: "/big.bin", bytes: stallAt)
         #expect(!project.exists("big.bin"), "no partial file at the destination")
         let plan = try await project.run(["plan", "--json"])

@@ -23,7 +23,8 @@ struct SegmentedTests {
         let gets = try await nginx.settledAccessLog().filter { $0.method == "GET" }
         #expect(gets.count >= 4, "the file came in pieces")
         #expect(gets.allSatisfy { $0.status == 206 && $0.range != nil })
-        let pieces = gets.filter { $0.range != "bytes=0-" }
+        // All but the lead request (the first bytes of a file of unknown size) carry If-Range.
+        let pieces = gets.filter { $0.range?.hasPrefix("bytes=0-") != true }
         #expect(!pieces.isEmpty && pieces.allSatisfy { $0.ifRange != nil }, "every piece carries If-Range")
         #expect(gets.reduce(0) { $0 + $1.bodyBytesSent } >= size)
     }
@@ -59,9 +60,36 @@ struct SegmentedTests {
         try project.writeManifest(defaults: "{ connections: 8, min_split: 16MiB }",
                                   downloads: ["{ url: \(nginx.url("/f.bin")), to: f.bin }"])
         #expect(try await project.run(["apply"]).exitCode == 0)
+        #expect(try await sha256(file: project.file("f.bin")) == (try await sha256(file: www.appending("f.bin"))))
+        // The lead asks for one connection's share of a split file (16 MiB / 8); the rest
+        // follows on the same connection, against the lead's validator, and nothing is sent twice.
         let gets = try await nginx.settledAccessLog().filter { $0.method == "GET" }
-        #expect(gets.count == 1)
-        #expect(gets.first?.range == nil || gets.first?.range == "bytes=0-")
+        #expect(gets.map(\.range) == ["bytes=0-2097151", "bytes=2097152-"])
+        #expect(Set(gets.map(\.connection)).count == 1, "one connection")
+        #expect(gets.last?.ifRange != nil)
+        #expect(gets.reduce(0) { $0 + $1.bodyBytesSent } == 3 << 20)
+    }
+
+    /// A fresh file nobody asked about starts with a bounded lead request; once its answer shows
+    /// a file of at least `min_split`, the rest is shared out in whole pieces that are never cut
+    /// short on a fast, even link, so the server sends the file once.
+    @Test func aFreshSplitDownloadCostsTheServerTheFileOnce() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let size = 24 << 20
+        try makeFile(path: www.appending("big.bin"), size: size, seed: 41)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(defaults: "{ connections: 4, min_split: 16MiB }",
+                                  downloads: ["{ url: \(nginx.url("/big.bin")), to: big.bin }"])
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(try await sha256(file: project.file("big.bin")) == (try await sha256(file: www.appending("big.bin"))))
+        let gets = try await nginx.settledAccessLog().filter { $0.method == "GET" }
+        #expect(gets.first?.range == "bytes=0-4194303", "the lead asks for 16 MiB / 4 connections")
+        #expect(gets.count >= 4, "the rest came in pieces")
+        #expect(gets.allSatisfy { $0.completed }, "no request was cut short")
+        #expect(gets.reduce(0) { $0 + $1.bodyBytesSent } == size)
     }
 
     /// Three runs are killed mid-transfer, each once the cache records more than the run
