@@ -172,7 +172,7 @@ extension ManifestDecoder {
     mutating func destination(_ to: String, at mark: YAMLMark, path: String, allowOutside: Bool,
                               folder: Bool = false) -> String?
     {
-        let shown = Self.quoted(to)
+        var shown: String { Self.quoted(to) }
         guard !to.isEmpty else {
             report(path, at: mark, "expected a file path, found an empty string")
             return nil
@@ -183,7 +183,7 @@ extension ManifestDecoder {
         }
         let resolved = LexicalPath.resolve(to, against: directory)
         let last = to.split(separator: "/", omittingEmptySubsequences: false).last
-        if LexicalPath.components(ofAbsolute: resolved).isEmpty || resolved == directory {
+        if resolved == "/" || resolved == directory {
             report(path, at: mark, folder ? "\(shown) is the manifest's own folder; unpack into a folder below it"
                                           : "\(shown) names a folder; give a file path")
             return nil
@@ -193,7 +193,7 @@ extension ManifestDecoder {
             return nil
         }
         if !allowOutside {
-            let inside = LexicalPath.isStrictlyInside(resolved, folder: directory)
+            let inside = LexicalPath.isStrictlyInside(normalized: resolved, folder: directory)
             if !inside {
                 report(path, at: mark,
                        "\(shown) is outside the manifest's folder; set allow_outside: true on this entry if that is intended")
@@ -225,6 +225,9 @@ extension ManifestDecoder {
         var ancestors: [String] = []
         var folder = LexicalPath.parent(of: destination)
         while folder != "/" {
+            // A folder already claimed had its own folders checked then, and no file can have
+            // been claimed at any of them since (a file claim checks `folders`).
+            if destinations.folders[folder] != nil { break }
             if let first = destinations.files[folder] {
                 report(path, at: mark,
                        "\(Self.quoted(written)) needs a folder where downloads[\(first.index)] (line \(first.line)) writes a file; a path cannot be both a file and a folder")
@@ -243,8 +246,8 @@ extension ManifestDecoder {
     /// line (libyaml's mapping mark is at the first key).
     func entryStart(_ mark: YAMLMark) -> SourceLocation {
         var column = mark.column
-        if mark.line - 1 < lines.count {
-            let scalars = Array(lines[mark.line - 1].unicodeScalars)
+        if let text = line(mark.line) {
+            let scalars = Array(text.unicodeScalars)
             var i = min(mark.column - 1, scalars.count) - 1
             while i >= 0, scalars[i] == " " || scalars[i] == "\t" { i -= 1 }
             if i >= 0, scalars[i] == "-" { column = i + 1 }

@@ -26,6 +26,10 @@ enum TemplateExpansion {
     static func expand(_ written: String, environment: [String: String])
         -> Result<Template, ProblemList>
     {
+        // Most values reference nothing: a byte search is enough to tell.
+        if !written.utf8.contains(UInt8(ascii: "$")) {
+            return .success(Template(written: written, expanded: written, secrets: []))
+        }
         var problems: [Problem] = []
         var expanded = ""
         var secrets: [String] = []

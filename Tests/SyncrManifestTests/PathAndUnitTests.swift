@@ -89,6 +89,21 @@ import Testing
         #expect(LexicalPath.parent(of: "/syncr.yml") == "/")
         #expect(LexicalPath.parent(of: "conf/syncr.yml") == "conf")
     }
+
+    /// The byte comparison for normalized paths agrees with the component one, including the
+    /// root, a sibling that shares a prefix, the folder itself, and names beyond ASCII.
+    @Test func normalizedContainmentAgreesWithComponents() {
+        let folders = ["/", "/a", "/a/b", "/é", "/a/é"]
+        let paths = ["/", "/a", "/ab", "/a/b", "/a/bc", "/a/b/c", "/é", "/é/x", "/éx", "/a/é/ü", "/b"]
+        for folder in folders {
+            for path in paths {
+                #expect(LexicalPath.isStrictlyInside(normalized: path, folder: folder)
+                        == LexicalPath.isStrictlyInside(path, folder: folder), "\(path) in \(folder)")
+            }
+        }
+        #expect(LexicalPath.components(ofAbsolute: "/a/./b/../c//d/.../é") == ["a", "c", "d", "...", "é"])
+        #expect(LexicalPath.components(ofAbsolute: "/../..") == [])
+    }
 }
 
 @Suite(.timeLimit(.minutes(10))) struct ByteSizeTests {
