@@ -66,7 +66,15 @@ public struct HTTPResponseHead: Sendable, Equatable {
 }
 
 extension String {
-    var trimmed: String { trimmingCharacters(in: " \t\r\n") }
+    /// Without the spaces, tabs, CRs and LFs at either end. Byte by byte: they are ASCII, so
+    /// no byte of a longer UTF-8 sequence is one, and every header of every answer passes here.
+    var trimmed: String {
+        let bytes = utf8
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, HTTPWhitespace.contains(bytes[start]) { start = bytes.index(after: start) }
+        while end > start, HTTPWhitespace.contains(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        return start == bytes.startIndex && end == bytes.endIndex ? self : String(self[start..<end])
+    }
     var nonEmpty: String? { isEmpty ? nil : self }
 
     /// Removes the Unicode scalars in `set` from both ends. Scalars, not Characters: `"\r\n"`
@@ -83,4 +91,19 @@ extension String {
 
 extension Substring {
     func trimmingCharacters(in set: String) -> String { String(self).trimmingCharacters(in: set) }
+}
+
+/// The bytes header syntax trims: space, tab, CR and LF.
+enum HTTPWhitespace {
+    static func contains(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A
+    }
+
+    /// The text of `bytes` without whitespace at either end.
+    static func trimmedText(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, contains(bytes[start]) { start += 1 }
+        while end > start, contains(bytes[end - 1]) { end -= 1 }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
+    }
 }

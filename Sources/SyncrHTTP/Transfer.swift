@@ -186,15 +186,15 @@ final class Transfer: @unchecked Sendable {
     }
 
     func headerLine(_ bytes: UnsafeRawBufferPointer) {
-        let line = String(decoding: bytes, as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
+        // Bytes first, text only for what is kept: every line of every answer passes here.
+        if bytes.starts(with: "HTTP/".utf8) {
             // A new response begins (after a redirect or a 1xx): forget the previous one's fields.
             fields = []
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = String(line[..<colon]).trimmed
-        let value = String(line[line.index(after: colon)...]).trimmed
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = HTTPWhitespace.trimmedText(bytes[..<colon])
+        let value = HTTPWhitespace.trimmedText(bytes[(colon + 1)...])
         guard !name.isEmpty else { return }
         fields.append(.init(name: name, value: value))
     }
