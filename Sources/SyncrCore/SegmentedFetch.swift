@@ -17,7 +17,7 @@ struct SegmentedFetch: Sendable {
     let validator: String
     let fd: Int32
     let dataPath: String
-    let engine: TransferEngine
+    let engine: any Transport
     let recorder: EntryRecorder
     let reporter: (any ProgressReporter)?
     let index: Int
