@@ -133,6 +133,9 @@ struct SegmentedFetch: Sendable {
             throw Fallback(reason: "the server answered a Range request with the whole file")
         case .invalidResponse(_, let message):
             throw Fallback(reason: "a Range answer did not fit (\(message))")
+        case .status(_, 416, _, _):
+            // The file ends before this piece: it is not the size the pieces were cut for.
+            throw Fallback(reason: "a Range request was answered 416 Range Not Satisfiable (the file is shorter than expected)")
         default:
             return .failed(failure, position: reached)
         }
