@@ -26,7 +26,7 @@ struct StreamFetchTests {
         let result = await project.apply(download, over: server)
         #expect(result.status == .ok, "\(result.error ?? "")")
         // The 200 body starts at byte 0: appended after the 400 cached bytes it would be wrong.
-        #expect(project.contents("f.bin") == Self.file.bytes)
+        #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
         #expect(server.gets.map(\.rangeText) == ["bytes=400-", "-"])
         #expect(result.notes.contains { $0.contains("ignored the Range request") }, "\(result.notes)")
     }
@@ -39,7 +39,7 @@ struct StreamFetchTests {
         }
         let result = await project.apply(project.download("f.bin"), over: server)
         #expect(result.status == .ok, "\(result.error ?? "")")
-        #expect(project.contents("f.bin") == Self.file.bytes)
+        #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
         #expect(server.gets.map(\.rangeText) == ["-", "bytes=300-"])
         // The resumed bytes must be of the same version as the first 300.
         #expect(server.gets.last?.ifRange == "\"v1\"")
@@ -61,7 +61,7 @@ struct StreamFetchTests {
             #expect(server.gets.count == 1)
         } else {
             #expect(result.status == .ok, "\(result.error ?? "")")
-            #expect(project.contents("f.bin") == Self.file.bytes)
+            #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
             #expect(events.retries.count == 1 && events.retries[0].contains("503"), "\(events.retries)")
             #expect(server.gets.count == 2)
         }
@@ -75,7 +75,7 @@ struct StreamFetchTests {
         let result = await project.apply(project.download("f.bin"), over: server)
         #expect(result.status == .ok, "\(result.error ?? "")")
         // Not 400 bytes of v1 followed by v2: all of v2, and the record says so.
-        #expect(project.contents("f.bin") == newer.bytes)
+        #expect(project.difference("f.bin", from: newer.bytes) == nil)
         #expect(project.record("f.bin")?.etag?.headerValue == "\"v2\"")
         #expect(server.gets.first?.ifRange == "\"v1\"")
     }
@@ -90,7 +90,7 @@ struct StreamFetchTests {
         #expect(server.gets.first?.rangeText == "bytes=600-")
         // The 600 cached bytes cannot belong to a 500-byte file: start over in this run.
         #expect(result.status == .ok, "\(result.error ?? "")")
-        #expect(project.contents("f.bin") == shorter.bytes)
+        #expect(project.difference("f.bin", from: shorter.bytes) == nil)
         #expect(result.notes.contains { $0.contains("416") }, "\(result.notes)")
     }
 
@@ -104,7 +104,7 @@ struct StreamFetchTests {
         }
         let result = await project.apply(project.download("f.bin"), over: server)
         #expect(result.status == .ok, "\(result.error ?? "")")
-        #expect(project.contents("f.bin") == Self.file.bytes)
+        #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
         #expect(server.gets.map(\.rangeText) == ["bytes=400-", "-"])
         #expect(result.notes.contains { $0.contains("did not fit the cached bytes") }, "\(result.notes)")
     }
@@ -117,7 +117,7 @@ struct StreamFetchTests {
         }
         let result = await project.apply(project.download("f.bin"), over: server)
         #expect(result.status == .ok, "\(result.error ?? "")")
-        #expect(project.contents("f.bin") == bare.bytes)
+        #expect(project.difference("f.bin", from: bare.bytes) == nil)
         // Without a validator the 300 bytes cannot be vouched for against a new version.
         #expect(server.gets.map(\.rangeText) == ["-", "-"])
         #expect(result.notes.contains { $0.contains("no strong ETag or Last-Modified") }, "\(result.notes)")

@@ -63,6 +63,20 @@ final class ScriptedProject {
         FileManager.default.contents(atPath: root + "/" + name).map { [UInt8]($0) }
     }
 
+    /// How the file `name` differs from `expected`, in a line; nil when it holds exactly those
+    /// bytes. (Comparing the arrays would print megabytes on a failure.)
+    func difference(_ name: String, from expected: [UInt8]) -> String? {
+        Self.difference(contents(name), from: expected)
+    }
+
+    static func difference(_ actual: [UInt8]?, from expected: [UInt8]) -> String? {
+        guard let actual else { return "missing" }
+        if actual == expected { return nil }
+        let common = min(actual.count, expected.count)
+        let first = (0..<common).first { actual[$0] != expected[$0] } ?? common
+        return "\(actual.count) bytes where \(expected.count) were expected, first difference at byte \(first)"
+    }
+
     func key(_ name: String) -> String { Cache.key(for: Self.url(name)) }
 
     /// The entry's record in the cache.
