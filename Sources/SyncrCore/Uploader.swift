@@ -5,6 +5,7 @@ import Foundation
 import SyncrArchive
 import SyncrDigest
 import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 import Synchronization
 

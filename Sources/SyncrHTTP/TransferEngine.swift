@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import Synchronization
+import SyncrLock
 
 /// Runs every HTTP transfer of a syncr run on one thread driving a libcurl multi handle.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SyncrCore
 import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 
 /// One entry through every stage (decide, reserve, fetch, verify, place: `Downloader.transfer`)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SyncrCore
 import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 
 /// The range scheduler (`SegmentedFetch`, and the lead request of `Downloader+Fetch` that it

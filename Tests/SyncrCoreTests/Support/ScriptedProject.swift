@@ -1,6 +1,7 @@
 import Foundation
 @testable import SyncrCore
 import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 
 /// A project folder whose manifest downloads files from a scripted server: the destination

@@ -1,5 +1,6 @@
 import Foundation
 import SyncrHTTP
+import SyncrLock
 
 /// One answer of a scripted server.
 struct Reply: Sendable {
