@@ -3,8 +3,8 @@
 // dependency arrows below are the only ones the compiler allows.
 //
 //   syncr (CLI) -> SyncrCore -> SyncrManifest (libyaml)
-//                            -> SyncrHTTP     (libcurl)
-//                            -> SyncrArchive  (zlib)
+//                            -> SyncrHTTP     (libcurl)  -> SyncrLock
+//                            -> SyncrArchive  (zlib)     -> SyncrLock
 //                            -> SyncrDigest   (libcrypto)
 import PackageDescription
 
@@ -33,22 +33,25 @@ let package = Package(
         // `make` passes as -Xcc -DSYNCR_COMMIT (syncr version).
         .target(name: "CSystem", path: "Sources/CSystem"),
 
+        // The one lock type (`Locked`), for every module that needs a lock; imports nothing.
+        .target(name: "SyncrLock"),
+
         // Leaves: they never import each other.
         .target(name: "SyncrManifest", dependencies: ["CYAML"]),
-        .target(name: "SyncrHTTP", dependencies: ["CCurl"]),
-        .target(name: "SyncrArchive", dependencies: ["CZlib"]),
+        .target(name: "SyncrHTTP", dependencies: ["CCurl", "SyncrLock"]),
+        .target(name: "SyncrArchive", dependencies: ["CZlib", "SyncrLock"]),
         .target(name: "SyncrDigest", dependencies: ["CCrypto"]),
 
         // Cache, planner and executor: joins the leaves.
         .target(name: "SyncrCore",
-                dependencies: ["SyncrManifest", "SyncrHTTP", "SyncrArchive", "SyncrDigest", "CSystem"]),
+                dependencies: ["SyncrManifest", "SyncrHTTP", "SyncrArchive", "SyncrDigest", "SyncrLock", "CSystem"]),
 
         // Argument parsing and rendering only.
-        .executableTarget(name: "syncr", dependencies: ["SyncrCore"]),
+        .executableTarget(name: "syncr", dependencies: ["SyncrCore", "SyncrLock"]),
 
         .testTarget(name: "SyncrManifestTests", dependencies: ["SyncrManifest"]),
         .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
-        .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore"]),
+        .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore", "SyncrLock"]),
         .testTarget(name: "SyncrArchiveTests", dependencies: ["SyncrArchive"]),
         .testTarget(name: "SyncrTarTests", dependencies: ["SyncrArchive"]),
         .testTarget(name: "SyncrArchiveWriterTests", dependencies: ["SyncrArchive"]),

@@ -1,34 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A pthread mutex with one condition variable.
-///
-/// `@unchecked Sendable`: the pthread objects live at fixed heap addresses (never moved, as a
-/// Swift stored property could be) and are only touched through the pthread calls, which are
-/// safe from any thread.
-final class ZipMonitor: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        condition.deallocate()
-    }
-
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
-    /// Waits for `broadcast`; call with the lock held.
-    func wait() { pthread_cond_wait(condition, mutex) }
-    func broadcast() { pthread_cond_broadcast(condition) }
-}
+import SyncrLock
 
 /// Compresses the blocks of all files on `threads` worker threads and hands the results to the
 /// one thread that writes the archive, in job order.
@@ -37,30 +10,36 @@ final class ZipMonitor: @unchecked Sendable {
 /// `i - window`, so at most `window` results (about 1 MiB each) wait at any time, whatever the
 /// sizes or the number of files.
 ///
-/// `@unchecked Sendable`: `entries`, `total`, `window` and `level` never change; every other
-/// stored property is read and written only with `monitor` locked.
+/// `@unchecked Sendable`: `entries`, `total`, `window` and `level` never change; what the
+/// workers and the writer share is in `shared`, behind its lock; `threads` and `inline` are
+/// touched only by the writer's thread.
 final class ZipPipeline: @unchecked Sendable {
     private let entries: [ZipSourceEntry]
     private let window: Int
     private let level: Int32
-    private let monitor = ZipMonitor()
-
-    /// Makes the jobs, in order, as workers take them.
-    private var cursor: ZipJobCursor
     private let total: Int
-    private var consumed = 0
-    private var results: [Int: Result<ZipBlockResult, ArchiveError>] = [:]
-    /// The method each trial file's block 0 chose, by entry index (nil while being decided).
-    private var decisions: [Int: ZipWriter.ZipMethod] = [:]
-    private var stopped = false
+
+    /// What the workers and the writer share.
+    private struct Shared {
+        /// Makes the jobs, in order, as workers take them.
+        var cursor: ZipJobCursor
+        var consumed = 0
+        var results: [Int: Result<ZipBlockResult, ArchiveError>] = [:]
+        /// The method each trial file's block 0 chose, by entry index (nil while being decided).
+        var decisions: [Int: ZipWriter.ZipMethod] = [:]
+        var stopped = false
+    }
+    /// Waitable: workers wait for room in the window, the writer for its next result.
+    private let shared: Locked<Shared>
     private var threads: [pthread_t] = []
     /// Used by `take` when there are no workers (threads: 1): the writer compresses inline.
     private var inline: ZipBlockCompressor?
 
     init(entries: [ZipSourceEntry], threads: Int, level: Int32) {
         self.entries = entries
-        self.cursor = ZipJobCursor(entries: entries, storeAll: level == 0)
+        let cursor = ZipJobCursor(entries: entries, storeAll: level == 0)
         self.total = cursor.total
+        self.shared = Locked(Shared(cursor: cursor), waitable: true)
         self.window = max(2, 4 * threads)
         self.level = level
     }
@@ -90,10 +69,7 @@ final class ZipPipeline: @unchecked Sendable {
 
     /// Stops the workers and waits for them. Call once, whether the archive was finished or not.
     func stop() {
-        monitor.lock()
-        stopped = true
-        monitor.broadcast()
-        monitor.unlock()
+        shared.withLock { $0.stopped = true }
         for thread in threads { pthread_join(thread, nil) }
         threads = []
     }
@@ -101,19 +77,17 @@ final class ZipPipeline: @unchecked Sendable {
     /// The result of job `index`; jobs must be taken in order, each once.
     func take(_ index: Int) throws(ArchiveError) -> ZipBlockResult {
         if let inline {
-            guard cursor.taken == index, let job = cursor.next() else {
+            guard let job = shared.withLock({ $0.cursor.taken == index ? $0.cursor.next() : nil }) else {
                 throw .io(path: entries.first?.path ?? "", errno: 0, detail: "internal error: block \(index) taken out of order")
             }
             return try inline.run(job, path: entries[job.entry].path) { job, trial in
                 decide(job, trial)
             }
         }
-        monitor.lock()
-        while results[index] == nil { monitor.wait() }
-        let result = results.removeValue(forKey: index)!
-        consumed = index + 1
-        monitor.broadcast()
-        monitor.unlock()
+        let result = shared.withLock(when: { $0.results[index] != nil }) { s in
+            s.consumed = index + 1
+            return s.results.removeValue(forKey: index)!
+        }
         return try result.get()
     }
 
@@ -123,24 +97,19 @@ final class ZipPipeline: @unchecked Sendable {
             compressor = try ZipBlockCompressor(level: level)
         } catch {
             // Take the next job only to report the failure in its place.
-            monitor.lock()
-            if !stopped, cursor.next() != nil {
-                results[cursor.taken - 1] = .failure(error)
-                monitor.broadcast()
+            shared.withLock { s in
+                if !s.stopped, s.cursor.next() != nil { s.results[s.cursor.taken - 1] = .failure(error) }
             }
-            monitor.unlock()
             return
         }
         while true {
-            monitor.lock()
-            while !stopped && cursor.taken < total && cursor.taken >= consumed + window { monitor.wait() }
-            guard !stopped, let job = cursor.next() else {
-                monitor.unlock()
-                return
+            let next = shared.withLock(when: { s in
+                s.stopped || s.cursor.taken >= total || s.cursor.taken < s.consumed + window
+            }) { s -> (ZipBlockJob, Int)? in
+                guard !s.stopped, let job = s.cursor.next() else { return nil }
+                return (job, s.cursor.taken - 1)
             }
-            let index = cursor.taken - 1
-            monitor.unlock()
-
+            guard let (job, index) = next else { return }
             let result: Result<ZipBlockResult, ArchiveError>
             do throws(ArchiveError) {
                 result = .success(try compressor.run(job, path: entries[job.entry].path) { job, trial in
@@ -149,10 +118,7 @@ final class ZipPipeline: @unchecked Sendable {
             } catch {
                 result = .failure(error)
             }
-            monitor.lock()
-            results[index] = result
-            monitor.broadcast()
-            monitor.unlock()
+            shared.withLock { $0.results[index] = result }
         }
     }
 
@@ -162,18 +128,10 @@ final class ZipPipeline: @unchecked Sendable {
     private func decide(_ job: ZipBlockJob, _ trial: () -> ZipWriter.ZipMethod) -> ZipWriter.ZipMethod {
         if job.block == 0 {
             let method = trial()
-            monitor.lock()
-            decisions[job.entry] = method
-            monitor.broadcast()
-            monitor.unlock()
+            shared.withLock { $0.decisions[job.entry] = method }
             return method
         }
-        monitor.lock()
-        defer { monitor.unlock() }
-        while true {
-            // Kept until the end: a slower worker may still hold an earlier block of the file.
-            if let method = decisions[job.entry] { return method }
-            monitor.wait()
-        }
+        // Kept until the end: a slower worker may still hold an earlier block of the file.
+        return shared.withLock(when: { $0.decisions[job.entry] != nil }) { $0.decisions[job.entry]! }
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 
 /// Why the cache folder could not be locked.

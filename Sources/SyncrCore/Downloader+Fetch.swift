@@ -315,6 +315,12 @@ extension Downloader {
             fs.canResume = false
             note(fs, "the answer to the resume request did not fit the cached bytes (\(message)); restarted from byte 0")
             return .again
+        case .status(_, 416, _, _) where base > 0 && fs.canResume:
+            // The same version (If-Range held), yet it ends before the bytes we have: they cannot
+            // be trusted, and asking again would get the same answer.
+            fs.canResume = false
+            note(fs, "the server answered the resume request with 416 Range Not Satisfiable (the file is shorter than the cached bytes); restarted from byte 0")
+            return .again
         default:
             return .failed(failure, position: fs.offset)
         }

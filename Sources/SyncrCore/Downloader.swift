@@ -12,7 +12,8 @@ struct Downloader: Sendable {
     let download: Download
     let item: PlanItem
     let cache: Cache
-    let engine: TransferEngine
+    /// Carries every request of the entry (the run's `TransferEngine`, or a test's stand-in).
+    let engine: any Transport
     let redactor: Redactor
     let reporter: (any ProgressReporter)?
     /// Flushes finished files, many at once, off the cooperative pool.

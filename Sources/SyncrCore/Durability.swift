@@ -4,7 +4,7 @@ import Glibc
 import CSystem
 import Dispatch
 import Foundation
-import SyncrHTTP
+import SyncrLock
 
 /// Runs blocking system calls (fsync, hashing, large copies) on Dispatch's global pool, so that
 /// they overlap instead of holding one of the few threads Swift concurrency runs tasks on.

@@ -1,4 +1,4 @@
-import SyncrHTTP
+import SyncrLock
 
 /// A value that arrives once, from any thread, and can be awaited: the first `fulfil` wins.
 final class OneShot<Value: Sendable>: Sendable {

@@ -20,7 +20,7 @@ struct SegmentedFetch: Sendable {
     let validator: String
     let fd: Int32
     let dataPath: String
-    let engine: TransferEngine
+    let engine: any Transport
     let recorder: EntryRecorder
     let reporter: (any ProgressReporter)?
     let index: Int
@@ -192,6 +192,9 @@ struct SegmentedFetch: Sendable {
             throw Fallback(reason: "the server answered a Range request with the whole file")
         case .invalidResponse(_, let message):
             throw Fallback(reason: "a Range answer did not fit (\(message))")
+        case .status(_, 416, _, _):
+            // The file ends before this piece: it is not the size the pieces were cut for.
+            throw Fallback(reason: "a Range request was answered 416 Range Not Satisfiable (the file is shorter than expected)")
         default:
             return .failed(failure, position: reached)
         }

@@ -29,8 +29,8 @@ public struct RunOptions: Sendable {
     }
 }
 
-/// One run of syncr over a manifest: plans and applies with one transfer engine, so every
-/// request of the run shares connections.
+/// One run of syncr over a manifest: plans and applies over one transport, so every request of
+/// the run shares connections.
 public final class Session: Sendable {
     /// The manifest the run works on, with `--connections` already applied to every download.
     public let manifest: Manifest
@@ -44,7 +44,11 @@ public final class Session: Sendable {
     public let redactor: Redactor
     /// `--force` was given.
     public let force: Bool
-    private let engine: TransferEngine
+    /// Carries every request of the run.
+    private let engine: any Transport
+    /// The engine the session made for itself, which `close` shuts down; nil when the caller
+    /// gave the transport (and so owns it).
+    private let ownEngine: TransferEngine?
     private let reporter: (any ProgressReporter)?
     private let flusher = FlushPool()
     private let folders: ChangedFolders
@@ -54,7 +58,11 @@ public final class Session: Sendable {
     /// - Parameters:
     ///   - options: command-line choices that override the manifest.
     ///   - reporter: receives progress events, with secrets already masked; nil for none.
-    public init(manifest: Manifest, options: RunOptions = RunOptions(), reporter: (any ProgressReporter)? = nil) {
+    ///   - transport: carries every request of the run; nil for a `TransferEngine` of the
+    ///     session's own (capped at `max_connections_per_host`), shut down by `close`. A transport
+    ///     given here stays the caller's to shut down, so several sessions can share one.
+    public init(manifest: Manifest, options: RunOptions = RunOptions(), reporter: (any ProgressReporter)? = nil,
+                transport: (any Transport)? = nil) {
         var manifest = manifest
         if let connections = options.connections {
             for i in manifest.downloads.indices { manifest.downloads[i].settings.connections = connections }
@@ -67,14 +75,22 @@ public final class Session: Sendable {
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
         let redactor = Redactor(secrets: manifest.secrets)
         self.redactor = redactor
-        engine = TransferEngine(configuration: .init(maxConnectionsPerHost: manifest.defaults.maxConnectionsPerHost))
+        if let transport {
+            engine = transport
+            ownEngine = nil
+        } else {
+            let own = TransferEngine(configuration: .init(maxConnectionsPerHost: manifest.defaults.maxConnectionsPerHost))
+            engine = own
+            ownEngine = own
+        }
         slots = AsyncSemaphore(limit: jobs)
         self.reporter = reporter.map { ScrubbingReporter(inner: $0, redactor: redactor) }
     }
 
-    /// Releases the transfer engine; call once at the end.
+    /// Releases the transfer engine the session made (a transport given to `init` is left
+    /// running); call once at the end.
     public func close() {
-        engine.shutdown()
+        ownEngine?.shutdown()
     }
 
     // MARK: plan

@@ -5,6 +5,7 @@ import Foundation
 import SyncrArchive
 import SyncrDigest
 import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 import Synchronization
 
@@ -49,7 +50,7 @@ extension Cache {
 /// Plans uploads: what would be sent, and whether it already was.
 struct UploadPlanner: Sendable {
     let cache: Cache
-    let engine: TransferEngine
+    let engine: any Transport
     let redactor: Redactor
     let force: Bool
 
@@ -225,13 +226,13 @@ struct Uploader: Sendable {
     let upload: Upload
     let item: PlanItem
     let cache: Cache
-    let engine: TransferEngine
+    let engine: any Transport
     let redactor: Redactor
     let reporter: (any ProgressReporter)?
     /// Bytes sent so far, for progress events.
     private let progress = UploadProgress()
 
-    init(upload: Upload, item: PlanItem, cache: Cache, engine: TransferEngine, redactor: Redactor,
+    init(upload: Upload, item: PlanItem, cache: Cache, engine: any Transport, redactor: Redactor,
          reporter: (any ProgressReporter)?) {
         self.upload = upload
         self.item = item

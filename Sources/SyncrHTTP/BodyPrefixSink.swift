@@ -1,3 +1,5 @@
+import SyncrLock
+
 /// Keeps the first bytes of a 2xx body and drops the rest: for uploads, whose answer is not
 /// needed beyond a line for the report (e.g. a server's "stored 123 bytes" or a JSON receipt).
 public final class BodyPrefixSink: ResponseSink {

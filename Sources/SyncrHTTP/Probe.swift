@@ -37,7 +37,7 @@ public struct RemoteResource: Sendable, Equatable {
     }
 }
 
-extension TransferEngine {
+extension Transport {
     /// Asks the server about a resource with HEAD; where HEAD is refused (405, 501) or gives no
     /// length, falls back to `GET` with `Range: bytes=0-0` and reads the size from `Content-Range`.
     ///

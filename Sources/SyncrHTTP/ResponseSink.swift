@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import SyncrLock
 
 /// What a sink says about the response it is about to receive, or about a piece of body.
 public enum SinkDecision: Sendable {
@@ -79,20 +80,20 @@ public final class FileSink: ResponseSink {
 
     /// libcurl hands over at most 16 KiB per call; collecting them into larger positional writes
     /// saves most of the system calls (65,536 `pwrite`s per GiB otherwise).
-    /// Bytes received but not yet written; they sit right after `offset + written`.
-    ///
-    /// `@unchecked Sendable`: every access holds `lock` (the engine thread writes; a checkpoint
-    /// on another thread may flush).
-    private final class Pending: @unchecked Sendable {
-        let lock = NSLock()
+    /// Bytes received but not yet written; they sit right after `offset + written`. Locked: the
+    /// engine thread writes, and a checkpoint on another thread may flush.
+    private struct Pending {
         /// Allocated at the first write, so a sink that never writes costs nothing.
         var buffer: UnsafeMutableRawBufferPointer?
         var count = 0
-        deinit { buffer?.deallocate() }
     }
-    private let pending = Pending()
+    private let pending = Locked(Pending())
     /// Largest positional write (and the memory a running transfer holds back).
     static let coalesce = 256 * 1024
+
+    deinit {
+        pending.withLock { $0.buffer?.deallocate() }
+    }
 
     /// Bytes written to the file so far by this transfer.
     public var written: Int64 { writtenCounter.load(ordering: .acquiring) }
@@ -186,27 +187,26 @@ public final class FileSink: ResponseSink {
             return .fail(.invalidResponse(url: displayURL, message: "the server sent more bytes than the range asked for"))
         }
         var remaining = allowed
-        let p = pending
-        p.lock.lock()
-        defer { p.lock.unlock() }
-        while remaining > 0 {
-            let buffer = p.buffer ?? .allocate(byteCount: Self.coalesce, alignment: 64)
-            p.buffer = buffer
-            let n = min(Self.coalesce - p.count, remaining)
-            buffer.baseAddress!.advanced(by: p.count).copyMemory(from: base, byteCount: n)
-            p.count += n
-            base += n
-            remaining -= n
-            if p.count == Self.coalesce, let error = flush(p) { return .fail(error) }
+        let failure = pending.withLock { p -> TransferError? in
+            while remaining > 0 {
+                let buffer = p.buffer ?? .allocate(byteCount: Self.coalesce, alignment: 64)
+                p.buffer = buffer
+                let n = min(Self.coalesce - p.count, remaining)
+                buffer.baseAddress!.advanced(by: p.count).copyMemory(from: base, byteCount: n)
+                p.count += n
+                base += n
+                remaining -= n
+                if p.count == Self.coalesce, let error = flush(&p) { return error }
+            }
+            return nil
         }
+        if let failure { return .fail(failure) }
         // The limit was moved by `split`: the rest belongs to another connection.
         return allowed < bytes.count ? .stop : .proceed
     }
 
     public func finish() -> SinkDecision {
-        pending.lock.lock()
-        defer { pending.lock.unlock() }
-        return flush(pending).map { .fail($0) } ?? .proceed
+        pending.withLock { flush(&$0) }.map { .fail($0) } ?? .proceed
     }
 
     /// Writes out the bytes held back so far, so that a checkpoint can count them: a transfer
@@ -214,13 +214,12 @@ public final class FileSink: ResponseSink {
     /// thread. Returns false when the write failed (the transfer will report it).
     @discardableResult
     public func writeHeldBytes() -> Bool {
-        pending.lock.lock()
-        defer { pending.lock.unlock() }
-        return flush(pending) == nil
+        pending.withLock { flush(&$0) } == nil
     }
 
-    /// Writes the held-back bytes at their place, then counts them as written.
-    private func flush(_ p: Pending) -> TransferError? {
+    /// Writes the held-back bytes at their place, then counts them as written. Call with
+    /// `pending` locked.
+    private func flush(_ p: inout Pending) -> TransferError? {
         guard p.count > 0, let buffer = p.buffer, var base = buffer.baseAddress else { return nil }
         var remaining = p.count
         var position = offset + writtenCounter.load(ordering: .relaxed)

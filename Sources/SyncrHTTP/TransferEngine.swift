@@ -1,13 +1,15 @@
 import CCurl
 import Foundation
 import Synchronization
+import SyncrLock
 
 /// Runs every HTTP transfer of a syncr run on one thread driving a libcurl multi handle.
 ///
 /// One multi handle means one connection cache and one DNS cache for all transfers, so many
 /// files from one host reuse connections, and one place caps connections per host. Callers
-/// submit requests from any task with `perform`, which suspends until the transfer ends.
-public final class TransferEngine: @unchecked Sendable {
+/// submit requests from any task with `perform` or `attempt` (its `Transport` conformance),
+/// which suspend until the transfer ends.
+public final class TransferEngine: Transport, @unchecked Sendable {
     // @unchecked Sendable: `multi` and `active` are touched only by the engine thread; the
     // other threads reach it only through `inbox` (a lock) and `curl_multi_wakeup`, which
     // libcurl documents as callable from any thread.
@@ -64,14 +66,6 @@ public final class TransferEngine: @unchecked Sendable {
         inbox.withLock { $0.stopping = true }
         curl_multi_wakeup(multi)
         finished.wait()
-    }
-
-    /// Performs a request, feeding a 2xx body to `sink`.
-    ///
-    /// Returns `.success` for every answer the server gave (including 4xx/5xx, whose body start
-    /// is in `errorBody`), and `.failure` when no complete answer arrived or the sink refused it.
-    public func perform(_ request: HTTPRequest, sink: ResponseSink) async -> Result<HTTPResponse, TransferError> {
-        await attempt(request, sink: sink).result
     }
 
     /// One hop of `attempt`: a single request, redirects not followed.

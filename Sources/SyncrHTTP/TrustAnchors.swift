@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import SyncrLock
 
 /// How a request checks the server's certificate.
 public struct TLSOptions: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import SyncrCore
-import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 
 /// Draws progress on a terminal: one line per active transfer (name, percent, bytes done/total,

@@ -1,5 +1,5 @@
 import SyncrCore
-import SyncrHTTP
+import SyncrLock
 
 /// Stands in for the progress reporter until it exists: `apply` takes the cache lock and prints
 /// its warnings before a bar may take over the terminal, but the session is made first.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import SyncrHTTP
+import SyncrLock
 
 /// The only place that writes to the terminal.
 enum Output {

@@ -1,5 +1,5 @@
 import SyncrCore
-import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 
 /// A progress reporter that can be told the run is over.

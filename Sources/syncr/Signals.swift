@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import SyncrCore
-import SyncrHTTP
+import SyncrLock
 
 /// SIGINT and SIGTERM: the first asks the run to stop and save its progress; a second one
 /// exits at once.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import SyncrHTTP
+import SyncrLock
 import Testing
 @testable import SyncrCore
 

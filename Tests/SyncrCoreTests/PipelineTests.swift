@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import SyncrCore
+import SyncrHTTP
+import SyncrLock
+import SyncrManifest
+
+/// One entry through every stage (decide, reserve, fetch, verify, place: `Downloader.transfer`)
+/// and across runs, against a scripted server: each test names the server behaviour it scripts.
+@Suite(.timeLimit(.minutes(2)))
+struct PipelineTests {
+    static let file = Resource(bytes: Resource.pattern(1000))
+
+    @Test func serverAnswers200AndTheFileLandsWithItsRecord() async throws {
+        let project = try ScriptedProject()
+        let server = ScriptedTransport(serving: Self.file)
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
+        // Nothing was cached, so nothing was asked first: the GET told size and validators.
+        #expect(server.requests.map(\.method) == [.get])
+        let record = try #require(project.record("f.bin"))
+        #expect(record.complete && record.size == 1000 && record.etag?.headerValue == "\"v1\"")
+        #expect(record.destinationFingerprint == FS.fingerprint(project.root + "/f.bin"))
+        #expect(project.cached("f.bin") == nil, "the cache file was moved into place, not copied")
+    }
+
+    @Test func serverAnswersHEADWithTheSameETagSoTheSecondRunFetchesNothing() async throws {
+        let project = try ScriptedProject()
+        let download = project.download("f.bin")
+        _ = await project.apply(download, over: ScriptedTransport(serving: Self.file))
+        let server = ScriptedTransport(serving: Self.file)
+        let result = await project.apply(download, over: server)
+        #expect(result.status == .skipped, "\(result.error ?? "")")
+        #expect(server.requests.map(\.method) == [.head])
+    }
+
+    @Test func serverSendsOtherBytesThanTheManifestPins() async throws {
+        let project = try ScriptedProject()
+        // The manifest pins the SHA-256 of `file`; the server sends a file of the same size.
+        let pinned = try FS.digests(of: try write(Self.file.bytes, in: project), algorithms: ["sha256"])["sha256"]!
+        let download = project.download("f.bin", checksums: [.sha256(pinned)])
+        let other = Resource(bytes: Resource.pattern(1000, seed: 9))
+        let result = await project.apply(download, over: ScriptedTransport(serving: other))
+        #expect(result.status == .failed)
+        #expect(result.error?.contains("sha256 mismatch") == true, "\(result.error ?? "")")
+        #expect(project.contents("f.bin") == nil, "a file that failed its checksum is never placed")
+        #expect(project.record("f.bin") == nil && project.cached("f.bin") == nil, "and not kept")
+    }
+
+    @Test func connectionDropsAfterNBytesThenTheServerIsGoneSoTheNextRunResumes() async throws {
+        let project = try ScriptedProject(retries: 0)
+        let download = project.download("f.bin")
+        // First run: 300 bytes, the connection breaks, and the server no longer answers.
+        let failing = ScriptedTransport { request, number in
+            number == 1 ? Self.file.answer(request).dropping(after: 300) : .refused(request.displayURL)
+        }
+        let first = await project.apply(download, over: failing)
+        #expect(first.status == .failed)
+        #expect(first.error?.contains("kept in the cache, run again to resume") == true, "\(first.error ?? "")")
+        // The record vouches for exactly the bytes that arrived, of the version they came from.
+        let record = try #require(project.record("f.bin"))
+        #expect(record.ranges == RangeSet([0..<300]) && record.etag?.headerValue == "\"v1\"" && !record.complete)
+        #expect(project.cached("f.bin") == Array(Self.file.bytes[0..<300]))
+        // Second run: asks first (something is cached), then only for the rest.
+        let server = ScriptedTransport(serving: Self.file)
+        let second = await project.apply(download, over: server)
+        #expect(second.status == .ok, "\(second.error ?? "")")
+        #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
+        #expect(server.requests.map { "\($0.method.rawValue) \($0.rangeText)" } == ["HEAD -", "GET bytes=300-"])
+        #expect(second.transferred == 700)
+    }
+
+    @Test func runInterruptedWhileTheServerIsSendingKeepsWhatArrived() async throws {
+        let project = try ScriptedProject()
+        let large = Resource(bytes: Resource.pattern(600_000))
+        let paused = Locked(false)
+        // The server sends 300 000 bytes, then nothing more until the run is cancelled.
+        let server = ScriptedTransport { request, _ in
+            var reply = large.answer(request)
+            reply.pause = .init(after: 300_000) {
+                paused.withLock { $0 = true }
+                while !Task.isCancelled { await Task.yield() }
+            }
+            return reply
+        }
+        let session = project.session(project.download("big.bin"), over: server)
+        let run = Task { await session.apply().results[0] }
+        while !paused.withLock({ $0 }) { await Task.yield() }
+        run.cancel()
+        let result = await run.value
+        #expect(result.status == .interrupted)
+        #expect(result.error?.contains("kept in the cache") == true, "\(result.error ?? "")")
+        let record = try #require(project.record("big.bin"))
+        #expect(record.good == 300_000)
+        #expect(ScriptedProject.difference(project.cached("big.bin"), from: Array(large.bytes[0..<300_000])) == nil)
+        #expect(project.contents("big.bin") == nil, "an interrupted file is never placed")
+    }
+
+    private func write(_ bytes: [UInt8], in project: ScriptedProject) throws -> String {
+        let path = project.root + "/expected.bin"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+}

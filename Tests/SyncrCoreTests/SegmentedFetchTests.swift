@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+@testable import SyncrCore
+import SyncrHTTP
+import SyncrLock
+import SyncrManifest
+
+/// The range scheduler (`SegmentedFetch`, and the lead request of `Downloader+Fetch` that it
+/// helps) against a scripted server: each test names the server behaviour it scripts.
+///
+/// Pieces are never cut below `SegmentedFetch.minimumPiece` (1 MiB), so the files are a few MiB.
+@Suite(.timeLimit(.minutes(2)))
+struct SegmentedFetchTests {
+    static let mib = 1 << 20
+    static let file = Resource(bytes: Resource.pattern(4 * mib))
+
+    /// A project with a partial download of `file` that segmentation resumes: the first MiB on
+    /// disk, the rest missing.
+    func resumable(connections: Int = 2, retries: Int = 2) throws -> ScriptedProject {
+        let project = try ScriptedProject(retries: retries, connections: connections)
+        try project.leavePartial("big.bin", of: Self.file, ranges: [0..<Int64(Self.mib)])
+        return project
+    }
+
+    /// The GETs that asked for a bounded range (pieces), as (start, end) inclusive.
+    func pieces(_ server: ScriptedTransport) -> [(Int64, Int64)] {
+        server.gets.compactMap { r in r.range.flatMap { range in range.end.map { (range.start, $0) } } }
+    }
+
+    @Test func missingBytesArriveInPiecesOverSeveralConnections() async throws {
+        let project = try resumable()
+        let server = ScriptedTransport(serving: Self.file)
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
+        // 3 MiB missing over 2 connections: two pieces that meet, each with If-Range.
+        let asked = pieces(server).sorted { $0.0 < $1.0 }
+        #expect(asked.count == 2 && asked[0].0 == Int64(Self.mib) && asked[1].1 == Int64(4 * Self.mib - 1), "\(asked)")
+        #expect(asked.count == 2 && asked[0].1 + 1 == asked[1].0, "\(asked)")
+        #expect(server.gets.allSatisfy { $0.ifRange == "\"v1\"" && $0.ownConnection })
+        #expect(result.transferred == Int64(3 * Self.mib))
+    }
+
+    @Test func serverIgnoresRangeAndAnswers200WithTheWholeBody() async throws {
+        let project = try resumable()
+        let server = ScriptedTransport { request, _ in
+            request.method == .head ? Self.file.answer(request) : Self.file.whole()
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
+        #expect(server.gets.last?.range == nil, "the fallback stream asks for the whole file")
+        #expect(result.notes.contains { $0.contains("fell back to one stream") }, "\(result.notes)")
+    }
+
+    @Test func serverIgnoresRangeOnAFreshFileSoTheLeadStreamTakesItAll() async throws {
+        let project = try ScriptedProject(connections: 4)
+        let server = ScriptedTransport { request, _ in Self.file.whole() }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
+        // The `bytes=0-` lead got the whole file (which is what it asked for): nothing to share.
+        #expect(server.gets.map(\.rangeText) == ["bytes=0-"])
+    }
+
+    @Test func connectionDropsAfterNBytesThen206ResumesThePiece() async throws {
+        let project = try resumable(retries: 0)
+        let cut = 100_000
+        let end = Int64(4 * Self.mib - 1)
+        let dropped = Locked(false)
+        let server = ScriptedTransport { request, _ in
+            let reply = Self.file.answer(request)
+            // The piece that ends the file breaks once, 100 000 bytes in.
+            guard request.method == .get, request.range?.end == end,
+                  dropped.withLock({ done in defer { done = true }; return !done }) else { return reply }
+            return reply.dropping(after: cut)
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
+        let last = pieces(server).filter { $0.1 == Int64(4 * Self.mib - 1) }
+        // The retry asks for the rest of that piece only, to the same end.
+        #expect(last.count == 2 && last[1].0 == last[0].0 + Int64(cut), "\(last)")
+    }
+
+    @Test func etagChangesBetweenProbeAndGet() async throws {
+        let project = try resumable()
+        let newer = Resource(bytes: Resource.pattern(4 * Self.mib, seed: 7), etag: "\"v2\"")
+        let server = StreamFetchTests.changed(from: Self.file, to: newer)
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        // The If-Range of every piece failed (200): no piece of v2 lands beside the MiB of v1.
+        #expect(project.difference("big.bin", from: newer.bytes) == nil)
+        #expect(project.record("big.bin")?.etag?.headerValue == "\"v2\"")
+        #expect(result.notes.contains { $0.contains("fell back to one stream") }, "\(result.notes)")
+    }
+
+    @Test func status416ForARangePastTheEnd() async throws {
+        let project = try resumable()
+        // Between HEAD and the pieces the file shrank to 512 KiB, under the same validator: every
+        // piece (all past the cached first MiB) is answered 416.
+        let shorter = Resource(bytes: Resource.pattern(Self.mib / 2, seed: 3))
+        let server = StreamFetchTests.changed(from: Self.file, to: shorter)
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("big.bin", from: shorter.bytes) == nil)
+        #expect(result.notes.contains { $0.contains("416") && $0.contains("fell back to one stream") }, "\(result.notes)")
+    }
+
+    @Test func pieceAnsweredWithADifferentContentRange() async throws {
+        let project = try resumable()
+        // Every bounded range is answered from one byte further on than asked.
+        let server = ScriptedTransport { request, _ in
+            guard request.method == .get, let range = request.range, let end = range.end else {
+                return Self.file.answer(request)
+            }
+            return Self.file.part(ByteRange(start: range.start + 1, end: end))
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
+        #expect(result.notes.contains { $0.contains("a Range answer did not fit") }, "\(result.notes)")
+        #expect(server.gets.last?.range == nil)
+    }
+
+    @Test(arguments: [401, 403])
+    func pieceAnsweredUnauthorizedGivesTheCredentialsHint(code: Int) async throws {
+        let project = try resumable()
+        let server = ScriptedTransport { request, _ in
+            request.method == .head ? Self.file.answer(request) : .status(code)
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .failed)
+        #expect(result.error?.contains("HTTP \(code)") == true, "\(result.error ?? "")")
+        #expect(result.error?.contains("check the credentials") == true, "\(result.error ?? "")")
+    }
+
+    @Test func aConnectionThatFinishesEarlyTakesHalfOfTheSlowestPiece() async throws {
+        // 8 MiB: what the slow piece has left must be at least two minimum pieces to be split.
+        let large = Resource(bytes: Resource.pattern(8 * Self.mib))
+        let project = try ScriptedProject(connections: 2)
+        try project.leavePartial("big.bin", of: large, ranges: [0..<Int64(Self.mib)])
+        let firstPiece = Int64(Self.mib)
+        let holder = Locked<ScriptedTransport?>(nil)
+        let server = ScriptedTransport { request, _ in
+            let reply = large.answer(request)
+            guard request.range?.start == firstPiece, let end = request.range?.end else { return reply }
+            // The first piece is slow: after 64 KiB it waits for another connection to take
+            // over part of what it has left.
+            var slow = reply
+            slow.pause = .init(after: 64 << 10) {
+                await holder.withLock { $0 }?.wait { $0.contains { $0.range.map { $0.start > firstPiece && $0.start <= end } ?? false } }
+            }
+            return slow
+        }
+        holder.withLock { $0 = server }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("big.bin", from: large.bytes) == nil)
+        let asked = pieces(server)
+        let first = try #require(asked.first { $0.0 == firstPiece })
+        // Taken over: the second half of what the first piece had left, to the same end.
+        let stolen = asked.filter { $0.0 > first.0 && $0.0 < first.1 }
+        #expect(stolen.count == 1 && stolen.first?.1 == first.1, "\(asked)")
+    }
+
+    @Test func freshLargeFileTheLeadRequestIsSharedOut() async throws {
+        let project = try ScriptedProject(connections: 2)
+        let holder = Locked<ScriptedTransport?>(nil)
+        let server = ScriptedTransport { request, number in
+            var reply = Self.file.answer(request)
+            guard number == 1 else { return reply }
+            // The lead (`bytes=0-`) waits after 64 KiB until another connection has taken a part.
+            reply.pause = .init(after: 64 << 10) {
+                await holder.withLock { $0 }?.wait { $0.count > 1 }
+            }
+            return reply
+        }
+        holder.withLock { $0 = server }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
+        let gets = server.gets
+        #expect(gets.first?.rangeText == "bytes=0-")
+        // The helper takes the second half of the rest, to the end, against the lead's ETag.
+        #expect(gets.count == 2 && gets[1].range?.end == Int64(4 * Self.mib - 1) && gets[1].ifRange == "\"v1\"",
+                "\(gets.map(\.rangeText))")
+        #expect(result.transferred == Int64(4 * Self.mib))
+    }
+}

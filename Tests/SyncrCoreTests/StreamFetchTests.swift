@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+@testable import SyncrCore
+import SyncrHTTP
+import SyncrManifest
+
+/// The fetch stage over one stream (`Downloader+Fetch`), against a scripted server: each test
+/// names the server behaviour it scripts and checks the file that lands and the requests made.
+@Suite(.timeLimit(.minutes(2)))
+struct StreamFetchTests {
+    static let file = Resource(bytes: Resource.pattern(1000))
+
+    /// Answers HEAD as `before` and every GET as `after`: the file changed between them.
+    static func changed(from before: Resource, to after: Resource) -> ScriptedTransport {
+        ScriptedTransport { request, _ in request.method == .head ? before.answer(request) : after.answer(request) }
+    }
+
+    @Test func serverIgnoresRangeAndAnswers200WithTheWholeBody() async throws {
+        let project = try ScriptedProject()
+        let download = project.download("f.bin")
+        try project.leavePartial("f.bin", of: Self.file, ranges: [0..<400])
+        // HEAD says ranges are served; every GET gets the whole file anyway.
+        let server = ScriptedTransport { request, _ in
+            request.method == .head ? Self.file.answer(request) : Self.file.whole()
+        }
+        let result = await project.apply(download, over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        // The 200 body starts at byte 0: appended after the 400 cached bytes it would be wrong.
+        #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
+        #expect(server.gets.map(\.rangeText) == ["bytes=400-", "-"])
+        #expect(result.notes.contains { $0.contains("ignored the Range request") }, "\(result.notes)")
+    }
+
+    @Test func connectionDropsAfterNBytesThen206Resumes() async throws {
+        // No retries to spare: an attempt that moved the file forward must not use one up.
+        let project = try ScriptedProject(retries: 0)
+        let server = ScriptedTransport { request, number in
+            number == 1 ? Self.file.answer(request).dropping(after: 300) : Self.file.answer(request)
+        }
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
+        #expect(server.gets.map(\.rangeText) == ["-", "bytes=300-"])
+        // The resumed bytes must be of the same version as the first 300.
+        #expect(server.gets.last?.ifRange == "\"v1\"")
+        #expect(result.transferred == 1000)
+    }
+
+    @Test(arguments: [1, 0])
+    func status503WithRetryAfterThen200(retries: Int) async throws {
+        let project = try ScriptedProject(retries: retries)
+        let events = EventLog()
+        let server = ScriptedTransport { request, number in
+            number == 1 ? .status(503, ["Retry-After": "0"], body: "busy") : Self.file.answer(request)
+        }
+        let result = await project.apply(project.download("f.bin"), over: server, reporter: events)
+        if retries == 0 {
+            #expect(result.status == .failed)
+            #expect(result.error?.contains("HTTP 503") == true, "\(result.error ?? "")")
+            #expect(result.error?.contains("gave up after 0 retries") == true, "\(result.error ?? "")")
+            #expect(server.gets.count == 1)
+        } else {
+            #expect(result.status == .ok, "\(result.error ?? "")")
+            #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
+            #expect(events.retries.count == 1 && events.retries[0].contains("503"), "\(events.retries)")
+            #expect(server.gets.count == 2)
+        }
+    }
+
+    @Test func etagChangesBetweenProbeAndGet() async throws {
+        let project = try ScriptedProject()
+        try project.leavePartial("f.bin", of: Self.file, ranges: [0..<400])
+        let newer = Resource(bytes: Resource.pattern(1000, seed: 7), etag: "\"v2\"")
+        let server = Self.changed(from: Self.file, to: newer)
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        // Not 400 bytes of v1 followed by v2: all of v2, and the record says so.
+        #expect(project.difference("f.bin", from: newer.bytes) == nil)
+        #expect(project.record("f.bin")?.etag?.headerValue == "\"v2\"")
+        #expect(server.gets.first?.ifRange == "\"v1\"")
+    }
+
+    @Test func status416ForARangePastTheEnd() async throws {
+        let project = try ScriptedProject()
+        try project.leavePartial("f.bin", of: Self.file, ranges: [0..<600])
+        // Between HEAD and GET the file shrank to 500 bytes, under the same validator.
+        let shorter = Resource(bytes: Resource.pattern(500, seed: 3))
+        let server = Self.changed(from: Self.file, to: shorter)
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(server.gets.first?.rangeText == "bytes=600-")
+        // The 600 cached bytes cannot belong to a 500-byte file: start over in this run.
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("f.bin", from: shorter.bytes) == nil)
+        #expect(result.notes.contains { $0.contains("416") }, "\(result.notes)")
+    }
+
+    @Test func resumeAnsweredWithADifferentContentRange() async throws {
+        let project = try ScriptedProject()
+        try project.leavePartial("f.bin", of: Self.file, ranges: [0..<400])
+        // A 206 for `bytes=400-` that holds the file from byte 0.
+        let server = ScriptedTransport { request, _ in
+            guard request.method == .get, request.range != nil else { return Self.file.answer(request) }
+            return Self.file.part(ByteRange(start: 0))
+        }
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
+        #expect(server.gets.map(\.rangeText) == ["bytes=400-", "-"])
+        #expect(result.notes.contains { $0.contains("did not fit the cached bytes") }, "\(result.notes)")
+    }
+
+    @Test func serverSendsNoValidatorSoAResumeStartsOver() async throws {
+        let project = try ScriptedProject(retries: 1)
+        let bare = Resource(bytes: Resource.pattern(1000), etag: nil)
+        let server = ScriptedTransport { request, number in
+            number == 1 ? bare.answer(request).dropping(after: 300) : bare.answer(request)
+        }
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(project.difference("f.bin", from: bare.bytes) == nil)
+        // Without a validator the 300 bytes cannot be vouched for against a new version.
+        #expect(server.gets.map(\.rangeText) == ["-", "-"])
+        #expect(result.notes.contains { $0.contains("no strong ETag or Last-Modified") }, "\(result.notes)")
+    }
+}
