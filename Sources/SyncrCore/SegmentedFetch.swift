@@ -265,11 +265,12 @@ private actor Board {
         var mayCutLater = false
         for (sink, began) in candidates where !sink.isShortened && sink.remaining >= 2 * minimum {
             let seconds = (now - began) / .seconds(1)
-            let written = sink.written
-            // Too early to know its pace: look again.
-            guard seconds > 0.05, written > 0 else { mayCutLater = true; continue }
+            let received = sink.received
             mayCutLater = true
-            let secondsLeft = Double(sink.remaining) * seconds / Double(written)
+            // Its pace so far; with nothing received yet, only a whole `cutAfter` of nothing
+            // says it is slow (an answer may be a round trip away).
+            let secondsLeft = received > 0 && seconds > 0.05 ? Double(sink.remaining) * seconds / Double(received)
+                : (received == 0 ? seconds : 0)
             if secondsLeft >= cutAfter / .seconds(1), let piece = Self.half(of: sink, minimum: minimum) {
                 return .piece(piece)
             }

@@ -132,6 +132,9 @@ public final class FileSink: ResponseSink {
     /// taken from it.
     public var isShortened: Bool { cursor.withLock { $0.shortened } }
 
+    /// Bytes this transfer has received and kept so far, written or still held back: its pace.
+    public var received: Int64 { cursor.withLock { $0.reserved } }
+
     /// Bytes between the write position and the limit.
     public var remaining: Int64 { cursor.withLock { $0.limit == Int64.max ? Int64.max : $0.limit - offset - $0.reserved } }
 

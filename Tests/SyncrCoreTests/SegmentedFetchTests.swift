@@ -59,8 +59,9 @@ struct SegmentedFetchTests {
         let result = await project.apply(project.download("big.bin"), over: server)
         #expect(result.status == .ok, "\(result.error ?? "")")
         #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
-        // The `bytes=0-` lead got the whole file (which is what it asked for): nothing to share.
-        #expect(server.gets.map(\.rangeText) == ["bytes=0-"])
+        // The lead asked for the first min_split / connections bytes (at least 1 MiB) and got
+        // the whole file in a 200, which holds them: it is kept, and there is nothing to share.
+        #expect(server.gets.map(\.rangeText) == ["bytes=0-1048575"])
     }
 
     @Test func connectionDropsAfterNBytesThen206ResumesThePiece() async throws {
@@ -164,13 +165,13 @@ struct SegmentedFetchTests {
         #expect(stolen.count == 1 && stolen.first?.1 == first.1, "\(asked)")
     }
 
-    @Test func freshLargeFileTheLeadRequestIsSharedOut() async throws {
+    @Test func freshLargeFileTheRestIsSharedOutInWholePieces() async throws {
         let project = try ScriptedProject(connections: 2)
         let holder = Locked<ScriptedTransport?>(nil)
         let server = ScriptedTransport { request, number in
             var reply = Self.file.answer(request)
             guard number == 1 else { return reply }
-            // The lead (`bytes=0-`) waits after 64 KiB until another connection has taken a part.
+            // The lead (its first 1 MiB) waits after 64 KiB until another connection has a part.
             reply.pause = .init(after: 64 << 10) {
                 await holder.withLock { $0 }?.wait { $0.count > 1 }
             }
@@ -181,10 +182,13 @@ struct SegmentedFetchTests {
         #expect(result.status == .ok, "\(result.error ?? "")")
         #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
         let gets = server.gets
-        #expect(gets.first?.rangeText == "bytes=0-")
-        // The helper takes the second half of the rest, to the end, against the lead's ETag.
-        #expect(gets.count == 2 && gets[1].range?.end == Int64(4 * Self.mib - 1) && gets[1].ifRange == "\"v1\"",
+        #expect(gets.first?.rangeText == "bytes=0-1048575")
+        // Shares of size / connections (2 MiB): the helper takes the first whole share after
+        // the lead's part, against the lead's ETag; the lead's connection, once its part is
+        // done, takes the smaller last one. Nothing is asked for twice.
+        #expect(gets.dropFirst().map(\.rangeText) == ["bytes=1048576-3145727", "bytes=3145728-4194303"],
                 "\(gets.map(\.rangeText))")
+        #expect(gets.dropFirst().allSatisfy { $0.ifRange == "\"v1\"" })
         #expect(result.transferred == Int64(4 * Self.mib))
     }
 }
