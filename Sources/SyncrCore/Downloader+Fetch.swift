@@ -70,10 +70,10 @@ extension Downloader {
         }
         do {
             try await preallocate(fd: file.fd, size: size, dataPath: file.path, recorder: recorder)
-        } catch let failure as Failure where failure.noRoom {
+        } catch let error as SyncError where error.isNoRoomToReserve {
             // What a failed preallocation took, no record vouches for: give it back.
             if await recorder.state.cachedBytes == 0 { _ = ftruncate(file.fd, 0) }
-            throw failure
+            throw error
         }
         let missing = await recorder.state.ranges.gaps(upTo: size)
         let (outcome, received) = try await pieces(file, size: size, validator: validator).run(missing: missing)
@@ -206,7 +206,7 @@ extension Downloader {
             _ = await ticker.value
             // No room for the preallocation: the bytes of the first response that no
             // record vouches for are given back, now that nothing writes or records.
-            if (error as? Failure)?.noRoom == true, await file.recorder.state.cachedBytes == 0 {
+            if (error as? SyncError)?.isNoRoomToReserve == true, await file.recorder.state.cachedBytes == 0 {
                 _ = ftruncate(file.fd, 0)
             }
             throw error
@@ -281,7 +281,7 @@ extension Downloader {
             fs.offset = try await keep(good: fs.offset, head: sink.head, fd: file.fd, recorder: recorder)
         }
         if case .local(_, let code, _) = failure, Self.isSpaceError(code) {
-            throw Failure(message: spaceFailure(code, kept: fs.offset))
+            throw spaceFailure(code, kept: fs.offset)
         }
         switch failure {
         case .rangeNotHonoured:

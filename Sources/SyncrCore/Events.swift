@@ -20,7 +20,7 @@ public protocol ProgressReporter: Sendable {
 
 /// The outcome of one entry in `apply`.
 public struct ItemResult: Sendable {
-    /// How one entry ended.
+    /// How one entry ended, as a word (the `status` of the JSON report).
     public enum Status: String, Sendable, Codable {
         case ok, failed, skipped
         /// The run was interrupted (SIGINT, SIGTERM) before the entry finished; what arrived is
@@ -28,28 +28,58 @@ public struct ItemResult: Sendable {
         case interrupted
     }
 
+    /// How one entry ended, with why when it did not succeed.
+    public enum Outcome: Sendable, Equatable {
+        /// Transferred (downloaded, resumed, restarted or uploaded) and in place.
+        case ok
+        /// Already up to date: nothing was transferred.
+        case skipped
+        /// Failed; the error says why and what to do.
+        case failed(SyncError)
+        /// Stopped by SIGINT or SIGTERM before it finished; what arrived is kept in the cache and
+        /// the next run resumes it.
+        case interrupted(SyncError.Interruption)
+    }
+
     /// The plan line the entry was applied from.
     public var item: PlanItem
     /// How the entry ended.
-    public var status: Status
+    public var outcome: Outcome
     /// Bytes received over the network for this entry in this run.
     public var transferred: Int64
     /// Seconds the entry took in this run, on a monotonic clock (0 for one interrupted before it
     /// started).
     public var seconds: Double
-    /// Why it failed, with secrets masked.
-    public var error: String?
     /// Things worth knowing that did not fail it, with secrets masked.
     public var notes: [String]
 
     /// Creates a result from its parts.
-    public init(item: PlanItem, status: Status, transferred: Int64, seconds: Double, error: String?, notes: [String]) {
+    public init(item: PlanItem, outcome: Outcome, transferred: Int64, seconds: Double, notes: [String]) {
         self.item = item
-        self.status = status
+        self.outcome = outcome
         self.transferred = transferred
         self.seconds = seconds
-        self.error = error
         self.notes = notes
+    }
+
+    /// How the entry ended, as a word.
+    public var status: Status {
+        switch outcome {
+        case .ok: return .ok
+        case .skipped: return .skipped
+        case .failed: return .failed
+        case .interrupted: return .interrupted
+        }
+    }
+
+    /// Why it failed or was interrupted, with secrets masked; nil when it succeeded or was
+    /// up to date. Its `description` is the operator's message.
+    public var error: SyncError? {
+        switch outcome {
+        case .ok, .skipped: return nil
+        case .failed(let error): return error
+        case .interrupted(let interruption): return .interrupted(interruption)
+        }
     }
 }
 

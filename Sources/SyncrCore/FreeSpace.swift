@@ -102,12 +102,6 @@ public enum FreeSpace {
         }
         return result
     }
-
-    /// The message for a cache file that could not be preallocated.
-    static func notEnoughSpace(folder: String, entry: String, need: Int64) -> String {
-        let free = available(at: folder).map(ByteSize.format) ?? "unknown"
-        return "not enough space in \(folder) for \(entry): need \(ByteSize.format(need)), \(free) free; free space and run again"
-    }
 }
 
 extension Session {

@@ -45,8 +45,8 @@ public struct PlanItem: Sendable {
 
     /// What the server said (nil when the probe failed).
     public var remote: RemoteResource?
-    /// The probe's error, for `.error` items.
-    public var probeError: TransferError?
+    /// Why the entry could not be planned, for `.error` items (`reason` is its description).
+    public var error: SyncError?
     /// Destination digests computed while planning, to record on skip.
     var destinationDigests: [String: String]?
     /// What an upload will send.
@@ -69,6 +69,16 @@ public struct PlanItem: Sendable {
 }
 
 extension PlanItem {
+    /// This item as one that could not be planned, for `error` (masked by `redactor`).
+    func failing(_ error: SyncError, _ redactor: Redactor) -> PlanItem {
+        var item = self
+        let masked = error.scrubbed(redactor)
+        item.action = .error
+        item.error = masked
+        item.reason = masked.description
+        return item
+    }
+
     /// This item marked as made without certificate checks when `settings` say `insecure`.
     func noting(_ settings: Settings) -> PlanItem {
         guard settings.network.insecure else { return self }

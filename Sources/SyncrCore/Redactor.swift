@@ -97,7 +97,7 @@ struct ScrubbingReporter: ProgressReporter {
         case .finished(var result):
             result.item.url = redactor.scrub(result.item.url)
             result.item.reason = redactor.scrub(result.item.reason)
-            result.error = result.error.map(redactor.scrub)
+            result.outcome = result.outcome.scrubbed(redactor)
             result.notes = result.notes.map(redactor.scrub)
             inner.report(.finished(result: result))
         }

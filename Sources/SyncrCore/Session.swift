@@ -119,11 +119,8 @@ public final class Session: Sendable {
         switch await probe(download) {
         case .success(let r):
             remote = r
-        case .failure(let failure):
-            item.action = .error
-            item.probeError = failure.cause
-            item.reason = redactor.scrub(failure.message)
-            return item
+        case .failure(let error):
+            return item.failing(error, redactor)
         }
         item.remote = remote
         item.size = remote.size
@@ -171,7 +168,7 @@ public final class Session: Sendable {
     }
 
     /// HEAD (or ranged GET) with the entry's retry policy.
-    func probe(_ download: Download) async -> Result<RemoteResource, EntryFailure> {
+    func probe(_ download: Download) async -> Result<RemoteResource, SyncError> {
         let request = RequestBuilder(download: download).probe()
         let retrying = Retrying(retries: download.settings.retries, index: download.index, kind: "download",
                                 reporter: reporter, redactor: redactor)
@@ -182,10 +179,10 @@ public final class Session: Sendable {
                 case .failure(let error): return .failed(error, position: 0)
                 }
             })
-        } catch let failure as EntryFailure {
-            return .failure(failure)
+        } catch let error as SyncError {
+            return .failure(error)
         } catch {
-            return .failure(EntryFailure(message: "interrupted while asking the server", cause: .cancelled))
+            return .failure(.interrupted(.whileAsking))
         }
     }
 
@@ -233,8 +230,8 @@ public final class Session: Sendable {
                 var item = PlanItem(kind: "upload", index: upload.index, url: self.redactor.scrub(upload.url.written),
                                     to: "", action: .upload, size: nil, offset: 0, bytes: nil, reason: "interrupted")
                 item.from = upload.from
-                result = ItemResult(item: item, status: .interrupted, transferred: 0, seconds: 0,
-                                    error: "interrupted before it started", notes: [])
+                result = ItemResult(item: item, outcome: .interrupted(.beforeStart), transferred: 0, seconds: 0,
+                                    notes: [])
             case .download(let download):
                 let (item, nothingCached) = await self.applyItem(download)
                 var downloader = self.downloader(download, item.noting(download.settings))

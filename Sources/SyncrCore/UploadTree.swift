@@ -31,6 +31,22 @@ struct UploadTree: Sendable {
             case .notAFileOrFolder(let path): return "\(path): not a regular file or folder"
             }
         }
+
+        /// The file or folder it is about.
+        var path: String {
+            switch self {
+            case .missing(let path), .unreadable(let path, _), .notAFileOrFolder(let path): return path
+            }
+        }
+
+        /// What is wrong with it, as an entry's error tells it.
+        var problem: SyncError.SourceProblem {
+            switch self {
+            case .missing: return .missing
+            case .unreadable(_, let code): return .unreadable(errno: code)
+            case .notAFileOrFolder: return .notAFileOrFolder
+            }
+        }
     }
 
     /// Reads the tree at `source`. Symbolic links to files are followed; links to folders are

@@ -34,7 +34,7 @@ struct EntryLines: Sendable {
             // Interrupted entries are listed after the summary.
             return nil
         case .failed:
-            return "  \(palette.red("FAILED")) \(name): \(result.error ?? "unknown error")"
+            return "  \(palette.red("FAILED")) \(name): \(result.error?.description ?? "unknown error")"
         }
     }
 

@@ -18,12 +18,12 @@ enum JUnitReport {
                 + "time=\"\(seconds(r.seconds))\""
             var body = ""
             if r.status == .failed {
-                let error = r.error ?? "unknown error"
+                let error = r.error?.description ?? "unknown error"
                 body += "      <failure message=\"\(escape(error))\" type=\"\(escape(r.item.action.rawValue))\">"
                     + escape(error) + "</failure>\n"
             }
             if r.status == .interrupted {
-                let error = r.error ?? "interrupted"
+                let error = r.error?.description ?? "interrupted"
                 body += "      <error message=\"\(escape(error))\" type=\"interrupted\">" + escape(error) + "</error>\n"
             }
             var out2: [String] = ["\(r.item.action.rawValue) \(r.item.url)"]

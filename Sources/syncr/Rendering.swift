@@ -59,7 +59,7 @@ enum Rendering {
             pairs.append(("status", .string(r.status.rawValue)))
             pairs.append(("transferred", .int(r.transferred)))
             pairs.append(("seconds", .double(r.seconds)))
-            pairs.append(("error", .optional(r.error)))
+            pairs.append(("error", .optional(r.error?.description)))
             if !r.notes.isEmpty { pairs.append(("notes", .array(r.notes.map { .string($0) }))) }
             return .object(pairs)
         }

@@ -27,7 +27,7 @@ enum RunSummary {
         if report.transferred > 0 { text += " (\(Rendering.speed(bytes: report.transferred, seconds: report.seconds)))" }
         var lines = [text + "."]
         for f in failed {
-            lines.append("  failed: \(Rendering.name(f.item)): \(f.error ?? "unknown error")")
+            lines.append("  failed: \(Rendering.name(f.item)): \(f.error?.description ?? "unknown error")")
         }
         return lines
     }

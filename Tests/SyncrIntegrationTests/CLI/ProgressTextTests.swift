@@ -83,15 +83,15 @@ struct ProgressTextTests {
     }
 
     @Test func summaryCountsPerAction() {
-        func result(_ action: Action, _ status: ItemResult.Status, _ bytes: Int64, error: String? = nil) -> ItemResult {
+        func result(_ action: Action, _ outcome: ItemResult.Outcome, _ bytes: Int64) -> ItemResult {
             var item = Self.item("out/\(action.rawValue).bin", size: bytes)
             item.action = action
             if action == .upload { item.kind = "upload"; item.from = "dist" }
-            return ItemResult(item: item, status: status, transferred: bytes, seconds: 1, error: error, notes: [])
+            return ItemResult(item: item, outcome: outcome, transferred: bytes, seconds: 1, notes: [])
         }
         let report = ApplyReport(results: [
             result(.download, .ok, 1 << 20), result(.download, .ok, 1 << 20), result(.resume, .ok, 512),
-            result(.upload, .ok, 2048), result(.skip, .skipped, 0), result(.download, .failed, 0, error: "HTTP 404"),
+            result(.upload, .ok, 2048), result(.skip, .skipped, 0), result(.download, .failed(.other(message: "HTTP 404")), 0),
         ], seconds: 2)
         let lines = RunSummary.lines(report)
         #expect(lines == [
