@@ -158,7 +158,7 @@ struct Downloader: Sendable {
 
     /// Every attempt of this entry is retried by one loop.
     var retrying: Retrying {
-        Retrying(retries: download.settings.retries, index: item.index, kind: "download",
+        Retrying(retries: download.settings.retries, index: item.index, kind: .download,
                  reporter: reporter, redactor: redactor)
     }
 }

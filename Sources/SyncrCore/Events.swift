@@ -1,21 +1,49 @@
-/// What happens during a run, for whoever shows progress. Delivered from many tasks at once.
+/// What happens during a run, for whoever shows progress. Delivered from many tasks at once,
+/// with secrets masked. `kind` and `index` name the entry (`index` counts in `downloads:` or
+/// `uploads:`, as `kind` says).
 public enum ProgressEvent: Sendable {
     /// An entry starts transferring.
     case started(item: PlanItem)
     /// Bytes moved for an entry (a running total for this run): received for a download, sent
-    /// for an upload. `kind` ("download" or "upload") tells which list `index` counts in.
-    case progress(index: Int, transferred: Int64, total: Int64?, kind: String = "download")
-    /// An attempt failed and will be retried after `delay` seconds.
-    case retrying(index: Int, attempt: Int, delay: Double, error: String, kind: String = "download")
+    /// for an upload; `total` when known.
+    case progress(index: Int, transferred: Int64, total: Int64?, kind: EntryKind = .download)
+    /// Attempt `attempt` failed with `error` (whose `retries.stop` is nil) and will be retried
+    /// after `delay` seconds.
+    case retrying(index: Int, attempt: Int, delay: Double, error: SyncError, kind: EntryKind = .download)
     /// Something the operator should know (e.g. "the server ignored Range; restarted from byte 0").
-    case note(index: Int, message: String, kind: String = "download")
+    case note(index: Int, message: String, kind: EntryKind = .download)
     /// An entry is done, one way or the other.
     case finished(result: ItemResult)
 }
 
 /// Receives progress events.
 public protocol ProgressReporter: Sendable {
+    /// Called for every event, from many tasks at once: return quickly.
     func report(_ event: ProgressEvent)
+}
+
+/// A progress reporter made of a closure: what a library caller passes to `Session.apply`.
+public struct ProgressHandler: ProgressReporter {
+    private let handle: @Sendable (ProgressEvent) -> Void
+
+    /// Calls `handle` for every event, from many tasks at once.
+    public init(_ handle: @escaping @Sendable (ProgressEvent) -> Void) {
+        self.handle = handle
+    }
+
+    /// Passes the event to the closure.
+    public func report(_ event: ProgressEvent) {
+        handle(event)
+    }
+}
+
+/// Passes every event to each of its reporters in turn.
+struct FanOutReporter: ProgressReporter {
+    let reporters: [any ProgressReporter]
+
+    func report(_ event: ProgressEvent) {
+        for reporter in reporters { reporter.report(event) }
+    }
 }
 
 /// The outcome of one entry in `apply`.

@@ -109,7 +109,7 @@ extension Session {
     func spaceWarnings(_ items: [PlanItem]) -> [String] {
         let downloads = Dictionary(manifest.downloads.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         var needs: [FreeSpace.Need] = []
-        for item in items where item.kind == "download" {
+        for item in items where item.kind == .download {
             guard [.download, .resume, .restart].contains(item.action), let download = downloads[item.index],
                   let size = item.size else { continue }
             let cached = item.action == .resume ? allocated(Cache.key(for: download.url.expanded)) ?? 0 : 0

@@ -91,7 +91,7 @@ struct ScrubbingReporter: ProgressReporter {
         case .progress:
             inner.report(event)
         case .retrying(let index, let attempt, let delay, let error, let kind):
-            inner.report(.retrying(index: index, attempt: attempt, delay: delay, error: redactor.scrub(error), kind: kind))
+            inner.report(.retrying(index: index, attempt: attempt, delay: delay, error: error.scrubbed(redactor), kind: kind))
         case .note(let index, let message, let kind):
             inner.report(.note(index: index, message: redactor.scrub(message), kind: kind))
         case .finished(var result):

@@ -22,8 +22,8 @@ struct Retrying: Sendable {
     let retries: Int
     /// The entry, for `.retrying` events.
     let index: Int
-    /// "download" or "upload", for `.retrying` events.
-    let kind: String
+    /// Whether the entry is a download or an upload, for `.retrying` events.
+    let kind: EntryKind
     let reporter: (any ProgressReporter)?
     let redactor: Redactor
     /// The first backoff step in seconds (the policy's; tests make it tiny).
@@ -54,9 +54,8 @@ struct Retrying: Sendable {
             } catch {
                 throw SyncError(failure, retries: .init(stop: error.stop, kept: kept(reached)))
             }
-            let event = SyncError(failure, retries: .willRetry)
             reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,
-                                       error: redactor.scrub(event.description), kind: kind))
+                                       error: SyncError(failure, retries: .willRetry).scrubbed(redactor), kind: kind))
             do {
                 try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             } catch {

@@ -54,7 +54,7 @@ struct UploadPlanner: Sendable {
     let force: Bool
 
     func plan(_ upload: Upload) async -> PlanItem {
-        var item = PlanItem(kind: "upload", index: upload.index, url: redactor.scrub(upload.url.written),
+        var item = PlanItem(kind: .upload, index: upload.index, url: redactor.scrub(upload.url.written),
                             to: "", action: .upload, size: nil, offset: 0, bytes: nil, reason: "")
         item.from = upload.from
         func fail(_ error: SyncError) -> PlanItem { item.failing(error, redactor) }
@@ -260,7 +260,7 @@ struct Uploader: Sendable {
             while !Task.isCancelled {
                 try? await Task.sleep(for: EntryRecorder.interval)
                 if Task.isCancelled { break }
-                reporter?.report(.progress(index: index, transferred: progress.sent, total: total, kind: "upload"))
+                reporter?.report(.progress(index: index, transferred: progress.sent, total: total, kind: .upload))
             }
         }
         defer { ticker.cancel() }
@@ -354,7 +354,7 @@ struct Uploader: Sendable {
         var request = base
         request.bodyProgress = progress.current
         let policy = RetryPolicy(maxRetries: upload.settings.retries)
-        let retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: "upload",
+        let retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
         return try await retrying.run {
             let outcome = await engine.attempt(request, sink: DiscardSink())

@@ -14,7 +14,7 @@ enum JUnitReport {
         out += "  <testsuite name=\"\(escape("syncr apply " + manifest))\" tests=\"\(tests)\" failures=\"\(failures)\" "
             + "errors=\"\(errors)\" skipped=\"0\" time=\"\(time)\">\n"
         for r in report.results {
-            out += "    <testcase classname=\"syncr.\(escape(r.item.kind))\" name=\"\(escape(Rendering.name(r.item)))\" "
+            out += "    <testcase classname=\"syncr.\(escape(r.item.kind.rawValue))\" name=\"\(escape(Rendering.name(r.item)))\" "
                 + "time=\"\(seconds(r.seconds))\""
             var body = ""
             if r.status == .failed {

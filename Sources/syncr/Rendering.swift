@@ -12,9 +12,9 @@ enum Rendering {
     }
 
     private static func fields(_ item: PlanItem) -> [(String, JSON)] {
-        if item.kind == "upload" {
+        if item.kind == .upload {
             return [
-                ("kind", .string(item.kind)),
+                ("kind", .string(item.kind.rawValue)),
                 ("from", .optional(item.from)),
                 ("url", .string(item.url)),
                 ("action", .string(item.action.rawValue)),
@@ -24,7 +24,7 @@ enum Rendering {
             ]
         }
         return [
-            ("kind", .string(item.kind)),
+            ("kind", .string(item.kind.rawValue)),
             ("url", .string(item.url)),
             ("to", .string(item.to)),
             ("action", .string(item.action.rawValue)),
@@ -113,13 +113,13 @@ enum Rendering {
 
     /// What a plan line names: a download's destination, an upload's source and target.
     static func name(_ item: PlanItem) -> String {
-        item.kind == "upload" ? "\(item.from ?? "?") -> \(item.url)" : item.to
+        item.kind == .upload ? "\(item.from ?? "?") -> \(item.url)" : item.to
     }
 
     static func planSummary(_ plan: Plan, manifest: String) -> String {
         var text = "Plan for \(manifest): \(plan.count(.download)) to download, \(plan.count(.resume)) to resume, "
             + "\(plan.count(.restart)) to restart"
-        if plan.items.contains(where: { $0.kind == "upload" }) { text += ", \(plan.count(.upload)) to upload" }
+        if plan.items.contains(where: { $0.kind == .upload }) { text += ", \(plan.count(.upload)) to upload" }
         text += ", \(plan.count(.skip)) up to date"
         if plan.count(.error) > 0 { text += ", \(plan.count(.error)) failed to plan" }
         text += "; \(ByteSize.format(plan.downloadBytes)) (\(plan.downloadBytes) bytes) to fetch"

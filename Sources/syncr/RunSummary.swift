@@ -20,7 +20,7 @@ enum RunSummary {
         let failed = report.failed
         counts.append("\(failed.count) failed")
         if !report.interrupted.isEmpty { counts.append("\(report.interrupted.count) interrupted") }
-        let sent = report.results.filter { $0.item.kind == "upload" }.reduce(0) { $0 + $1.transferred }
+        let sent = report.results.filter { $0.item.kind == .upload }.reduce(0) { $0 + $1.transferred }
         let received = report.transferred - sent
         var text = "syncr: " + counts.joined(separator: ", ") + "; \(ByteSize.format(received)) received, "
             + "\(ByteSize.format(sent)) sent in \(Rendering.seconds(report.seconds))"

@@ -94,7 +94,8 @@ import Testing
         let item = PlanItem(index: 0, url: "https://u:pw-secret@h/x", to: "x", action: .download,
                             size: nil, offset: 0, bytes: nil, reason: "token tok-12345")
         reporter.report(.started(item: item))
-        reporter.report(.retrying(index: 0, attempt: 1, delay: 1, error: "https://u:pw-secret@h/x: HTTP 503"))
+        reporter.report(.retrying(index: 0, attempt: 1, delay: 1,
+                                  error: .http(status: 503, url: "https://u:pw-secret@h/x", body: "", retries: .willRetry)))
         reporter.report(.note(index: 0, message: "header tok-12345 refused"))
         let error = SyncError.connection(url: "https://u:pw-secret@h/x", code: 7, message: "tok-12345 refused",
                                          retries: .none)

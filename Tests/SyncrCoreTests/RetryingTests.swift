@@ -10,7 +10,7 @@ struct RetryingTests {
     /// Records the `.retrying` events the loop reports.
     final class Events: ProgressReporter, @unchecked Sendable {
         // @unchecked: the loop reports from the test's own task only.
-        var retries: [(attempt: Int, error: String)] = []
+        var retries: [(attempt: Int, error: SyncError)] = []
         func report(_ event: ProgressEvent) {
             if case .retrying(_, let attempt, _, let error, _) = event { retries.append((attempt, error)) }
         }
@@ -18,7 +18,7 @@ struct RetryingTests {
 
     func loop(retries: Int, _ events: Events = Events()) -> Retrying {
         // Backoff of a millisecond: the tests count attempts, they do not wait for them.
-        Retrying(retries: retries, index: 0, kind: "download", reporter: events, redactor: Redactor(secrets: []),
+        Retrying(retries: retries, index: 0, kind: .download, reporter: events, redactor: Redactor(secrets: []),
                  baseDelay: 0.001)
     }
 
