@@ -8,6 +8,15 @@ enum Rendering {
     static func json(_ item: PlanItem) -> [(String, JSON)] {
         var pairs = fields(item)
         if item.insecure { pairs.append(("insecure", .bool(true))) }
+        if let error = item.error { pairs += errorFields(error) }
+        return pairs
+    }
+
+    /// What kind of error it was, for scripts: `error_code` (`SyncError.code`), and
+    /// `http_status` for an HTTP error.
+    static func errorFields(_ error: SyncError) -> [(String, JSON)] {
+        var pairs: [(String, JSON)] = [("error_code", .string(error.code))]
+        if let status = error.httpStatus { pairs.append(("http_status", .int(Int64(status)))) }
         return pairs
     }
 
@@ -55,11 +64,15 @@ enum Rendering {
 
     static func applyJSON(_ report: ApplyReport, plan: Plan) -> String {
         let items: [JSON] = report.results.map { r in
-            var pairs = json(r.item)
+            var item = r.item
+            // The plan's error, if any, is the result's: its fields come once, after `error`.
+            item.error = nil
+            var pairs = json(item)
             pairs.append(("status", .string(r.status.rawValue)))
             pairs.append(("transferred", .int(r.transferred)))
             pairs.append(("seconds", .double(r.seconds)))
             pairs.append(("error", .optional(r.error?.description)))
+            pairs += r.error.map(errorFields) ?? [("error_code", .null)]
             if !r.notes.isEmpty { pairs.append(("notes", .array(r.notes.map { .string($0) }))) }
             return .object(pairs)
         }
