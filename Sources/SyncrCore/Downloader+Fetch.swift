@@ -18,7 +18,7 @@ final class FetchState {
     /// Bytes received over the network in this run.
     var transferred: Int64 = 0
     /// What the operator should know about this entry.
-    var notes: [String] = []
+    var notes: [EntryNote] = []
 
     init(offset: Int64) {
         self.offset = offset
@@ -81,8 +81,8 @@ extension Downloader {
         switch outcome {
         case .complete:
             fs.offset = size
-        case .fallback(let reason):
-            try await startOver(file, fs, "\(reason); fell back to one stream from byte 0")
+        case .fallback(let note):
+            try await startOver(file, fs, note)
         }
     }
 
@@ -94,16 +94,16 @@ extension Downloader {
     }
 
     /// From now on every attempt starts at byte 0: the record goes first, then the bytes.
-    private func startOver(_ file: CacheFile, _ fs: FetchState, _ why: String) async throws {
+    private func startOver(_ file: CacheFile, _ fs: FetchState, _ why: EntryNote) async throws {
         note(fs, why)
         fs.canResume = false
         try await file.recorder.reset()
         fs.offset = 0
     }
 
-    func note(_ fs: FetchState, _ message: String) {
-        fs.notes.append(message)
-        reporter?.report(.note(index: item.index, message: message))
+    func note(_ fs: FetchState, _ note: EntryNote) {
+        fs.notes.append(note)
+        reporter?.report(.note(index: item.index, note: note))
     }
 
     /// One attempt on one stream, from `fs.offset` to the end.
@@ -113,7 +113,7 @@ extension Downloader {
         if let total = state.size, fs.offset >= total, fs.offset > 0 { return .done(()) }
         if fs.offset > 0 && (!fs.canResume || state.ifRangeValidator == nil) {
             if fs.canResume {
-                note(fs, "the server gave no strong ETag or Last-Modified to resume against; restarted from byte 0")
+                note(fs, .noValidatorToResume)
                 fs.canResume = false
             }
             try await recorder.reset()
@@ -170,7 +170,7 @@ extension Downloader {
     /// fall back to one stream, if it must.
     struct Helped {
         var size: Int64
-        var fallback: String?
+        var fallback: EntryNote?
     }
 
     /// Runs the `bytes=0-` lead request; once its answer shows a file worth splitting, the other
@@ -192,9 +192,9 @@ extension Downloader {
                 sink.bound(to: split.size)
                 let (outcome, received) = try await pieces(file, size: split.size, validator: split.validator).help(sink)
                 fs.transferred += received
-                if case .fallback(let reason) = outcome {
+                if case .fallback(let note) = outcome {
                     transfer.cancel()
-                    helped = Helped(size: split.size, fallback: reason)
+                    helped = Helped(size: split.size, fallback: note)
                 } else {
                     helped = Helped(size: split.size)
                 }
@@ -239,11 +239,11 @@ extension Downloader {
                 let (outcome, received) = try await pieces(file, size: helped.size, validator: validator)
                     .run(missing: gaps)
                 fs.transferred += received
-                if case .fallback(let reason) = outcome { fallback = reason }
+                if case .fallback(let note) = outcome { fallback = note }
             }
         }
         if let fallback {
-            try await startOver(file, fs, "\(fallback); fell back to one stream from byte 0")
+            try await startOver(file, fs, fallback)
             return .again
         }
         fs.offset = helped.size
@@ -288,11 +288,11 @@ extension Downloader {
             // RFC 9110 lets a server ignore Range; its 200 body starts at byte 0 and must
             // never be appended to the bytes we have.
             fs.canResume = false
-            note(fs, "the server ignored the Range request; restarted from byte 0")
+            note(fs, .rangeIgnored)
             return .again
         case .invalidResponse(_, let message) where base > 0 && fs.canResume:
             fs.canResume = false
-            note(fs, "the answer to the resume request did not fit the cached bytes (\(message)); restarted from byte 0")
+            note(fs, .resumeDidNotFit(detail: message))
             return .again
         default:
             return .failed(failure, position: fs.offset)

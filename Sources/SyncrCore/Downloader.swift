@@ -53,7 +53,7 @@ struct Downloader: Sendable {
                 item.bytes = finalSize - item.offset
             }
             return ItemResult(item: item, outcome: outcome.scrubbed(redactor), transferred: fs.transferred,
-                              seconds: seconds, notes: fs.notes.map(redactor.scrub))
+                              seconds: seconds, notes: fs.notes.map { $0.scrubbed(redactor) })
         }
         removeLeftovers()
         switch item.action {

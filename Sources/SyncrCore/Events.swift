@@ -10,8 +10,9 @@ public enum ProgressEvent: Sendable {
     /// Attempt `attempt` failed with `error` (whose `retries.stop` is nil) and will be retried
     /// after `delay` seconds.
     case retrying(index: Int, attempt: Int, delay: Double, error: SyncError, kind: EntryKind = .download)
-    /// Something the operator should know (e.g. "the server ignored Range; restarted from byte 0").
-    case note(index: Int, message: String, kind: EntryKind = .download)
+    /// Something the operator should know that does not fail the entry (e.g. the server ignored
+    /// Range and the download restarted from byte 0).
+    case note(index: Int, note: EntryNote, kind: EntryKind = .download)
     /// An entry is done, one way or the other.
     case finished(result: ItemResult)
 }
@@ -79,10 +80,10 @@ public struct ItemResult: Sendable {
     /// started).
     public var seconds: Double
     /// Things worth knowing that did not fail it, with secrets masked.
-    public var notes: [String]
+    public var notes: [EntryNote]
 
     /// Creates a result from its parts.
-    public init(item: PlanItem, outcome: Outcome, transferred: Int64, seconds: Double, notes: [String]) {
+    public init(item: PlanItem, outcome: Outcome, transferred: Int64, seconds: Double, notes: [EntryNote]) {
         self.item = item
         self.outcome = outcome
         self.transferred = transferred

@@ -31,11 +31,11 @@ struct SegmentedFetch: Sendable {
     enum Outcome: Sendable {
         case complete
         /// The server cannot serve this file in pieces after all; start over on one stream.
-        case fallback(reason: String)
+        case fallback(EntryNote)
     }
 
     /// Thrown by a worker to stop all of them.
-    private struct Fallback: Error { var reason: String }
+    private struct Fallback: Error { var note: EntryNote }
 
     private var url: String { download.url.written }
 
@@ -79,7 +79,7 @@ struct SegmentedFetch: Sendable {
             _ = await ticker.value
             let (ranges, transferred) = await board.snapshot()
             try? await recorder.checkpoint(ranges, head: nil)
-            return (.fallback(reason: fallback.reason), transferred)
+            return (.fallback(fallback.note), transferred)
         } catch {
             ticker.cancel()
             _ = await ticker.value
@@ -130,9 +130,9 @@ struct SegmentedFetch: Sendable {
         }
         switch failure {
         case .rangeNotHonoured:
-            throw Fallback(reason: "the server answered a Range request with the whole file")
+            throw Fallback(note: .fellBackToOneStream(detail: nil))
         case .invalidResponse(_, let message):
-            throw Fallback(reason: "a Range answer did not fit (\(message))")
+            throw Fallback(note: .fellBackToOneStream(detail: message))
         default:
             return .failed(failure, position: reached)
         }

@@ -240,12 +240,12 @@ struct Uploader: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         var sent: Int64 = 0
-        var notes: [String] = []
+        var notes: [EntryNote] = []
         func result(_ outcome: ItemResult.Outcome) -> ItemResult {
             let elapsed = clock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             return ItemResult(item: item, outcome: outcome.scrubbed(redactor), transferred: sent, seconds: seconds,
-                              notes: notes.map(redactor.scrub))
+                              notes: notes.map { $0.scrubbed(redactor) })
         }
         switch item.action {
         case .skip: return result(.skipped)
@@ -350,7 +350,7 @@ struct Uploader: Sendable {
     }
 
     /// Sends one request with the entry's retry rules; returns the bytes sent.
-    private func send(_ base: HTTPRequest, notes: inout [String]) async throws -> Int64 {
+    private func send(_ base: HTTPRequest, notes: inout [EntryNote]) async throws -> Int64 {
         var request = base
         request.bodyProgress = progress.current
         let policy = RetryPolicy(maxRetries: upload.settings.retries)

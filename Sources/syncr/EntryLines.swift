@@ -42,8 +42,8 @@ struct EntryLines: Sendable {
         "  \(palette.yellow("retry")) #\(attempt) of \(name) in \(Rendering.seconds(delay)): \(error)"
     }
 
-    func note(_ name: String, _ message: String) -> String {
-        "  note: \(name): \(message)"
+    func note(_ name: String, _ note: EntryNote) -> String {
+        "  note: \(name): \(note)"
     }
 
     /// The name of an entry an index-only event is about.

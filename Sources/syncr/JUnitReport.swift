@@ -30,7 +30,7 @@ enum JUnitReport {
             case .interrupted(let interruption):
                 body += element("error", .interrupted(interruption))
             }
-            out2 += r.notes.map { "note: " + $0 }
+            out2 += r.notes.map { "note: \($0)" }
             body += "      <system-out>" + escape(out2.joined(separator: "\n")) + "</system-out>\n"
             out += ">\n" + body + "    </testcase>\n"
         }

@@ -73,7 +73,7 @@ enum Rendering {
             pairs.append(("seconds", .double(r.seconds)))
             pairs.append(("error", .optional(r.error?.description)))
             pairs += r.error.map(errorFields) ?? [("error_code", .null)]
-            if !r.notes.isEmpty { pairs.append(("notes", .array(r.notes.map { .string($0) }))) }
+            if !r.notes.isEmpty { pairs.append(("notes", .array(r.notes.map { .string($0.description) }))) }
             return .object(pairs)
         }
         var totals = totals(plan)

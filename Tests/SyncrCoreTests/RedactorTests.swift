@@ -96,11 +96,11 @@ import Testing
         reporter.report(.started(item: item))
         reporter.report(.retrying(index: 0, attempt: 1, delay: 1,
                                   error: .http(status: 503, url: "https://u:pw-secret@h/x", body: "", retries: .willRetry)))
-        reporter.report(.note(index: 0, message: "header tok-12345 refused"))
+        reporter.report(.note(index: 0, note: .resumeDidNotFit(detail: "header tok-12345 refused")))
         let error = SyncError.connection(url: "https://u:pw-secret@h/x", code: 7, message: "tok-12345 refused",
                                          retries: .none)
         reporter.report(.finished(result: ItemResult(item: item, outcome: .failed(error), transferred: 0, seconds: 0,
-                                                     notes: ["tok-12345"])))
+                                                     notes: [.fellBackToOneStream(detail: "tok-12345")])))
         let text = collector.events.map { "\($0)" }.joined(separator: "\n")
         #expect(collector.events.count == 4)
         #expect(!text.contains("pw-secret"))
