@@ -99,6 +99,7 @@ struct LibraryAPITests {
         #expect(retries == SyncError.Retries(stop: .notRetryable, kept: 0))
         #expect(plan.items[2].reason == missing.description)
         #expect(missing.description.contains("HTTP 404 Not Found"), "\(missing)")
+        #expect(missing.code == "http" && missing.httpStatus == 404)
     }
 
     /// apply with a progress handler: the good file lands and is `.ok`; the wrong checksum is
@@ -149,6 +150,51 @@ struct LibraryAPITests {
         for result in report.results {
             #expect(finished[result.item.index]?.outcome == result.outcome, "the handler saw the report's outcome")
         }
+    }
+
+    /// A server that stays busy (503): the handler sees a typed `.retrying` event whose error
+    /// will be retried, and the entry fails as `.http(status: 503, ...)` with its retries used up.
+    @Test func retriesAreTypedEvents() async throws {
+        ProcessSetup.prepare()
+        let www = try TemporaryDirectory(prefix: "www-library-busy")
+        try makeFile(path: www.appending("busy.bin"), size: 1000, seed: 13)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/busy.bin", FaultBehaviour(status: 503, retryAfter: "0"))
+        let project = try TemporaryDirectory(prefix: "library-busy")
+        try Data("""
+            version: 1
+            cache: cache
+            defaults:
+              retries: 1
+            downloads:
+              - url: \(server.url("/busy.bin"))
+                to: out/busy.bin
+            """.utf8).write(to: project.appending("syncr.yml"))
+        let session = Session(manifest: try ManifestLoader.load(path: project.appending("syncr.yml").path, environment: [:]))
+        defer { session.close() }
+        let events = Events()
+
+        let report = await session.apply { event in events.add(event) }
+
+        let url = server.url("/busy.bin")
+        var retries: [SyncError] = []
+        for case .retrying(index: 0, attempt: 1, _, let error, kind: .download) in events.all { retries.append(error) }
+        #expect(retries.count == 1)
+        if let error = retries.first {
+            guard case .http(status: 503, url: url, _, retries: .willRetry) = error else {
+                Issue.record("the retried attempt is an HTTP 503 that will be retried, got \(error)")
+                return
+            }
+        }
+        let outcome = try #require(report.results.first?.outcome)
+        guard case .failed(let error) = outcome, case .http(status: 503, url: url, _, let loop) = error else {
+            Issue.record("a server that stays busy fails the entry as an HTTP 503, got \(outcome)")
+            return
+        }
+        #expect(loop == SyncError.Retries(stop: .exhausted(retries: 1), kept: 0))
+        #expect(error.code == "http" && error.httpStatus == 503)
+        #expect(error.description.hasSuffix("(gave up after 1 retries)"), "\(error)")
     }
 
     /// A run cancelled before it starts (what SIGINT does to the CLI's task): every entry is
