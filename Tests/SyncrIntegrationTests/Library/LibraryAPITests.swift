@@ -197,6 +197,33 @@ struct LibraryAPITests {
         #expect(error.description.hasSuffix("(gave up after 1 retries)"), "\(error)")
     }
 
+    /// The example of README.md's "As a Swift library", word for word: it must compile against
+    /// the public API. Not run: it reads `syncr.yml` from the current folder.
+    static func readmeExample() async throws {
+        ProcessSetup.prepare()  // once, before any request
+        let manifest = try ManifestLoader.load(path: "syncr.yml", environment: ProcessInfo.processInfo.environment)
+        let session = Session(manifest: manifest, options: RunOptions(jobs: 8))
+        defer { session.close() }
+
+        let plan = await session.plan()
+        for item in plan.items where item.action == .error { print("cannot plan \(item.kind) \(item.index): \(item.reason)") }
+
+        let report = await session.apply { event in  // called from many tasks at once
+            if case .retrying(let index, let attempt, _, let error, .download) = event {
+                print("downloads[\(index)]: attempt \(attempt) failed: \(error)")
+            }
+        }
+        for result in report.results {
+            switch result.outcome {
+            case .ok, .skipped: break
+            case .failed(.http(status: 404, let url, _, _)): print("gone: \(url)")
+            case .failed(.checksumMismatch(let url, let algorithm, _, _, _)): print("\(url): \(algorithm) differs")
+            case .failed(let error): print("\(error.code): \(error)")  // the CLI's message
+            case .interrupted(let interruption): print("interrupted: \(interruption)")
+            }
+        }
+    }
+
     /// A run cancelled before it starts (what SIGINT does to the CLI's task): every entry is
     /// `.interrupted`, a download saying it kept nothing, and nothing is fetched.
     @Test func aCancelledApplyInterruptsEveryEntry() async throws {
