@@ -117,7 +117,7 @@ extension SyncError {
         switch error {
         case let error as SyncError: self = error
         case let error as FileError: self = .file(error)
-        case let error as TransferError: self = SyncError(error, retries: .none)
+        case let error as TransferError: self = SyncError(error, retries: .notRetried)
         default: self = .other(message: "\(error)")
         }
     }

@@ -6,8 +6,9 @@ import SyncrHTTP
 /// CLI prints and writes to its reports), worded in one place: `SyncError+Text.swift`.
 ///
 /// Every text in it (URLs, paths, server bodies) has the run's secrets masked already.
-/// New kinds of trouble (an object store's own errors, say) are new cases here, each with its
-/// wording in `SyncError+Text.swift` and its `code` in `SyncError+Code.swift`.
+/// A new kind of trouble (an object store's own errors, say) is a new case here; the compiler
+/// then asks for its wording (`SyncError+Text.swift`), its `code` (`SyncError+Code.swift`, a
+/// new word: codes never change) and its masking (`scrubbed` in `SyncError+Transfer.swift`).
 public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     // MARK: a request failed (`retries` says how the retry loop ended and what the cache keeps)
 
@@ -96,7 +97,7 @@ extension SyncError {
         /// The failure of an attempt that will be retried.
         public static let willRetry = Retries(stop: nil)
         /// A failure that was not retried and kept nothing.
-        public static let none = Retries(stop: .notRetryable)
+        public static let notRetried = Retries(stop: .notRetryable)
     }
 
     /// What was being done when the disk refused.

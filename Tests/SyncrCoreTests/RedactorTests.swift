@@ -98,7 +98,7 @@ import Testing
                                   error: .http(status: 503, url: "https://u:pw-secret@h/x", body: "", retries: .willRetry)))
         reporter.report(.note(index: 0, note: .resumeDidNotFit(detail: "header tok-12345 refused")))
         let error = SyncError.connection(url: "https://u:pw-secret@h/x", code: 7, message: "tok-12345 refused",
-                                         retries: .none)
+                                         retries: .notRetried)
         reporter.report(.finished(result: ItemResult(item: item, outcome: .failed(error), transferred: 0, seconds: 0,
                                                      notes: [.fellBackToOneStream(detail: "tok-12345")])))
         let text = collector.events.map { "\($0)" }.joined(separator: "\n")

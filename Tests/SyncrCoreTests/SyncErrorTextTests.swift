@@ -13,9 +13,9 @@ struct SyncErrorTextTests {
 
     /// One error per case, with the message it must give.
     static let golden: [(SyncError, String)] = [
-        (.http(status: 404, url: url, body: "", retries: .none),
+        (.http(status: 404, url: url, body: "", retries: .notRetried),
          "\(url): HTTP 404 Not Found"),
-        (.http(status: 401, url: url, body: "", retries: .none),
+        (.http(status: 401, url: url, body: "", retries: .notRetried),
          "\(url): HTTP 401 Unauthorized (check the credentials in headers:)"),
         (.http(status: 503, url: url, body: "busy", retries: .init(stop: .exhausted(retries: 3), kept: 1 << 20)),
          "\(url): HTTP 503 Service Unavailable (server said: busy); 1.0 MiB kept in the cache, run again to resume "
@@ -26,15 +26,15 @@ struct SyncErrorTextTests {
          "\(url): connection failed: refused (gave up after 2 retries)"),
         (.timedOut(url: url, message: "no data for 30 s", retries: .init(stop: .exhausted(retries: 0), kept: 4096)),
          "\(url): timed out: no data for 30 s; 4.0 KiB kept in the cache, run again to resume (gave up after 0 retries)"),
-        (.tls(url: url, message: "cannot verify the certificate", retries: .none),
+        (.tls(url: url, message: "cannot verify the certificate", retries: .notRetried),
          "\(url): TLS error: cannot verify the certificate"),
-        (.invalidResponse(url: url, message: "Content-Range 0-9/10 for bytes=5-", retries: .none),
+        (.invalidResponse(url: url, message: "Content-Range 0-9/10 for bytes=5-", retries: .notRetried),
          "\(url): invalid response: Content-Range 0-9/10 for bytes=5-"),
-        (.rangeIgnored(url: url, retries: .none),
+        (.rangeIgnored(url: url, retries: .notRetried),
          "\(url): the server ignored the Range request and sent the whole file"),
-        (.redirect(url: url, message: "too many redirects", retries: .none),
+        (.redirect(url: url, message: "too many redirects", retries: .notRetried),
          "\(url): too many redirects"),
-        (.transferIO(path: "/c/x.data", errno: EIO, message: "write failed", retries: .none),
+        (.transferIO(path: "/c/x.data", errno: EIO, message: "write failed", retries: .notRetried),
          "/c/x.data: write failed"),
         (.noSpace(path: "/c", needed: 1 << 30, available: 512 << 20, errno: ENOSPC, during: .reserve(entry: "out/big.bin")),
          "not enough space in /c for out/big.bin: need 1.0 GiB, 512.0 MiB free; free space and run again"),
