@@ -18,7 +18,7 @@ final class FetchState {
     /// Bytes received over the network in this run.
     var transferred: Int64 = 0
     /// What the operator should know about this entry.
-    var notes: [String] = []
+    var notes: [EntryNote] = []
 
     init(offset: Int64) {
         self.offset = offset
@@ -70,10 +70,10 @@ extension Downloader {
         }
         do {
             try await preallocate(fd: file.fd, size: size, dataPath: file.path, recorder: recorder)
-        } catch let failure as Failure where failure.noRoom {
+        } catch let error as SyncError where error.isNoRoomToReserve {
             // What a failed preallocation took, no record vouches for: give it back.
             if await recorder.state.cachedBytes == 0 { _ = ftruncate(file.fd, 0) }
-            throw failure
+            throw error
         }
         let missing = await recorder.state.ranges.gaps(upTo: size)
         let (outcome, received) = try await pieces(file, size: size, validator: validator).run(missing: missing)
@@ -81,8 +81,8 @@ extension Downloader {
         switch outcome {
         case .complete:
             fs.offset = size
-        case .fallback(let reason):
-            try await startOver(file, fs, "\(reason); fell back to one stream from byte 0")
+        case .fallback(let note):
+            try await startOver(file, fs, note)
         }
     }
 
@@ -94,16 +94,16 @@ extension Downloader {
     }
 
     /// From now on every attempt starts at byte 0: the record goes first, then the bytes.
-    private func startOver(_ file: CacheFile, _ fs: FetchState, _ why: String) async throws {
+    private func startOver(_ file: CacheFile, _ fs: FetchState, _ why: EntryNote) async throws {
         note(fs, why)
         fs.canResume = false
         try await file.recorder.reset()
         fs.offset = 0
     }
 
-    func note(_ fs: FetchState, _ message: String) {
-        fs.notes.append(message)
-        reporter?.report(.note(index: item.index, message: message))
+    func note(_ fs: FetchState, _ note: EntryNote) {
+        fs.notes.append(note)
+        reporter?.report(.note(index: item.index, note: note))
     }
 
     /// One attempt on one stream, from `fs.offset` to the end.
@@ -113,7 +113,7 @@ extension Downloader {
         if let total = state.size, fs.offset >= total, fs.offset > 0 { return .done(()) }
         if fs.offset > 0 && (!fs.canResume || state.ifRangeValidator == nil) {
             if fs.canResume {
-                note(fs, "the server gave no strong ETag or Last-Modified to resume against; restarted from byte 0")
+                note(fs, .noValidatorToResume)
                 fs.canResume = false
             }
             try await recorder.reset()
@@ -171,7 +171,7 @@ extension Downloader {
     /// fall back to one stream, if it must.
     struct Helped {
         var size: Int64
-        var fallback: String?
+        var fallback: EntryNote?
     }
 
     /// How much the first request for a fresh file of unknown size asks for: all of most small
@@ -203,9 +203,9 @@ extension Downloader {
                 let (outcome, received) = try await pieces(file, size: split.size, validator: split.validator)
                     .help(sink, leadTransfer: transfer)
                 fs.transferred += received
-                if case .fallback(let reason) = outcome {
+                if case .fallback(let note) = outcome {
                     transfer.cancel()
-                    helped = Helped(size: split.size, fallback: reason)
+                    helped = Helped(size: split.size, fallback: note)
                 } else {
                     helped = Helped(size: split.size)
                 }
@@ -217,7 +217,7 @@ extension Downloader {
             _ = await ticker.value
             // No room for the preallocation: the bytes of the first response that no
             // record vouches for are given back, now that nothing writes or records.
-            if (error as? Failure)?.noRoom == true, await file.recorder.state.cachedBytes == 0 {
+            if (error as? SyncError)?.isNoRoomToReserve == true, await file.recorder.state.cachedBytes == 0 {
                 _ = ftruncate(file.fd, 0)
             }
             throw error
@@ -251,11 +251,11 @@ extension Downloader {
                 let (outcome, received) = try await pieces(file, size: helped.size, validator: validator)
                     .run(missing: gaps)
                 fs.transferred += received
-                if case .fallback(let reason) = outcome { fallback = reason }
+                if case .fallback(let note) = outcome { fallback = note }
             }
         }
         if let fallback {
-            try await startOver(file, fs, "\(fallback); fell back to one stream from byte 0")
+            try await startOver(file, fs, fallback)
             return .again
         }
         fs.offset = helped.size
@@ -294,32 +294,31 @@ extension Downloader {
             // the same stream (its checkpoints record the lead's bytes too). Without a
             // validator to ask for it against, one stream from byte 0.
             if await recorder.state.ifRangeValidator != nil { return .again }
-            try await startOver(file, fs, "the server gave no strong ETag or Last-Modified to fetch the rest of "
-                                + "the file against; restarted from byte 0")
+            try await startOver(file, fs, .noValidatorForTheRest)
             return .again
         }
         if written > 0 {
             fs.offset = try await keep(good: fs.offset, head: sink.head, fd: file.fd, recorder: recorder)
         }
         if case .local(_, let code, _) = failure, Self.isSpaceError(code) {
-            throw Failure(message: spaceFailure(code, kept: fs.offset))
+            throw spaceFailure(code, kept: fs.offset)
         }
         switch failure {
         case .rangeNotHonoured:
             // RFC 9110 lets a server ignore Range; its 200 body starts at byte 0 and must
             // never be appended to the bytes we have.
             fs.canResume = false
-            note(fs, "the server ignored the Range request; restarted from byte 0")
+            note(fs, .rangeIgnored)
             return .again
         case .invalidResponse(_, let message) where base > 0 && fs.canResume:
             fs.canResume = false
-            note(fs, "the answer to the resume request did not fit the cached bytes (\(message)); restarted from byte 0")
+            note(fs, .resumeDidNotFit(detail: message))
             return .again
         case .status(_, 416, _, _) where base > 0 && fs.canResume:
             // The same version (If-Range held), yet it ends before the bytes we have: they cannot
             // be trusted, and asking again would get the same answer.
             fs.canResume = false
-            note(fs, "the server answered the resume request with 416 Range Not Satisfiable (the file is shorter than the cached bytes); restarted from byte 0")
+            note(fs, .resumePastTheEnd)
             return .again
         default:
             return .failed(failure, position: fs.offset)

@@ -42,7 +42,7 @@ extension Downloader {
         }
         try FS.makeDirectories(parent)
         if [.file, .other].contains(FS.kind(destination)) {
-            throw Failure(message: "\(download.to): a file stands where the unpacked folder goes; move it away and run again")
+            throw SyncError.destinationBlocked(destination: download.to, wantsFolder: true)
         }
         let staging = stagingPath
         FolderReplace.removeTree(staging)
@@ -50,8 +50,10 @@ extension Downloader {
             let code = errno
             if Self.isSpaceError(code) {
                 await keepArchive()
-                throw Failure(message: "cannot unpack into \(parent): \(String(cString: strerror(code))); "
-                    + "the archive is complete in the cache: make room (or make the folder writable) and run again")
+                throw code == EROFS
+                    ? SyncError.readOnly(path: parent, during: .unpack)
+                    : SyncError.noSpace(path: parent, needed: nil, available: FreeSpace.available(at: parent), errno: code,
+                                        during: .unpack)
             }
             throw FileError(path: staging, operation: "create the staging folder", errno: code)
         }
@@ -62,19 +64,21 @@ extension Downloader {
             _ = try await BlockingIO.run {
                 try Unpack.extract(archive: dataPath, name: name, into: staging, stripComponents: strip, limits: limits)
             }
-        } catch {
+        } catch let error as ArchiveError {
             FolderReplace.removeTree(staging)
-            var hint = ""
-            if case .io(_, let code, _)? = error as? ArchiveError, Self.isSpaceError(code) {
+            switch error {
+            case .io(_, let code, _) where Self.isSpaceError(code):
                 await keepArchive()
-                hint = "; the archive is complete in the cache and \(download.to) was left as it was: "
-                    + "make room (or make the folder writable) and run again"
-            } else if case .limit? = error as? ArchiveError {
+            case .limit:
                 // Raising max_unpacked_size or making room must not cost another download.
                 await keepArchive()
-                hint = "; the archive is complete in the cache and \(download.to) was left as it was"
+            default:
+                break
             }
-            throw Failure(message: "\(url): cannot unpack into \(download.to): \(error)\(hint)")
+            throw SyncError.unpack(url: url, destination: download.to, error: error)
+        } catch {
+            FolderReplace.removeTree(staging)
+            throw SyncError.other(message: "\(url): cannot unpack into \(download.to): \(error)")
         }
         do {
             try FolderReplace.replace(destination, with: staging, display: download.to, flush: cache.flushes)
@@ -110,7 +114,7 @@ extension Downloader {
         try FS.makeDirectories(folder)
         switch FS.kind(destination) {
         case .directory, .other:
-            throw Failure(message: "\(download.to): exists and is not a regular file; move it away and run again")
+            throw SyncError.destinationBlocked(destination: download.to, wantsFolder: false)
         case .file:
             // Replacing a file keeps its permissions.
             var st = stat()
@@ -142,7 +146,7 @@ extension Downloader {
         } catch {
             FS.remove(temp)
             try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
-            throw Failure(message: copyFailure(error, folder: folder))
+            throw copyFailure(error, folder: folder)
         }
         if rename(temp, destination) != 0 {
             let e = errno
@@ -161,21 +165,18 @@ extension Downloader {
         code == ENOSPC || code == EDQUOT || code == EROFS
     }
 
-    /// The message for a finished file that could not be copied beside its destination (the
+    /// The failure of a finished file that could not be copied beside its destination (the
     /// cache is on another file system); the file stays complete in the cache.
-    func copyFailure(_ error: any Error, folder: String) -> String {
-        guard let error = error as? FileError else { return "\(download.to): \(error)" }
-        let reason = String(cString: strerror(error.errno))
+    func copyFailure(_ error: any Error, folder: String) -> SyncError {
+        guard let error = error as? FileError else { return .other(message: "\(download.to): \(error)") }
         switch error.errno {
         case ENOSPC, EDQUOT:
-            let free = FreeSpace.available(at: folder).map { " (\(ByteSize.format($0)) free)" } ?? ""
-            return "cannot copy the finished file into \(folder): \(reason)\(free); "
-                + "the download is complete in the cache and \(download.to) was left as it was: free some space and run again"
+            return .noSpace(path: folder, needed: nil, available: FreeSpace.available(at: folder), errno: error.errno,
+                            during: .copy(entry: download.to))
         case EROFS:
-            return "cannot write into \(folder): \(reason); "
-                + "the download is complete in the cache: make the destination writable and run again"
+            return .readOnly(path: folder, during: .copy(entry: download.to))
         default:
-            return "cannot copy the finished file into place: \(error.description)"
+            return .copyFailed(error)
         }
     }
 }

@@ -47,8 +47,9 @@ extension Downloader {
             guard error.errno == ENOSPC || error.errno == EDQUOT else { throw error }
             var st = stat()
             let allocated = fstat(fd, &st) == 0 ? Int64(st.st_blocks) * 512 : 0
-            throw Failure(message: FreeSpace.notEnoughSpace(folder: cache.directory, entry: download.to,
-                                                            need: max(0, size - allocated)), noRoom: true)
+            throw SyncError.noSpace(path: cache.directory, needed: max(0, size - allocated),
+                                    available: FreeSpace.available(at: cache.directory), errno: error.errno,
+                                    during: .reserve(entry: download.to))
         }
     }
 
@@ -73,15 +74,11 @@ extension Downloader {
         }
     }
 
-    /// The message for a cache write that failed for lack of space (or a read-only disk).
-    func spaceFailure(_ code: Int32, kept: Int64) -> String {
+    /// The failure of a cache write for lack of space (or a read-only disk), `kept` bytes kept.
+    func spaceFailure(_ code: Int32, kept: Int64) -> SyncError {
         let folder = cache.directory
-        let reason = String(cString: strerror(code))
-        if code == EROFS {
-            return "cannot write to the cache in \(folder): \(reason); make it writable (or pass --cache) and run again"
-        }
-        let free = FreeSpace.available(at: folder).map { ", \(ByteSize.format($0)) free" } ?? ""
-        let keptText = kept > 0 ? "\(ByteSize.format(kept)) downloaded so far is kept" : "nothing was kept"
-        return "cannot write to the cache in \(folder): \(reason)\(free); \(keptText), free some space and run again to resume"
+        if code == EROFS { return .readOnly(path: folder, during: .cacheWrite(kept: kept)) }
+        return .noSpace(path: folder, needed: nil, available: FreeSpace.available(at: folder), errno: code,
+                        during: .cacheWrite(kept: kept))
     }
 }

@@ -27,8 +27,8 @@ extension Downloader {
         let actual = try await BlockingIO.run { try FS.digests(of: dataPath, algorithms: algorithms) }
         for expected in download.checksums where actual[expected.algorithm] != expected.hex {
             cache.discard(key)
-            throw Failure(message: "\(url): \(expected.algorithm) mismatch: expected \(expected.hex), got \(actual[expected.algorithm] ?? "?"); "
-                + "the download was discarded and \(download.to) left as it was (if the file changed on purpose, update \(expected.algorithm) in the manifest)")
+            throw SyncError.checksumMismatch(url: url, algorithm: expected.algorithm, expected: expected.hex,
+                                             actual: actual[expected.algorithm], destination: download.to)
         }
     }
 }

@@ -39,14 +39,12 @@ struct Downloader: Sendable {
     var copyPath: String { parent + "/.syncr-" + key + ".tmp" }
     var stagingPath: String { parent + "/.syncr-unpack-" + key }
 
-    typealias Failure = EntryFailure
-
     func run() async -> ItemResult {
         let clock = ContinuousClock()
         let start = clock.now
         let fs = FetchState(offset: 0)
         var finalSize: Int64?
-        func result(_ status: ItemResult.Status, _ error: String? = nil) -> ItemResult {
+        func result(_ outcome: ItemResult.Outcome) -> ItemResult {
             let elapsed = clock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             var item = self.item
@@ -55,26 +53,26 @@ struct Downloader: Sendable {
                 item.size = finalSize
                 item.bytes = finalSize - item.offset
             }
-            return ItemResult(item: item, status: status, transferred: fs.transferred, seconds: seconds,
-                              error: error.map(redactor.scrub), notes: fs.notes.map(redactor.scrub))
+            return ItemResult(item: item, outcome: outcome.scrubbed(redactor), transferred: fs.transferred,
+                              seconds: seconds, notes: fs.notes.map { $0.scrubbed(redactor) })
         }
         removeLeftovers()
         switch item.action {
         case .error:
             // A probe cut short by the interruption (its retries too) says nothing about the server.
-            if case .cancelled? = item.probeError { return result(.interrupted, interruptedMessage()) }
-            if Task.isCancelled { return result(.interrupted, interruptedMessage()) }
-            return result(.failed, item.reason)
+            if case .interrupted? = item.error { return result(.interrupted(interruption())) }
+            if Task.isCancelled { return result(.interrupted(interruption())) }
+            return result(.failed(item.error ?? .other(message: item.reason)))
         case .skip:
             recordVerifiedDestination()
             return result(.skipped)
         case .upload:
-            return result(.failed, "an upload item reached the downloader")
+            return result(.failed(.other(message: "an upload item reached the downloader")))
         case .download, .restart, .resume:
             break
         }
         // An entry not started when the run was interrupted does not start.
-        if Task.isCancelled { return result(.interrupted, interruptedMessage()) }
+        if Task.isCancelled { return result(.interrupted(interruption())) }
         reporter?.report(.started(item: item))
         // What the record vouched for before this run, to count what an interrupted run added
         // (pieces fetched in parallel are known only from the record once they were stopped).
@@ -82,7 +80,7 @@ struct Downloader: Sendable {
         func interrupted() -> ItemResult {
             let kept = cache.loadState(key)?.cachedBytes ?? 0
             fs.transferred = max(fs.transferred, kept - keptBefore)
-            return result(.interrupted, interruptedMessage())
+            return result(.interrupted(interruption()))
         }
         let slot = Slot(semaphore: slots)
         defer { Task { await slot.release() } }
@@ -93,12 +91,12 @@ struct Downloader: Sendable {
             return interrupted()
         } catch is CancellationError {
             return interrupted()
-        } catch let failure as Failure {
-            return result(.failed, failure.message)
+        } catch let error as SyncError {
+            return result(.failed(error))
         } catch let error as FileError {
-            return result(.failed, error.description)
+            return result(.failed(.file(error)))
         } catch {
-            return result(.failed, "\(error)")
+            return result(.failed(.other(message: "\(error)")))
         }
     }
 
@@ -111,12 +109,11 @@ struct Downloader: Sendable {
     }
 
     /// What an interrupted entry kept, from its record on disk: what the next run resumes from.
-    private func interruptedMessage() -> String {
+    private func interruption() -> SyncError.Interruption {
         guard let state = cache.loadState(key), state.cachedBytes > 0, !state.complete else {
-            return "interrupted before any bytes were kept"
+            return .download(kept: 0, size: nil)
         }
-        let of = state.size.map { " of \(ByteSize.format($0))" } ?? ""
-        return "interrupted with \(ByteSize.format(state.cachedBytes))\(of) kept in the cache; run the same command again to resume"
+        return .download(kept: state.cachedBytes, size: state.size)
     }
 
     /// A skip decided by hashing the destination: remember it, so the next plan need not hash.
@@ -162,7 +159,7 @@ struct Downloader: Sendable {
 
     /// Every attempt of this entry is retried by one loop.
     var retrying: Retrying {
-        Retrying(retries: download.settings.retries, index: item.index, kind: "download",
+        Retrying(retries: download.settings.retries, index: item.index, kind: .download,
                  reporter: reporter, redactor: redactor)
     }
 }

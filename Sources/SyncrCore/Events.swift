@@ -1,26 +1,55 @@
-/// What happens during a run, for whoever shows progress. Delivered from many tasks at once.
+/// What happens during a run, for whoever shows progress. Delivered from many tasks at once,
+/// with secrets masked. `kind` and `index` name the entry (`index` counts in `downloads:` or
+/// `uploads:`, as `kind` says).
 public enum ProgressEvent: Sendable {
     /// An entry starts transferring.
     case started(item: PlanItem)
     /// Bytes moved for an entry (a running total for this run): received for a download, sent
-    /// for an upload. `kind` ("download" or "upload") tells which list `index` counts in.
-    case progress(index: Int, transferred: Int64, total: Int64?, kind: String = "download")
-    /// An attempt failed and will be retried after `delay` seconds.
-    case retrying(index: Int, attempt: Int, delay: Double, error: String, kind: String = "download")
-    /// Something the operator should know (e.g. "the server ignored Range; restarted from byte 0").
-    case note(index: Int, message: String, kind: String = "download")
+    /// for an upload; `total` when known.
+    case progress(index: Int, transferred: Int64, total: Int64?, kind: EntryKind = .download)
+    /// Attempt `attempt` failed with `error` (whose `retries.stop` is nil) and will be retried
+    /// after `delay` seconds.
+    case retrying(index: Int, attempt: Int, delay: Double, error: SyncError, kind: EntryKind = .download)
+    /// Something the operator should know that does not fail the entry (e.g. the server ignored
+    /// Range and the download restarted from byte 0).
+    case note(index: Int, note: EntryNote, kind: EntryKind = .download)
     /// An entry is done, one way or the other.
     case finished(result: ItemResult)
 }
 
 /// Receives progress events.
 public protocol ProgressReporter: Sendable {
+    /// Called for every event, from many tasks at once: return quickly.
     func report(_ event: ProgressEvent)
+}
+
+/// A progress reporter made of a closure: what a library caller passes to `Session.apply`.
+public struct ProgressHandler: ProgressReporter {
+    private let handle: @Sendable (ProgressEvent) -> Void
+
+    /// Calls `handle` for every event, from many tasks at once.
+    public init(_ handle: @escaping @Sendable (ProgressEvent) -> Void) {
+        self.handle = handle
+    }
+
+    /// Passes the event to the closure.
+    public func report(_ event: ProgressEvent) {
+        handle(event)
+    }
+}
+
+/// Passes every event to each of its reporters in turn.
+struct FanOutReporter: ProgressReporter {
+    let reporters: [any ProgressReporter]
+
+    func report(_ event: ProgressEvent) {
+        for reporter in reporters { reporter.report(event) }
+    }
 }
 
 /// The outcome of one entry in `apply`.
 public struct ItemResult: Sendable {
-    /// How one entry ended.
+    /// How one entry ended, as a word (the `status` of the JSON report).
     public enum Status: String, Sendable, Codable {
         case ok, failed, skipped
         /// The run was interrupted (SIGINT, SIGTERM) before the entry finished; what arrived is
@@ -28,28 +57,58 @@ public struct ItemResult: Sendable {
         case interrupted
     }
 
+    /// How one entry ended, with why when it did not succeed.
+    public enum Outcome: Sendable, Equatable {
+        /// Transferred (downloaded, resumed, restarted or uploaded) and in place.
+        case ok
+        /// Already up to date: nothing was transferred.
+        case skipped
+        /// Failed; the error says why and what to do.
+        case failed(SyncError)
+        /// Stopped by SIGINT or SIGTERM before it finished; what arrived is kept in the cache and
+        /// the next run resumes it.
+        case interrupted(SyncError.Interruption)
+    }
+
     /// The plan line the entry was applied from.
     public var item: PlanItem
     /// How the entry ended.
-    public var status: Status
+    public var outcome: Outcome
     /// Bytes received over the network for this entry in this run.
     public var transferred: Int64
     /// Seconds the entry took in this run, on a monotonic clock (0 for one interrupted before it
     /// started).
     public var seconds: Double
-    /// Why it failed, with secrets masked.
-    public var error: String?
     /// Things worth knowing that did not fail it, with secrets masked.
-    public var notes: [String]
+    public var notes: [EntryNote]
 
     /// Creates a result from its parts.
-    public init(item: PlanItem, status: Status, transferred: Int64, seconds: Double, error: String?, notes: [String]) {
+    public init(item: PlanItem, outcome: Outcome, transferred: Int64, seconds: Double, notes: [EntryNote]) {
         self.item = item
-        self.status = status
+        self.outcome = outcome
         self.transferred = transferred
         self.seconds = seconds
-        self.error = error
         self.notes = notes
+    }
+
+    /// How the entry ended, as a word.
+    public var status: Status {
+        switch outcome {
+        case .ok: return .ok
+        case .skipped: return .skipped
+        case .failed: return .failed
+        case .interrupted: return .interrupted
+        }
+    }
+
+    /// Why it failed or was interrupted, with secrets masked; nil when it succeeded or was
+    /// up to date. Its `description` is the operator's message.
+    public var error: SyncError? {
+        switch outcome {
+        case .ok, .skipped: return nil
+        case .failed(let error): return error
+        case .interrupted(let interruption): return .interrupted(interruption)
+        }
     }
 }
 

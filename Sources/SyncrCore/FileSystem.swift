@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 
 /// An error from a local file operation, naming the path and what to do.
-public struct FileError: Error, Sendable, CustomStringConvertible {
+public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file or folder the operation was on, as given.
     public var path: String
     /// What was attempted, as a verb phrase for the message ("remove", "move the finished file into place").

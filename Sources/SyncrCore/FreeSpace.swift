@@ -102,12 +102,6 @@ public enum FreeSpace {
         }
         return result
     }
-
-    /// The message for a cache file that could not be preallocated.
-    static func notEnoughSpace(folder: String, entry: String, need: Int64) -> String {
-        let free = available(at: folder).map(ByteSize.format) ?? "unknown"
-        return "not enough space in \(folder) for \(entry): need \(ByteSize.format(need)), \(free) free; free space and run again"
-    }
 }
 
 extension Session {
@@ -115,7 +109,7 @@ extension Session {
     func spaceWarnings(_ items: [PlanItem]) -> [String] {
         let downloads = Dictionary(manifest.downloads.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         var needs: [FreeSpace.Need] = []
-        for item in items where item.kind == "download" {
+        for item in items where item.kind == .download {
             guard [.download, .resume, .restart].contains(item.action), let download = downloads[item.index],
                   let size = item.size else { continue }
             let cached = item.action == .resume ? allocated(Cache.key(for: download.url.expanded)) ?? 0 : 0

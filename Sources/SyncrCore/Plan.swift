@@ -17,10 +17,18 @@ public enum Action: String, Sendable, Codable, CaseIterable {
     case error
 }
 
+/// Which list of the manifest an entry is in; an entry is named by its kind and its index there.
+public enum EntryKind: String, Sendable, Codable, CaseIterable {
+    /// An entry of `downloads:`.
+    case download
+    /// An entry of `uploads:`.
+    case upload
+}
+
 /// One line of a plan.
 public struct PlanItem: Sendable {
-    /// "download" or "upload".
-    public var kind: String
+    /// Whether the entry is a download or an upload.
+    public var kind: EntryKind
     /// Index of the entry in `downloads:` or `uploads:`.
     public var index: Int
     /// An upload's `from`, as written.
@@ -45,8 +53,8 @@ public struct PlanItem: Sendable {
 
     /// What the server said (nil when the probe failed).
     public var remote: RemoteResource?
-    /// The probe's error, for `.error` items.
-    public var probeError: TransferError?
+    /// Why the entry could not be planned, for `.error` items (`reason` is its description).
+    public var error: SyncError?
     /// Destination digests computed while planning, to record on skip.
     var destinationDigests: [String: String]?
     /// What an upload will send.
@@ -54,7 +62,7 @@ public struct PlanItem: Sendable {
 
     /// Creates a plan line from its parts; the others (`from`, `remote`, `insecure`, ...) are set
     /// afterwards where they apply.
-    public init(kind: String = "download", index: Int, url: String, to: String, action: Action,
+    public init(kind: EntryKind = .download, index: Int, url: String, to: String, action: Action,
                 size: Int64?, offset: Int64, bytes: Int64?, reason: String) {
         self.kind = kind
         self.index = index
@@ -69,6 +77,16 @@ public struct PlanItem: Sendable {
 }
 
 extension PlanItem {
+    /// This item as one that could not be planned, for `error` (masked by `redactor`).
+    func failing(_ error: SyncError, _ redactor: Redactor) -> PlanItem {
+        var item = self
+        let masked = error.scrubbed(redactor)
+        item.action = .error
+        item.error = masked
+        item.reason = masked.description
+        return item
+    }
+
     /// This item marked as made without certificate checks when `settings` say `insecure`.
     func noting(_ settings: Settings) -> PlanItem {
         guard settings.network.insecure else { return self }
@@ -96,9 +114,9 @@ public struct Plan: Sendable {
     }
 
     /// Bytes all downloads would fetch (unknown sizes count as 0; see `unknownSizes`).
-    public var downloadBytes: Int64 { items.filter { $0.kind == "download" }.reduce(0) { $0 + ($1.bytes ?? 0) } }
+    public var downloadBytes: Int64 { items.filter { $0.kind == .download }.reduce(0) { $0 + ($1.bytes ?? 0) } }
     /// Bytes all uploads would send.
-    public var uploadBytes: Int64 { items.filter { $0.kind == "upload" }.reduce(0) { $0 + ($1.bytes ?? 0) } }
+    public var uploadBytes: Int64 { items.filter { $0.kind == .upload }.reduce(0) { $0 + ($1.bytes ?? 0) } }
     /// Entries that will transfer but whose size the server did not give.
     public var unknownSizes: Int { items.filter { $0.bytes == nil && $0.action != .skip && $0.action != .error }.count }
 

@@ -91,14 +91,14 @@ struct ScrubbingReporter: ProgressReporter {
         case .progress:
             inner.report(event)
         case .retrying(let index, let attempt, let delay, let error, let kind):
-            inner.report(.retrying(index: index, attempt: attempt, delay: delay, error: redactor.scrub(error), kind: kind))
-        case .note(let index, let message, let kind):
-            inner.report(.note(index: index, message: redactor.scrub(message), kind: kind))
+            inner.report(.retrying(index: index, attempt: attempt, delay: delay, error: error.scrubbed(redactor), kind: kind))
+        case .note(let index, let note, let kind):
+            inner.report(.note(index: index, note: note.scrubbed(redactor), kind: kind))
         case .finished(var result):
             result.item.url = redactor.scrub(result.item.url)
             result.item.reason = redactor.scrub(result.item.reason)
-            result.error = result.error.map(redactor.scrub)
-            result.notes = result.notes.map(redactor.scrub)
+            result.outcome = result.outcome.scrubbed(redactor)
+            result.notes = result.notes.map { $0.scrubbed(redactor) }
             inner.report(.finished(result: result))
         }
     }

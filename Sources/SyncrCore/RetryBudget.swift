@@ -20,18 +20,18 @@ struct RetryBudget {
         highWater = position
     }
 
-    /// Why retrying stopped, with the failure's own description as `detail`.
+    /// Why retrying stopped.
     enum Refusal: Error {
         case notRetryable
         case exhausted(retries: Int)
         case waitTooLong(seconds: Int)
 
-        /// The text to append to the failure's description.
-        var suffix: String {
+        /// The same, as the entry's error tells it.
+        var stop: SyncError.Retries.Stop {
             switch self {
-            case .notRetryable: return ""
-            case .exhausted(let retries): return " (gave up after \(retries) retries)"
-            case .waitTooLong(let seconds): return " (the server asks to wait longer than \(seconds) s)"
+            case .notRetryable: return .notRetryable
+            case .exhausted(let retries): return .exhausted(retries: retries)
+            case .waitTooLong(let seconds): return .waitTooLong(seconds: seconds)
             }
         }
     }

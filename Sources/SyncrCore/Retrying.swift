@@ -16,14 +16,14 @@ enum Attempt<Value: Sendable>: Sendable {
 
 /// The one retry loop of syncr. Every kind of attempt (probe, single stream, piece of a
 /// segmented download, PUT, POST) runs through it, so every kind waits, reports and gives up
-/// the same way, and its final failure is explained by the same `FailureText`.
+/// the same way, and its final failure is the same `SyncError`, worded in one place.
 struct Retrying: Sendable {
     /// Retries after attempts that made no progress (`retries:`).
     let retries: Int
     /// The entry, for `.retrying` events.
     let index: Int
-    /// "download" or "upload", for `.retrying` events.
-    let kind: String
+    /// Whether the entry is a download or an upload, for `.retrying` events.
+    let kind: EntryKind
     let reporter: (any ProgressReporter)?
     let redactor: Redactor
     /// The first backoff step in seconds (the policy's; tests make it tiny).
@@ -34,8 +34,8 @@ struct Retrying: Sendable {
     ///
     /// - Parameter position: how far the transfer has got before the first attempt.
     /// - Parameter kept: the bytes a failure leaves for the next run, for the message.
-    /// - Throws: `Interrupted` when the run is cancelled (or an attempt was), otherwise
-    ///   `EntryFailure` with the operator's message.
+    /// - Throws: `Interrupted` when the run is cancelled (or an attempt was), otherwise the
+    ///   last failure as a `SyncError`, with why the loop stopped and what the cache keeps.
     func run<Value: Sendable>(from position: Int64 = 0, kept: @Sendable (Int64) -> Int64 = { $0 },
                               _ attempt: () async throws -> Attempt<Value>) async throws -> Value {
         var budget = RetryBudget(retries: retries, position: position, baseDelay: baseDelay)
@@ -52,41 +52,15 @@ struct Retrying: Sendable {
             do {
                 delay = try budget.delay(after: failure, position: reached, retryable: retryable)
             } catch {
-                throw EntryFailure(message: FailureText.describe(failure, kept: kept(reached)) + error.suffix,
-                                   cause: failure)
+                throw SyncError(failure, retries: .init(stop: error.stop, kept: kept(reached)))
             }
             reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,
-                                       error: redactor.scrub(failure.description), kind: kind))
+                                       error: SyncError(failure, retries: .willRetry).scrubbed(redactor), kind: kind))
             do {
                 try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             } catch {
                 throw Interrupted()
             }
-        }
-    }
-}
-
-/// Why an entry failed, as shown to the operator (already complete: no more is added to it).
-struct EntryFailure: Error {
-    var message: String
-    /// The cache's file system had no room for the preallocation.
-    var noRoom = false
-    /// The transfer error it came from, if it came from one.
-    var cause: TransferError?
-}
-
-/// The one place a transfer failure becomes the operator's message, so that every kind of
-/// request gives the same hints.
-enum FailureText {
-    /// `error`'s description, with what to do about it: check the credentials after 401 or 403,
-    /// run again to resume when `kept` bytes wait in the cache.
-    static func describe(_ error: TransferError, kept: Int64 = 0) -> String {
-        switch error {
-        case .status(_, let code, _, _) where (400..<500).contains(code) && code != 408 && code != 429:
-            return error.description + (code == 401 || code == 403 ? " (check the credentials in headers:)" : "")
-        default:
-            let resume = kept > 0 ? "; \(ByteSize.format(kept)) kept in the cache, run again to resume" : ""
-            return error.description + resume
         }
     }
 }

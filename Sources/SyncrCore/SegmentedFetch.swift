@@ -39,11 +39,11 @@ struct SegmentedFetch: Sendable {
     enum Outcome: Sendable {
         case complete
         /// The server cannot serve this file in pieces after all; start over on one stream.
-        case fallback(reason: String)
+        case fallback(EntryNote)
     }
 
     /// Thrown by a worker to stop all of them.
-    private struct Fallback: Error { var reason: String }
+    private struct Fallback: Error { var note: EntryNote }
 
     private var url: String { download.url.written }
 
@@ -125,7 +125,7 @@ struct SegmentedFetch: Sendable {
             _ = await ticker.value
             let (ranges, transferred) = await board.snapshot()
             try? await recorder.checkpoint(ranges, head: nil)
-            return (.fallback(reason: fallback.reason), transferred)
+            return (.fallback(fallback.note), transferred)
         } catch {
             ticker.cancel()
             _ = await ticker.value
@@ -189,12 +189,12 @@ struct SegmentedFetch: Sendable {
         }
         switch failure {
         case .rangeNotHonoured:
-            throw Fallback(reason: "the server answered a Range request with the whole file")
+            throw Fallback(note: .fellBackToOneStream(detail: nil))
         case .invalidResponse(_, let message):
-            throw Fallback(reason: "a Range answer did not fit (\(message))")
+            throw Fallback(note: .fellBackToOneStream(detail: message))
         case .status(_, 416, _, _):
             // The file ends before this piece: it is not the size the pieces were cut for.
-            throw Fallback(reason: "a Range request was answered 416 Range Not Satisfiable (the file is shorter than expected)")
+            throw Fallback(note: .fellBackToOneStream(detail: "416 Range Not Satisfiable: the file is shorter than expected"))
         default:
             return .failed(failure, position: reached)
         }

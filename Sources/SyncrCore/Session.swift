@@ -105,14 +105,17 @@ public final class Session: Sendable {
     var entries: [Entry] { manifest.downloads.map(Entry.download) + manifest.uploads.map(Entry.upload) }
 
     /// Asks every server about its file (concurrently) and decides what apply would do.
-    public func plan() async -> Plan {
+    /// - Parameter progress: also receives this call's events (`.retrying` while servers are
+    ///   asked), with secrets masked, from many tasks at once.
+    public func plan(progress: (@Sendable (ProgressEvent) -> Void)? = nil) async -> Plan {
+        let reporter = reporter(adding: progress)
         let entries = self.entries
         // Probes are small: run more of them at once than transfers, but keep a bound.
         let width = max(jobs, min(16, entries.count))
         let items = await Self.mapBounded(entries, width: width) { entry in
             var item: PlanItem
             switch entry {
-            case .download(let download): item = await self.planItem(download).noting(download.settings)
+            case .download(let download): item = await self.planItem(download, reporter: reporter).noting(download.settings)
             case .upload(let upload): item = await self.uploadPlanner.plan(upload).noting(upload.settings)
             }
             // Every reason is masked where it is made; once more here, so that no path can print
@@ -128,18 +131,15 @@ public final class Session: Sendable {
     }
 
     /// - Parameter known: the entry's local facts when the caller has just read them.
-    func planItem(_ download: Download, known: LocalFacts? = nil) async -> PlanItem {
+    func planItem(_ download: Download, known: LocalFacts? = nil, reporter: (any ProgressReporter)?) async -> PlanItem {
         var item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .download,
                             size: nil, offset: 0, bytes: nil, reason: "")
         let remote: RemoteResource
-        switch await probe(download) {
+        switch await probe(download, reporter: reporter) {
         case .success(let r):
             remote = r
-        case .failure(let failure):
-            item.action = .error
-            item.probeError = failure.cause
-            item.reason = redactor.scrub(failure.message)
-            return item
+        case .failure(let error):
+            return item.failing(error, redactor)
         }
         item.remote = remote
         item.size = remote.size
@@ -173,13 +173,13 @@ public final class Session: Sendable {
     ///
     /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first.
-    func applyItem(_ download: Download) async -> (PlanItem, nothingCached: Bool) {
+    func applyItem(_ download: Download, reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool) {
         let local = localFacts(download)
         let nothingCached = local.state == nil && local.dataSize == nil
         let mustAsk = download.unzip
             ? local.state != nil
             : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty)
-        guard !mustAsk else { return (await planItem(download, known: local), nothingCached) }
+        guard !mustAsk else { return (await planItem(download, known: local, reporter: reporter), nothingCached) }
         let item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
                             action: .download, size: nil, offset: 0, bytes: nil,
                             reason: local.destination == nil ? "nothing cached" : "the destination exists but syncr has no record of it")
@@ -187,9 +187,9 @@ public final class Session: Sendable {
     }
 
     /// HEAD (or ranged GET) with the entry's retry policy.
-    func probe(_ download: Download) async -> Result<RemoteResource, EntryFailure> {
+    func probe(_ download: Download, reporter: (any ProgressReporter)?) async -> Result<RemoteResource, SyncError> {
         let request = RequestBuilder(download: download).probe()
-        let retrying = Retrying(retries: download.settings.retries, index: download.index, kind: "download",
+        let retrying = Retrying(retries: download.settings.retries, index: download.index, kind: .download,
                                 reporter: reporter, redactor: redactor)
         do {
             return .success(try await retrying.run {
@@ -198,10 +198,10 @@ public final class Session: Sendable {
                 case .failure(let error): return .failed(error, position: 0)
                 }
             })
-        } catch let failure as EntryFailure {
-            return .failure(failure)
+        } catch let error as SyncError {
+            return .failure(error)
         } catch {
-            return .failure(EntryFailure(message: "interrupted while asking the server", cause: .cancelled))
+            return .failure(.interrupted(.whileAsking))
         }
     }
 
@@ -236,7 +236,11 @@ public final class Session: Sendable {
     /// Cancelling the calling task (SIGINT, SIGTERM) stops it: transfers end, what arrived is
     /// recorded durably, entries not started do not start, and each unfinished entry is
     /// reported `.interrupted`; entries already being flushed and moved into place finish.
-    public func apply() async -> ApplyReport {
+    ///
+    /// - Parameter progress: also receives this call's events (an entry started, bytes moved, a
+    ///   retry, a note, an entry finished), with secrets masked, from many tasks at once.
+    public func apply(progress: (@Sendable (ProgressEvent) -> Void)? = nil) async -> ApplyReport {
+        let reporter = reporter(adding: progress)
         let clock = ContinuousClock()
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
@@ -246,24 +250,24 @@ public final class Session: Sendable {
             switch entry {
             case .upload(let upload) where Task.isCancelled:
                 // Not even planned: planning may zip a whole folder.
-                var item = PlanItem(kind: "upload", index: upload.index, url: self.redactor.scrub(upload.url.written),
+                var item = PlanItem(kind: .upload, index: upload.index, url: self.redactor.scrub(upload.url.written),
                                     to: "", action: .upload, size: nil, offset: 0, bytes: nil, reason: "interrupted")
                 item.from = upload.from
-                result = ItemResult(item: item, status: .interrupted, transferred: 0, seconds: 0,
-                                    error: "interrupted before it started", notes: [])
+                result = ItemResult(item: item, outcome: .interrupted(.beforeStart), transferred: 0, seconds: 0,
+                                    notes: [])
             case .download(let download):
-                let (item, nothingCached) = await self.applyItem(download)
-                var downloader = self.downloader(download, item.noting(download.settings))
+                let (item, nothingCached) = await self.applyItem(download, reporter: reporter)
+                var downloader = self.downloader(download, item.noting(download.settings), reporter: reporter)
                 downloader.nothingCached = nothingCached
                 result = await downloader.run()
             case .upload(let upload):
                 let item = await self.uploadPlanner.plan(upload).noting(upload.settings)
                 await self.slots.acquire()
                 result = await Uploader(upload: upload, item: item, cache: self.cache, engine: self.engine,
-                                        redactor: self.redactor, reporter: self.reporter).run()
+                                        redactor: self.redactor, reporter: reporter).run()
                 await self.slots.release()
             }
-            self.reporter?.report(.finished(result: result))
+            reporter?.report(.finished(result: result))
             return result
         }
         await folders.syncAll()
@@ -276,10 +280,17 @@ public final class Session: Sendable {
     /// Finished files waiting for their flush at most, beyond the `jobs` transferring.
     static let finishing = 64
 
-    private func downloader(_ download: Download, _ item: PlanItem) -> Downloader {
+    private func downloader(_ download: Download, _ item: PlanItem, reporter: (any ProgressReporter)?) -> Downloader {
         Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
                    reporter: reporter, flusher: flusher, folders: folders, slots: slots,
                    key: Cache.key(for: download.url.expanded))
+    }
+
+    /// The session's reporter, and `progress` too when given (masked like every event).
+    private func reporter(adding progress: (@Sendable (ProgressEvent) -> Void)?) -> (any ProgressReporter)? {
+        guard let progress else { return reporter }
+        let handler = ScrubbingReporter(inner: ProgressHandler(progress), redactor: redactor)
+        return FanOutReporter(reporters: (reporter.map { [$0] } ?? []) + [handler])
     }
 
     /// Maps with at most `width` operations in flight, keeping the input order.

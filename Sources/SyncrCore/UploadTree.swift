@@ -19,16 +19,25 @@ struct UploadTree: Sendable {
 
     var totalSize: Int64 { files.reduce(0) { $0 + $1.fingerprint.size } }
 
-    enum Problem: Error, CustomStringConvertible {
+    /// Why a source cannot be read; the entry's `SyncError.uploadSource` words it.
+    enum Problem: Error {
         case missing(String)
         case unreadable(String, Int32)
         case notAFileOrFolder(String)
 
-        var description: String {
+        /// The file or folder it is about.
+        var path: String {
             switch self {
-            case .missing(let path): return "\(path): no such file or folder"
-            case .unreadable(let path, let code): return "\(path): cannot read: \(String(cString: strerror(code)))"
-            case .notAFileOrFolder(let path): return "\(path): not a regular file or folder"
+            case .missing(let path), .unreadable(let path, _), .notAFileOrFolder(let path): return path
+            }
+        }
+
+        /// What is wrong with it, as an entry's error tells it.
+        var problem: SyncError.SourceProblem {
+            switch self {
+            case .missing: return .missing
+            case .unreadable(_, let code): return .unreadable(errno: code)
+            case .notAFileOrFolder: return .notAFileOrFolder
             }
         }
     }

@@ -55,26 +55,23 @@ struct UploadPlanner: Sendable {
     let force: Bool
 
     func plan(_ upload: Upload) async -> PlanItem {
-        var item = PlanItem(kind: "upload", index: upload.index, url: redactor.scrub(upload.url.written),
+        var item = PlanItem(kind: .upload, index: upload.index, url: redactor.scrub(upload.url.written),
                             to: "", action: .upload, size: nil, offset: 0, bytes: nil, reason: "")
         item.from = upload.from
-        func fail(_ reason: String) -> PlanItem {
-            var failed = item
-            failed.action = .error
-            failed.reason = redactor.scrub(reason)
-            return failed
-        }
+        func fail(_ error: SyncError) -> PlanItem { item.failing(error, redactor) }
         var scanned: UploadTree
         do {
             scanned = try UploadTree.scan(upload.source)
         } catch {
-            return fail("from: \(error.description.replacingOccurrences(of: upload.source, with: upload.from))")
+            // The path as the manifest writes it, for a file inside the folder too.
+            let path = error.path.replacingOccurrences(of: upload.source, with: upload.from)
+            return fail(.uploadSource(path: path, problem: error.problem))
         }
         if scanned.isDirectory && scanned.files.isEmpty && !upload.zip {
-            return fail("from: \(upload.from) is an empty folder: nothing to send")
+            return fail(.uploadSource(path: upload.from, problem: .emptyFolder))
         }
         if upload.zip {
-            guard scanned.isDirectory else { return fail("zip: true needs a folder in from:, and \(upload.from) is a file") }
+            guard scanned.isDirectory else { return fail(.uploadSource(path: upload.from, problem: .zipNeedsFolder)) }
             return await planZip(upload, folder: scanned, item: item)
         }
         let key = Cache.uploadKey(upload)
@@ -87,7 +84,7 @@ struct UploadPlanner: Sendable {
             do {
                 files = try await BlockingIO.run { try Self.digests(tree, reusing: previous?.files) }
             } catch {
-                return fail("\(error)")
+                return fail(SyncError(error))
             }
         }
         let record = UploadRecord(method: upload.method.rawValue, url: redactor.scrub(upload.url.written), from: upload.from, files: files)
@@ -143,9 +140,7 @@ struct UploadPlanner: Sendable {
         do {
             sources = try await BlockingIO.run { try Self.digests(folder, reusing: before) }
         } catch {
-            item.action = .error
-            item.reason = redactor.scrub("\(error)")
-            return item
+            return item.failing(SyncError(error), redactor)
         }
         context.record.sources = sources
         item.uploadContext = context
@@ -242,34 +237,31 @@ struct Uploader: Sendable {
         self.reporter = reporter
     }
 
-    typealias Failure = EntryFailure
-
     func run() async -> ItemResult {
         let clock = ContinuousClock()
         let start = clock.now
         var sent: Int64 = 0
-        var notes: [String] = []
-        func result(_ status: ItemResult.Status, _ error: String? = nil) -> ItemResult {
+        var notes: [EntryNote] = []
+        func result(_ outcome: ItemResult.Outcome) -> ItemResult {
             let elapsed = clock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            return ItemResult(item: item, status: status, transferred: sent, seconds: seconds,
-                              error: error.map(redactor.scrub), notes: notes.map(redactor.scrub))
+            return ItemResult(item: item, outcome: outcome.scrubbed(redactor), transferred: sent, seconds: seconds,
+                              notes: notes.map { $0.scrubbed(redactor) })
         }
         switch item.action {
         case .skip: return result(.skipped)
-        case .error: return result(.failed, item.reason)
+        case .error: return result(.failed(item.error ?? .other(message: item.reason)))
         default: break
         }
-        guard let context = item.uploadContext else { return result(.failed, "nothing planned to send") }
-        let interrupted = "interrupted before the server confirmed it; the next run sends it again"
+        guard let context = item.uploadContext else { return result(.failed(.other(message: "nothing planned to send"))) }
         // An entry not started when the run was interrupted does not start.
-        if Task.isCancelled { return result(.interrupted, "interrupted before it started") }
+        if Task.isCancelled { return result(.interrupted(.beforeStart)) }
         reporter?.report(.started(item: item))
         let ticker = Task { [reporter, progress, index = item.index, total = item.bytes] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: EntryRecorder.interval)
                 if Task.isCancelled { break }
-                reporter?.report(.progress(index: index, transferred: progress.sent, total: total, kind: "upload"))
+                reporter?.report(.progress(index: index, transferred: progress.sent, total: total, kind: .upload))
             }
         }
         defer { ticker.cancel() }
@@ -314,7 +306,7 @@ struct Uploader: Sendable {
             // not recorded as uploaded.
             for file in context.tree.files + (context.zipFolder ? tree.files : [])
             where FS.fingerprint(file.path) != file.fingerprint {
-                throw Failure(message: "\(file.path): changed while it was being uploaded; run again to send the new version")
+                throw SyncError.changedWhileSending(path: file.path)
             }
             var record = context.record
             if let hashing { record.files = try await hashing.value }
@@ -323,15 +315,11 @@ struct Uploader: Sendable {
             try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
             return result(.ok)
         } catch is Interrupted {
-            return result(.interrupted, interrupted)
+            return result(.interrupted(.upload))
         } catch is CancellationError {
-            return result(.interrupted, interrupted)
-        } catch let failure as Failure {
-            return result(.failed, failure.message)
-        } catch let error as TransferError {
-            return result(.failed, error.description)
+            return result(.interrupted(.upload))
         } catch {
-            return result(.failed, "\(error)")
+            return result(.failed(SyncError(error)))
         }
     }
 
@@ -353,20 +341,21 @@ struct Uploader: Sendable {
         } catch {
             // Stopped by SIGINT/SIGTERM: the entry was interrupted, not failed.
             if Task.isCancelled { throw Interrupted() }
-            throw Failure(message: "cannot zip \(upload.from): \(error)")
+            guard let error = error as? ArchiveError else { throw SyncError.other(message: "cannot zip \(upload.from): \(error)") }
+            throw SyncError.zip(from: upload.from, error: error)
         }
         let folderName = (upload.source as NSString).lastPathComponent
         let name = (folderName.isEmpty ? "upload" : folderName) + ".zip"
-        guard let fingerprint = FS.fingerprint(zipPath) else { throw Failure(message: "\(zipPath): the archive vanished") }
+        guard let fingerprint = FS.fingerprint(zipPath) else { throw SyncError.other(message: "\(zipPath): the archive vanished") }
         return UploadTree(isDirectory: false, files: [UploadTree.File(relative: name, path: zipPath, fingerprint: fingerprint)])
     }
 
     /// Sends one request with the entry's retry rules; returns the bytes sent.
-    private func send(_ base: HTTPRequest, notes: inout [String]) async throws -> Int64 {
+    private func send(_ base: HTTPRequest, notes: inout [EntryNote]) async throws -> Int64 {
         var request = base
         request.bodyProgress = progress.current
         let policy = RetryPolicy(maxRetries: upload.settings.retries)
-        let retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: "upload",
+        let retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
         return try await retrying.run {
             let outcome = await engine.attempt(request, sink: DiscardSink())

@@ -64,9 +64,9 @@ final class BarReporter: RunReporter {
             case .retrying(let index, let attempt, let delay, let error, let kind):
                 let name = EntryLines.name(EntryKey(kind: kind, index: index), on: state.board)
                 if !quiet { line = lines.retrying(name, attempt: attempt, delay: delay, error: error) }
-            case .note(let index, let message, let kind):
+            case .note(let index, let note, let kind):
                 let name = EntryLines.name(EntryKey(kind: kind, index: index), on: state.board)
-                if !quiet { line = lines.note(name, message) }
+                if !quiet { line = lines.note(name, note) }
             case .finished(let result):
                 state.board.finish(result, now: now)
                 if !quiet || result.status == .failed { line = lines.finished(result) }
@@ -158,7 +158,7 @@ final class BarReporter: RunReporter {
         if let size = entry.size, let eta = ProgressText.eta(remaining: size - entry.done, rate: rate) {
             fields.append("ETA \(eta)")
         }
-        let name = entry.item.kind == "upload" ? "upload \(entry.item.from ?? entry.item.url)" : entry.item.to
+        let name = entry.item.kind == .upload ? "upload \(entry.item.from ?? entry.item.url)" : entry.item.to
         // Drop what does not fit, least telling first: the graph, the ETA, the speed.
         var candidates: [[String]] = []
         if let graph { candidates.append([fields[0], graph] + fields.dropFirst()) }

@@ -16,7 +16,7 @@ struct EntryLines: Sendable {
                 ? ": \(ByteSize.format(size - (item.bytes ?? 0))) of \(ByteSize.format(size)) cached"
                 : " (\(ByteSize.format(size)))"
         }
-        return "[\(number)/\(entryCount)] \(what)" + (item.kind == "upload" ? "" : " from \(item.url)")
+        return "[\(number)/\(entryCount)] \(what)" + (item.kind == .upload ? "" : " from \(item.url)")
     }
 
     /// `  done download out/a.bin: 1.0 MiB in 0.52 s, 1.9 MiB/s` (action, size, time, average
@@ -34,20 +34,20 @@ struct EntryLines: Sendable {
             // Interrupted entries are listed after the summary.
             return nil
         case .failed:
-            return "  \(palette.red("FAILED")) \(name): \(result.error ?? "unknown error")"
+            return "  \(palette.red("FAILED")) \(name): \(result.error?.description ?? "unknown error")"
         }
     }
 
-    func retrying(_ name: String, attempt: Int, delay: Double, error: String) -> String {
+    func retrying(_ name: String, attempt: Int, delay: Double, error: SyncError) -> String {
         "  \(palette.yellow("retry")) #\(attempt) of \(name) in \(Rendering.seconds(delay)): \(error)"
     }
 
-    func note(_ name: String, _ message: String) -> String {
-        "  note: \(name): \(message)"
+    func note(_ name: String, _ note: EntryNote) -> String {
+        "  note: \(name): \(note)"
     }
 
     /// The name of an entry an index-only event is about.
     static func name(_ key: EntryKey, on board: TransferBoard) -> String {
-        board.entry(key).map { Rendering.name($0.item) } ?? "\(key.kind)s[\(key.index)]"
+        board.entry(key).map { Rendering.name($0.item) } ?? "\(key.kind.rawValue)s[\(key.index)]"
     }
 }

@@ -14,30 +14,35 @@ enum JUnitReport {
         out += "  <testsuite name=\"\(escape("syncr apply " + manifest))\" tests=\"\(tests)\" failures=\"\(failures)\" "
             + "errors=\"\(errors)\" skipped=\"0\" time=\"\(time)\">\n"
         for r in report.results {
-            out += "    <testcase classname=\"syncr.\(escape(r.item.kind))\" name=\"\(escape(Rendering.name(r.item)))\" "
+            out += "    <testcase classname=\"syncr.\(escape(r.item.kind.rawValue))\" name=\"\(escape(Rendering.name(r.item)))\" "
                 + "time=\"\(seconds(r.seconds))\""
             var body = ""
-            if r.status == .failed {
-                let error = r.error ?? "unknown error"
-                body += "      <failure message=\"\(escape(error))\" type=\"\(escape(r.item.action.rawValue))\">"
-                    + escape(error) + "</failure>\n"
-            }
-            if r.status == .interrupted {
-                let error = r.error ?? "interrupted"
-                body += "      <error message=\"\(escape(error))\" type=\"interrupted\">" + escape(error) + "</error>\n"
-            }
             var out2: [String] = ["\(r.item.action.rawValue) \(r.item.url)"]
-            switch r.status {
-            case .ok: out2.append("\(r.transferred) bytes in \(seconds(r.seconds)) s")
-            case .skipped: out2.append("up to date: \(r.item.reason)")
-            case .failed, .interrupted: break
+            // The element's type is the error's code (`http`, `checksum_mismatch`, ...), as a
+            // test framework gives an exception's class.
+            switch r.outcome {
+            case .ok:
+                out2.append("\(r.transferred) bytes in \(seconds(r.seconds)) s")
+            case .skipped:
+                out2.append("up to date: \(r.item.reason)")
+            case .failed(let error):
+                body += element("failure", error)
+            case .interrupted(let interruption):
+                body += element("error", .interrupted(interruption))
             }
-            out2 += r.notes.map { "note: " + $0 }
+            out2 += r.notes.map { "note: \($0)" }
             body += "      <system-out>" + escape(out2.joined(separator: "\n")) + "</system-out>\n"
             out += ">\n" + body + "    </testcase>\n"
         }
         out += "  </testsuite>\n</testsuites>\n"
         return out
+    }
+
+    /// `<failure>` or `<error>` for `error`: its message as the attribute and the text, its
+    /// code as the type.
+    private static func element(_ name: String, _ error: SyncError) -> String {
+        let message = escape(error.description)
+        return "      <\(name) message=\"\(message)\" type=\"\(escape(error.code))\">\(message)</\(name)>\n"
     }
 
     private static func seconds(_ s: Double) -> String {

@@ -51,9 +51,9 @@ final class PlainReporter: RunReporter {
             case .retrying(let index, let attempt, let delay, let error, let kind):
                 let name = EntryLines.name(EntryKey(kind: kind, index: index), on: state.board)
                 return quiet ? nil : lines.retrying(name, attempt: attempt, delay: delay, error: error)
-            case .note(let index, let message, let kind):
+            case .note(let index, let note, let kind):
                 let name = EntryLines.name(EntryKey(kind: kind, index: index), on: state.board)
-                return quiet ? nil : lines.note(name, message)
+                return quiet ? nil : lines.note(name, note)
             case .finished(let result):
                 state.board.finish(result, now: now)
                 if quiet && result.status != .failed { return nil }

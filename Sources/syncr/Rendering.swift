@@ -8,13 +8,22 @@ enum Rendering {
     static func json(_ item: PlanItem) -> [(String, JSON)] {
         var pairs = fields(item)
         if item.insecure { pairs.append(("insecure", .bool(true))) }
+        if let error = item.error { pairs += errorFields(error) }
+        return pairs
+    }
+
+    /// What kind of error it was, for scripts: `error_code` (`SyncError.code`), and
+    /// `http_status` for an HTTP error.
+    static func errorFields(_ error: SyncError) -> [(String, JSON)] {
+        var pairs: [(String, JSON)] = [("error_code", .string(error.code))]
+        if let status = error.httpStatus { pairs.append(("http_status", .int(Int64(status)))) }
         return pairs
     }
 
     private static func fields(_ item: PlanItem) -> [(String, JSON)] {
-        if item.kind == "upload" {
+        if item.kind == .upload {
             return [
-                ("kind", .string(item.kind)),
+                ("kind", .string(item.kind.rawValue)),
                 ("from", .optional(item.from)),
                 ("url", .string(item.url)),
                 ("action", .string(item.action.rawValue)),
@@ -24,7 +33,7 @@ enum Rendering {
             ]
         }
         return [
-            ("kind", .string(item.kind)),
+            ("kind", .string(item.kind.rawValue)),
             ("url", .string(item.url)),
             ("to", .string(item.to)),
             ("action", .string(item.action.rawValue)),
@@ -55,12 +64,16 @@ enum Rendering {
 
     static func applyJSON(_ report: ApplyReport, plan: Plan) -> String {
         let items: [JSON] = report.results.map { r in
-            var pairs = json(r.item)
+            var item = r.item
+            // The plan's error, if any, is the result's: its fields come once, after `error`.
+            item.error = nil
+            var pairs = json(item)
             pairs.append(("status", .string(r.status.rawValue)))
             pairs.append(("transferred", .int(r.transferred)))
             pairs.append(("seconds", .double(r.seconds)))
-            pairs.append(("error", .optional(r.error)))
-            if !r.notes.isEmpty { pairs.append(("notes", .array(r.notes.map { .string($0) }))) }
+            pairs.append(("error", .optional(r.error?.description)))
+            pairs += r.error.map(errorFields) ?? [("error_code", .null)]
+            if !r.notes.isEmpty { pairs.append(("notes", .array(r.notes.map { .string($0.description) }))) }
             return .object(pairs)
         }
         var totals = totals(plan)
@@ -113,13 +126,13 @@ enum Rendering {
 
     /// What a plan line names: a download's destination, an upload's source and target.
     static func name(_ item: PlanItem) -> String {
-        item.kind == "upload" ? "\(item.from ?? "?") -> \(item.url)" : item.to
+        item.kind == .upload ? "\(item.from ?? "?") -> \(item.url)" : item.to
     }
 
     static func planSummary(_ plan: Plan, manifest: String) -> String {
         var text = "Plan for \(manifest): \(plan.count(.download)) to download, \(plan.count(.resume)) to resume, "
             + "\(plan.count(.restart)) to restart"
-        if plan.items.contains(where: { $0.kind == "upload" }) { text += ", \(plan.count(.upload)) to upload" }
+        if plan.items.contains(where: { $0.kind == .upload }) { text += ", \(plan.count(.upload)) to upload" }
         text += ", \(plan.count(.skip)) up to date"
         if plan.count(.error) > 0 { text += ", \(plan.count(.error)) failed to plan" }
         text += "; \(ByteSize.format(plan.downloadBytes)) (\(plan.downloadBytes) bytes) to fetch"

@@ -20,14 +20,14 @@ enum RunSummary {
         let failed = report.failed
         counts.append("\(failed.count) failed")
         if !report.interrupted.isEmpty { counts.append("\(report.interrupted.count) interrupted") }
-        let sent = report.results.filter { $0.item.kind == "upload" }.reduce(0) { $0 + $1.transferred }
+        let sent = report.results.filter { $0.item.kind == .upload }.reduce(0) { $0 + $1.transferred }
         let received = report.transferred - sent
         var text = "syncr: " + counts.joined(separator: ", ") + "; \(ByteSize.format(received)) received, "
             + "\(ByteSize.format(sent)) sent in \(Rendering.seconds(report.seconds))"
         if report.transferred > 0 { text += " (\(Rendering.speed(bytes: report.transferred, seconds: report.seconds)))" }
         var lines = [text + "."]
         for f in failed {
-            lines.append("  failed: \(Rendering.name(f.item)): \(f.error ?? "unknown error")")
+            lines.append("  failed: \(Rendering.name(f.item)): \(f.error?.description ?? "unknown error")")
         }
         return lines
     }

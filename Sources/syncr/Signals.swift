@@ -50,7 +50,7 @@ enum Signals {
         // Bounded: a manifest of thousands must not print thousands of lines here.
         let shown = 10
         for r in interrupted.prefix(shown) {
-            Output.err("  interrupted: \(Rendering.name(r.item)): \(r.error ?? "interrupted")")
+            Output.err("  interrupted: \(Rendering.name(r.item)): \(r.error?.description ?? "interrupted")")
         }
         if interrupted.count > shown { Output.err("  ... and \(interrupted.count - shown) more interrupted") }
         Output.err("syncr: interrupted by \(signal == SIGTERM ? "SIGTERM" : "SIGINT"); "

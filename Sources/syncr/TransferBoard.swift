@@ -6,7 +6,7 @@ import SyncrManifest
 
 /// Which entry an event is about: downloads and uploads are counted in separate lists.
 struct EntryKey: Hashable, Sendable {
-    var kind: String
+    var kind: EntryKind
     var index: Int
 }
 
@@ -104,7 +104,7 @@ struct TransferBoard: Sendable {
         startedCount += 1
         var base: Int64 = item.offset
         if let size = item.size, let bytes = item.bytes { base = max(0, size - bytes) }
-        if item.kind == "upload" { base = 0 }
+        if item.kind == .upload { base = 0 }
         var entry = ActiveEntry(item: item, number: startedCount, startedAt: now, base: base, expected: item.bytes)
         entry.meter.add(0, at: now)
         expected += item.bytes ?? 0

@@ -15,7 +15,7 @@ struct PipelineTests {
         let project = try ScriptedProject()
         let server = ScriptedTransport(serving: Self.file)
         let result = await project.apply(project.download("f.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
         // Nothing was cached, so nothing was asked first: the GET told size and validators.
         #expect(server.requests.map(\.method) == [.get])
@@ -31,7 +31,7 @@ struct PipelineTests {
         _ = await project.apply(download, over: ScriptedTransport(serving: Self.file))
         let server = ScriptedTransport(serving: Self.file)
         let result = await project.apply(download, over: server)
-        #expect(result.status == .skipped, "\(result.error ?? "")")
+        #expect(result.status == .skipped, "\(result.errorText ?? "")")
         #expect(server.requests.map(\.method) == [.head])
     }
 
@@ -43,7 +43,7 @@ struct PipelineTests {
         let other = Resource(bytes: Resource.pattern(1000, seed: 9))
         let result = await project.apply(download, over: ScriptedTransport(serving: other))
         #expect(result.status == .failed)
-        #expect(result.error?.contains("sha256 mismatch") == true, "\(result.error ?? "")")
+        #expect(result.errorText?.contains("sha256 mismatch") == true, "\(result.errorText ?? "")")
         #expect(project.contents("f.bin") == nil, "a file that failed its checksum is never placed")
         #expect(project.record("f.bin") == nil && project.cached("f.bin") == nil, "and not kept")
     }
@@ -57,7 +57,7 @@ struct PipelineTests {
         }
         let first = await project.apply(download, over: failing)
         #expect(first.status == .failed)
-        #expect(first.error?.contains("kept in the cache, run again to resume") == true, "\(first.error ?? "")")
+        #expect(first.errorText?.contains("kept in the cache, run again to resume") == true, "\(first.errorText ?? "")")
         // The record vouches for exactly the bytes that arrived, of the version they came from.
         let record = try #require(project.record("f.bin"))
         #expect(record.ranges == RangeSet([0..<300]) && record.etag?.headerValue == "\"v1\"" && !record.complete)
@@ -65,7 +65,7 @@ struct PipelineTests {
         // Second run: asks first (something is cached), then only for the rest.
         let server = ScriptedTransport(serving: Self.file)
         let second = await project.apply(download, over: server)
-        #expect(second.status == .ok, "\(second.error ?? "")")
+        #expect(second.status == .ok, "\(second.errorText ?? "")")
         #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
         #expect(server.requests.map { "\($0.method.rawValue) \($0.rangeText)" } == ["HEAD -", "GET bytes=300-"])
         #expect(second.transferred == 700)
@@ -90,7 +90,7 @@ struct PipelineTests {
         run.cancel()
         let result = await run.value
         #expect(result.status == .interrupted)
-        #expect(result.error?.contains("kept in the cache") == true, "\(result.error ?? "")")
+        #expect(result.errorText?.contains("kept in the cache") == true, "\(result.errorText ?? "")")
         let record = try #require(project.record("big.bin"))
         #expect(record.good == 300_000)
         #expect(ScriptedProject.difference(project.cached("big.bin"), from: Array(large.bytes[0..<300_000])) == nil)

@@ -94,10 +94,13 @@ import Testing
         let item = PlanItem(index: 0, url: "https://u:pw-secret@h/x", to: "x", action: .download,
                             size: nil, offset: 0, bytes: nil, reason: "token tok-12345")
         reporter.report(.started(item: item))
-        reporter.report(.retrying(index: 0, attempt: 1, delay: 1, error: "https://u:pw-secret@h/x: HTTP 503"))
-        reporter.report(.note(index: 0, message: "header tok-12345 refused"))
-        reporter.report(.finished(result: ItemResult(item: item, status: .failed, transferred: 0, seconds: 0,
-                                                     error: "https://u:pw-secret@h/x tok-12345", notes: ["tok-12345"])))
+        reporter.report(.retrying(index: 0, attempt: 1, delay: 1,
+                                  error: .http(status: 503, url: "https://u:pw-secret@h/x", body: "", retries: .willRetry)))
+        reporter.report(.note(index: 0, note: .resumeDidNotFit(detail: "header tok-12345 refused")))
+        let error = SyncError.connection(url: "https://u:pw-secret@h/x", code: 7, message: "tok-12345 refused",
+                                         retries: .notRetried)
+        reporter.report(.finished(result: ItemResult(item: item, outcome: .failed(error), transferred: 0, seconds: 0,
+                                                     notes: [.fellBackToOneStream(detail: "tok-12345")])))
         let text = collector.events.map { "\($0)" }.joined(separator: "\n")
         #expect(collector.events.count == 4)
         #expect(!text.contains("pw-secret"))

@@ -10,7 +10,7 @@ struct RetryingTests {
     /// Records the `.retrying` events the loop reports.
     final class Events: ProgressReporter, @unchecked Sendable {
         // @unchecked: the loop reports from the test's own task only.
-        var retries: [(attempt: Int, error: String)] = []
+        var retries: [(attempt: Int, error: SyncError)] = []
         func report(_ event: ProgressEvent) {
             if case .retrying(_, let attempt, _, let error, _) = event { retries.append((attempt, error)) }
         }
@@ -18,7 +18,7 @@ struct RetryingTests {
 
     func loop(retries: Int, _ events: Events = Events()) -> Retrying {
         // Backoff of a millisecond: the tests count attempts, they do not wait for them.
-        Retrying(retries: retries, index: 0, kind: "download", reporter: events, redactor: Redactor(secrets: []),
+        Retrying(retries: retries, index: 0, kind: .download, reporter: events, redactor: Redactor(secrets: []),
                  baseDelay: 0.001)
     }
 
@@ -35,9 +35,10 @@ struct RetryingTests {
         do {
             _ = try await loop(retries: 5).run { () -> Attempt<Void> in .failed(failure, position: 0) }
             Issue.record("a \(code) must fail the entry")
-        } catch let error as EntryFailure {
-            #expect(error.message.contains("check the credentials"), "\(error.message)")
-            #expect(!error.message.contains("gave up"), "a 4xx is not retried: \(error.message)")
+        } catch let error as SyncError {
+            #expect(error == .http(status: code, url: Self.url, body: "", retries: .init(stop: .notRetryable)))
+            #expect(error.description.contains("check the credentials"), "\(error)")
+            #expect(!error.description.contains("gave up"), "a 4xx is not retried: \(error)")
         } catch {
             Issue.record("unexpected \(error)")
         }
@@ -67,10 +68,11 @@ struct RetryingTests {
                 return .failed(Self.busy, position: Int64(min(calls, 10) * 100))
             }
             Issue.record("a server that stops moving must fail the entry")
-        } catch let error as EntryFailure {
+        } catch let error as SyncError {
             #expect(calls == 13, "10 attempts with progress, then one without and its 2 retries")
-            #expect(error.message.contains("gave up after 2 retries"), "\(error.message)")
-            #expect(error.message.contains("kept in the cache, run again to resume"), "\(error.message)")
+            #expect(error.retries == .init(stop: .exhausted(retries: 2), kept: 1000))
+            #expect(error.description.contains("gave up after 2 retries"), "\(error)")
+            #expect(error.description.contains("kept in the cache, run again to resume"), "\(error)")
         } catch {
             Issue.record("unexpected \(error)")
         }
@@ -99,8 +101,9 @@ struct RetryingTests {
                 return .failed(Self.dropped, position: 0, retryable: false)
             }
             Issue.record("a refused retry must fail the entry")
-        } catch is EntryFailure {
+        } catch let error as SyncError {
             #expect(calls == 1)
+            #expect(error.retries?.stop == .notRetryable)
         } catch {
             Issue.record("unexpected \(error)")
         }

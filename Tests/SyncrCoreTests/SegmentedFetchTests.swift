@@ -31,7 +31,7 @@ struct SegmentedFetchTests {
         let project = try resumable()
         let server = ScriptedTransport(serving: Self.file)
         let result = await project.apply(project.download("big.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
         // 3 MiB missing over 2 connections: two pieces that meet, each with If-Range.
         let asked = pieces(server).sorted { $0.0 < $1.0 }
@@ -47,17 +47,17 @@ struct SegmentedFetchTests {
             request.method == .head ? Self.file.answer(request) : Self.file.whole()
         }
         let result = await project.apply(project.download("big.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
         #expect(server.gets.last?.range == nil, "the fallback stream asks for the whole file")
-        #expect(result.notes.contains { $0.contains("fell back to one stream") }, "\(result.notes)")
+        #expect(result.noteTexts.contains { $0.contains("fell back to one stream") }, "\(result.noteTexts)")
     }
 
     @Test func serverIgnoresRangeOnAFreshFileSoTheLeadStreamTakesItAll() async throws {
         let project = try ScriptedProject(connections: 4)
         let server = ScriptedTransport { request, _ in Self.file.whole() }
         let result = await project.apply(project.download("big.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
         // The lead asked for the first min_split / connections bytes (at least 1 MiB) and got
         // the whole file in a 200, which holds them: it is kept, and there is nothing to share.
@@ -77,7 +77,7 @@ struct SegmentedFetchTests {
             return reply.dropping(after: cut)
         }
         let result = await project.apply(project.download("big.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
         let last = pieces(server).filter { $0.1 == Int64(4 * Self.mib - 1) }
         // The retry asks for the rest of that piece only, to the same end.
@@ -89,11 +89,11 @@ struct SegmentedFetchTests {
         let newer = Resource(bytes: Resource.pattern(4 * Self.mib, seed: 7), etag: "\"v2\"")
         let server = StreamFetchTests.changed(from: Self.file, to: newer)
         let result = await project.apply(project.download("big.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         // The If-Range of every piece failed (200): no piece of v2 lands beside the MiB of v1.
         #expect(project.difference("big.bin", from: newer.bytes) == nil)
         #expect(project.record("big.bin")?.etag?.headerValue == "\"v2\"")
-        #expect(result.notes.contains { $0.contains("fell back to one stream") }, "\(result.notes)")
+        #expect(result.noteTexts.contains { $0.contains("fell back to one stream") }, "\(result.noteTexts)")
     }
 
     @Test func status416ForARangePastTheEnd() async throws {
@@ -103,9 +103,9 @@ struct SegmentedFetchTests {
         let shorter = Resource(bytes: Resource.pattern(Self.mib / 2, seed: 3))
         let server = StreamFetchTests.changed(from: Self.file, to: shorter)
         let result = await project.apply(project.download("big.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("big.bin", from: shorter.bytes) == nil)
-        #expect(result.notes.contains { $0.contains("416") && $0.contains("fell back to one stream") }, "\(result.notes)")
+        #expect(result.noteTexts.contains { $0.contains("416") && $0.contains("fell back to one stream") }, "\(result.noteTexts)")
     }
 
     @Test func pieceAnsweredWithADifferentContentRange() async throws {
@@ -118,9 +118,9 @@ struct SegmentedFetchTests {
             return Self.file.part(ByteRange(start: range.start + 1, end: end))
         }
         let result = await project.apply(project.download("big.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
-        #expect(result.notes.contains { $0.contains("a Range answer did not fit") }, "\(result.notes)")
+        #expect(result.noteTexts.contains { $0.contains("a Range answer did not fit") }, "\(result.noteTexts)")
         #expect(server.gets.last?.range == nil)
     }
 
@@ -132,8 +132,8 @@ struct SegmentedFetchTests {
         }
         let result = await project.apply(project.download("big.bin"), over: server)
         #expect(result.status == .failed)
-        #expect(result.error?.contains("HTTP \(code)") == true, "\(result.error ?? "")")
-        #expect(result.error?.contains("check the credentials") == true, "\(result.error ?? "")")
+        #expect(result.errorText?.contains("HTTP \(code)") == true, "\(result.errorText ?? "")")
+        #expect(result.errorText?.contains("check the credentials") == true, "\(result.errorText ?? "")")
     }
 
     @Test func aConnectionThatFinishesEarlyTakesHalfOfTheSlowestPiece() async throws {
@@ -156,7 +156,7 @@ struct SegmentedFetchTests {
         }
         holder.withLock { $0 = server }
         let result = await project.apply(project.download("big.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("big.bin", from: large.bytes) == nil)
         let asked = pieces(server)
         let first = try #require(asked.first { $0.0 == firstPiece })
@@ -179,7 +179,7 @@ struct SegmentedFetchTests {
         }
         holder.withLock { $0 = server }
         let result = await project.apply(project.download("big.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
         let gets = server.gets
         #expect(gets.first?.rangeText == "bytes=0-1048575")

@@ -24,11 +24,11 @@ struct StreamFetchTests {
             request.method == .head ? Self.file.answer(request) : Self.file.whole()
         }
         let result = await project.apply(download, over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         // The 200 body starts at byte 0: appended after the 400 cached bytes it would be wrong.
         #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
         #expect(server.gets.map(\.rangeText) == ["bytes=400-", "-"])
-        #expect(result.notes.contains { $0.contains("ignored the Range request") }, "\(result.notes)")
+        #expect(result.noteTexts.contains { $0.contains("ignored the Range request") }, "\(result.noteTexts)")
     }
 
     @Test func connectionDropsAfterNBytesThen206Resumes() async throws {
@@ -38,7 +38,7 @@ struct StreamFetchTests {
             number == 1 ? Self.file.answer(request).dropping(after: 300) : Self.file.answer(request)
         }
         let result = await project.apply(project.download("f.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
         #expect(server.gets.map(\.rangeText) == ["-", "bytes=300-"])
         // The resumed bytes must be of the same version as the first 300.
@@ -56,11 +56,11 @@ struct StreamFetchTests {
         let result = await project.apply(project.download("f.bin"), over: server, reporter: events)
         if retries == 0 {
             #expect(result.status == .failed)
-            #expect(result.error?.contains("HTTP 503") == true, "\(result.error ?? "")")
-            #expect(result.error?.contains("gave up after 0 retries") == true, "\(result.error ?? "")")
+            #expect(result.errorText?.contains("HTTP 503") == true, "\(result.errorText ?? "")")
+            #expect(result.errorText?.contains("gave up after 0 retries") == true, "\(result.errorText ?? "")")
             #expect(server.gets.count == 1)
         } else {
-            #expect(result.status == .ok, "\(result.error ?? "")")
+            #expect(result.status == .ok, "\(result.errorText ?? "")")
             #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
             #expect(events.retries.count == 1 && events.retries[0].contains("503"), "\(events.retries)")
             #expect(server.gets.count == 2)
@@ -73,7 +73,7 @@ struct StreamFetchTests {
         let newer = Resource(bytes: Resource.pattern(1000, seed: 7), etag: "\"v2\"")
         let server = Self.changed(from: Self.file, to: newer)
         let result = await project.apply(project.download("f.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         // Not 400 bytes of v1 followed by v2: all of v2, and the record says so.
         #expect(project.difference("f.bin", from: newer.bytes) == nil)
         #expect(project.record("f.bin")?.etag?.headerValue == "\"v2\"")
@@ -89,9 +89,9 @@ struct StreamFetchTests {
         let result = await project.apply(project.download("f.bin"), over: server)
         #expect(server.gets.first?.rangeText == "bytes=600-")
         // The 600 cached bytes cannot belong to a 500-byte file: start over in this run.
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("f.bin", from: shorter.bytes) == nil)
-        #expect(result.notes.contains { $0.contains("416") }, "\(result.notes)")
+        #expect(result.noteTexts.contains { $0.contains("416") }, "\(result.noteTexts)")
     }
 
     @Test func resumeAnsweredWithADifferentContentRange() async throws {
@@ -103,10 +103,10 @@ struct StreamFetchTests {
             return Self.file.part(ByteRange(start: 0))
         }
         let result = await project.apply(project.download("f.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
         #expect(server.gets.map(\.rangeText) == ["bytes=400-", "-"])
-        #expect(result.notes.contains { $0.contains("did not fit the cached bytes") }, "\(result.notes)")
+        #expect(result.noteTexts.contains { $0.contains("did not fit the cached bytes") }, "\(result.noteTexts)")
     }
 
     @Test func serverSendsNoValidatorSoAResumeStartsOver() async throws {
@@ -116,10 +116,10 @@ struct StreamFetchTests {
             number == 1 ? bare.answer(request).dropping(after: 300) : bare.answer(request)
         }
         let result = await project.apply(project.download("f.bin"), over: server)
-        #expect(result.status == .ok, "\(result.error ?? "")")
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
         #expect(project.difference("f.bin", from: bare.bytes) == nil)
         // Without a validator the 300 bytes cannot be vouched for against a new version.
         #expect(server.gets.map(\.rangeText) == ["-", "-"])
-        #expect(result.notes.contains { $0.contains("no strong ETag or Last-Modified") }, "\(result.notes)")
+        #expect(result.noteTexts.contains { $0.contains("no strong ETag or Last-Modified") }, "\(result.noteTexts)")
     }
 }

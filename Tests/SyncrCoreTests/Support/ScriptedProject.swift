@@ -114,8 +114,15 @@ final class EventLog: ProgressReporter, Sendable {
     /// The error text of every `.retrying` event.
     var retries: [String] {
         events.withLock { $0 }.compactMap {
-            if case .retrying(_, _, _, let error, _) = $0 { return error }
+            if case .retrying(_, _, _, let error, _) = $0 { return error.description }
             return nil
         }
     }
+}
+
+extension ItemResult {
+    /// The failure's message, for tests that look for the words a user reads.
+    var errorText: String? { error.map(\.description) }
+    /// The notes as the user reads them.
+    var noteTexts: [String] { notes.map(\.description) }
 }

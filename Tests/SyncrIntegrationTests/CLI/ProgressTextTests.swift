@@ -47,7 +47,7 @@ struct ProgressTextTests {
         var board = TransferBoard(entryCount: 3, now: 0)
         _ = board.start(Self.item("out/" + String(repeating: "long-name/", count: 12) + "file.bin", size: 10 << 20), now: 0)
         _ = board.start(Self.item("out/unknown-size.bin", size: nil), now: 0)
-        board.progress(EntryKey(kind: "download", index: 0), transferred: 3 << 20, total: 10 << 20, now: 2)
+        board.progress(EntryKey(kind: .download, index: 0), transferred: 3 << 20, total: 10 << 20, now: 2)
         let block = BarReporter.block(board, columns: columns, rows: 24, now: 2)
         #expect(block.count == 2, "entries with the same index replace each other")
         var wide = TransferBoard(entryCount: 3, now: 0)
@@ -55,8 +55,8 @@ struct ProgressTextTests {
         var second = Self.item("out/unknown-size.bin", size: nil)
         second.index = 1
         _ = wide.start(second, now: 0)
-        wide.progress(EntryKey(kind: "download", index: 0), transferred: 3 << 20, total: 10 << 20, now: 2)
-        wide.progress(EntryKey(kind: "download", index: 1), transferred: 5000, total: nil, now: 2)
+        wide.progress(EntryKey(kind: .download, index: 0), transferred: 3 << 20, total: 10 << 20, now: 2)
+        wide.progress(EntryKey(kind: .download, index: 1), transferred: 5000, total: nil, now: 2)
         let lines = BarReporter.block(wide, columns: columns, rows: 24, now: 2)
         #expect(lines.count == 3)
         for line in lines { #expect(ProgressText.width(line) < columns, "\(line)") }
@@ -83,15 +83,15 @@ struct ProgressTextTests {
     }
 
     @Test func summaryCountsPerAction() {
-        func result(_ action: Action, _ status: ItemResult.Status, _ bytes: Int64, error: String? = nil) -> ItemResult {
+        func result(_ action: Action, _ outcome: ItemResult.Outcome, _ bytes: Int64) -> ItemResult {
             var item = Self.item("out/\(action.rawValue).bin", size: bytes)
             item.action = action
-            if action == .upload { item.kind = "upload"; item.from = "dist" }
-            return ItemResult(item: item, status: status, transferred: bytes, seconds: 1, error: error, notes: [])
+            if action == .upload { item.kind = .upload; item.from = "dist" }
+            return ItemResult(item: item, outcome: outcome, transferred: bytes, seconds: 1, notes: [])
         }
         let report = ApplyReport(results: [
             result(.download, .ok, 1 << 20), result(.download, .ok, 1 << 20), result(.resume, .ok, 512),
-            result(.upload, .ok, 2048), result(.skip, .skipped, 0), result(.download, .failed, 0, error: "HTTP 404"),
+            result(.upload, .ok, 2048), result(.skip, .skipped, 0), result(.download, .failed(.other(message: "HTTP 404")), 0),
         ], seconds: 2)
         let lines = RunSummary.lines(report)
         #expect(lines == [

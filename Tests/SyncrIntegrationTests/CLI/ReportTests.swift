@@ -10,12 +10,13 @@ struct ReportTests {
     static let secret = "rep-Kq4Zt8Wm3Xv"
 
     /// What python3's xml.etree (a real XML parser) reads from a JUnit file: per test case its
-    /// classname, name and failure message (nil when it passed), plus the suite's counts.
+    /// classname, name, failure message and type (nil when it passed), plus the suite's counts.
     struct JUnit: Decodable {
         struct Case: Decodable {
             var classname: String
             var name: String
             var failure: String?
+            var type: String?
         }
         var tests: String
         var failures: String
@@ -28,7 +29,8 @@ struct ReportTests {
             root = ET.parse(sys.argv[1]).getroot()
             suite = root.find("testsuite")
             cases = [{"classname": c.get("classname"), "name": c.get("name"),
-                      "failure": (c.find("failure").get("message") if c.find("failure") is not None else None)}
+                      "failure": (c.find("failure").get("message") if c.find("failure") is not None else None),
+                      "type": (c.find("failure").get("type") if c.find("failure") is not None else None)}
                      for c in suite.iter("testcase")]
             print(json.dumps({"tests": root.get("tests"), "failures": root.get("failures"), "cases": cases}))
             """
@@ -38,8 +40,9 @@ struct ReportTests {
     }
 
     /// Downloads that succeed and fail (404, and an unreachable server), an upload, and an
-    /// expanded secret: the report equals the --json output, the JUnit file has one test case
-    /// per entry with a failure for each failed one, and neither carries the secret.
+    /// expanded secret: the report equals the --json output and says what kind of error each
+    /// failure was (`error_code`, `http_status`), the JUnit file has one test case per entry with
+    /// a failure for each failed one, typed by the same code, and neither carries the secret.
     @Test func reportAndJUnitFiles() async throws {
         let www = try TemporaryDirectory(prefix: "www-report")
         _ = try makeFile(path: www.appending("a.bin"), size: 5000, seed: 3)
@@ -71,6 +74,9 @@ struct ReportTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any])
         let items = try #require(object["items"] as? [[String: Any]])
         #expect(items.map { $0["status"] as? String } == ["ok", "failed", "failed", "ok"])
+        #expect(items.map { $0["error_code"] as? String } == [nil, "http", "connection", nil])
+        #expect(items[0]["error_code"] is NSNull, "present, null when the entry did not fail")
+        #expect(items.map { $0["http_status"] as? Int } == [nil, 404, nil, nil])
 
         // `reports/` does not exist: the path is taken as given, like any file argument.
         #expect(!FileManager.default.fileExists(atPath: harness.folder + "/junit.xml"))
@@ -90,6 +96,7 @@ struct ReportTests {
         #expect(junit.cases[0].failure == nil, "up to date on the second run: passes")
         #expect(junit.cases[1].failure?.contains("404") == true)
         #expect(junit.cases[2].failure?.isEmpty == false)
+        #expect(junit.cases.map(\.type) == [nil, "http", "connection", nil])
         #expect(junit.cases[3].failure == nil)
     }
 

@@ -311,6 +311,11 @@ struct DownloadTests {
             "{ url: \(server.url("/missing.bin")), to: missing.bin }",
             "{ url: \(server.url("/ok.bin")), to: ok.bin }",
         ])
+        let plan = items(try jsonObject(try await project.run(["plan", "--json"]).stdout))
+        #expect(plan[0]["action"] as? String == "error")
+        #expect(plan[0]["error_code"] as? String == "http", "the plan says what kind of error it was")
+        #expect(plan[0]["http_status"] as? Int == 404)
+        #expect(plan[1]["error_code"] == nil && plan[1]["http_status"] == nil, "only items that cannot be planned have them")
         let result = try await project.run(["apply", "--json"])
         #expect(result.exitCode == 1)
         #expect(project.exists("ok.bin"))
@@ -322,7 +327,7 @@ struct DownloadTests {
         #expect(all[1]["status"] as? String == "ok")
         #expect(all[1]["size"] as? Int == 10_000, "apply learnt the size from the GET it made")
         #expect(all[1]["transferred"] as? Int == 10_000)
-        #expect(try await server.stats()["/missing.bin"].requests == 1, "a 404 is not retried")
+        #expect(try await server.stats()["/missing.bin"].requests == 2, "a 404 is not retried, by plan or apply")
     }
 
     @Test func headRefusedFallsBackToARangedGet() async throws {

@@ -1,0 +1,52 @@
+/// Something worth knowing about an entry that did not fail it: the download went on another
+/// way. `description` is the operator's line, worded here and nowhere else.
+public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
+    /// The partial could not be resumed: the server gave no strong ETag or Last-Modified to ask
+    /// `If-Range` with, so the download restarted from byte 0.
+    case noValidatorToResume
+    /// The server ignored the Range request (it answered 200 with the whole file); restarted
+    /// from byte 0.
+    case rangeIgnored
+    /// The answer to the resume request did not fit the cached bytes (`detail` says how);
+    /// restarted from byte 0.
+    case resumeDidNotFit(detail: String)
+    /// Parallel pieces were given up for one stream from byte 0: the server answered a Range
+    /// request with the whole file (`detail` nil), or with a piece that did not fit (`detail`).
+    case fellBackToOneStream(detail: String?)
+    /// The lead request got the start of a file below `min_split`, but the server gave no
+    /// validator to ask for the rest against; restarted from byte 0 on one stream.
+    case noValidatorForTheRest
+    /// The server answered the resume request with 416: the file is shorter than the cached
+    /// bytes; restarted from byte 0.
+    case resumePastTheEnd
+
+    /// The operator's line.
+    public var description: String {
+        switch self {
+        case .noValidatorToResume:
+            return "the server gave no strong ETag or Last-Modified to resume against; restarted from byte 0"
+        case .rangeIgnored:
+            return "the server ignored the Range request; restarted from byte 0"
+        case .resumeDidNotFit(let detail):
+            return "the answer to the resume request did not fit the cached bytes (\(detail)); restarted from byte 0"
+        case .fellBackToOneStream(let detail):
+            let why = detail.map { "a Range answer did not fit (\($0))" }
+                ?? "the server answered a Range request with the whole file"
+            return "\(why); fell back to one stream from byte 0"
+        case .noValidatorForTheRest:
+            return "the server gave no strong ETag or Last-Modified to fetch the rest of the file against; restarted from byte 0"
+        case .resumePastTheEnd:
+            return "the server answered the resume request with 416 Range Not Satisfiable (the file is shorter than the "
+                + "cached bytes); restarted from byte 0"
+        }
+    }
+
+    /// This note with its text masked by `redactor`.
+    func scrubbed(_ redactor: Redactor) -> EntryNote {
+        switch self {
+        case .noValidatorToResume, .rangeIgnored, .noValidatorForTheRest, .resumePastTheEnd: return self
+        case .resumeDidNotFit(let detail): return .resumeDidNotFit(detail: redactor.scrub(detail))
+        case .fellBackToOneStream(let detail): return .fellBackToOneStream(detail: detail.map(redactor.scrub))
+        }
+    }
+}

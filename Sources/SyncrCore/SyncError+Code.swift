@@ -1,0 +1,38 @@
+extension SyncError {
+    /// The case as a stable snake_case word, for machine-readable output (the `error_code` of
+    /// the JSON report, the `type` of a JUnit failure): `http`, `connection`, `timed_out`, `tls`,
+    /// `invalid_response`, `range_ignored`, `redirect`, `transfer_io`, `no_space`, `read_only`,
+    /// `file`, `copy_failed`, `destination_blocked`, `checksum_mismatch`, `unpack`,
+    /// `upload_source`, `changed_while_sending`, `zip`, `interrupted`, `other`. A code, once
+    /// given, is never changed: scripts match on it.
+    public var code: String {
+        switch self {
+        case .http: return "http"
+        case .connection: return "connection"
+        case .timedOut: return "timed_out"
+        case .tls: return "tls"
+        case .invalidResponse: return "invalid_response"
+        case .rangeIgnored: return "range_ignored"
+        case .redirect: return "redirect"
+        case .transferIO: return "transfer_io"
+        case .noSpace: return "no_space"
+        case .readOnly: return "read_only"
+        case .file: return "file"
+        case .copyFailed: return "copy_failed"
+        case .destinationBlocked: return "destination_blocked"
+        case .checksumMismatch: return "checksum_mismatch"
+        case .unpack: return "unpack"
+        case .uploadSource: return "upload_source"
+        case .changedWhileSending: return "changed_while_sending"
+        case .zip: return "zip"
+        case .interrupted: return "interrupted"
+        case .other: return "other"
+        }
+    }
+
+    /// The HTTP status of an `.http` error, nil for every other case.
+    public var httpStatus: Int? {
+        if case .http(let status, _, _, _) = self { return status }
+        return nil
+    }
+}

@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncrArchive
+import SyncrHTTP
+import SyncrManifest
+
+/// The one place a `SyncError` becomes the operator's message: every kind of request, every
+/// stage and the CLI's text, JSON and JUnit output give the same words and hints.
+extension SyncError {
+    /// What went wrong, where, and what to do about it.
+    public var description: String {
+        switch self {
+        case .http, .connection, .timedOut, .tls, .invalidResponse, .rangeIgnored, .redirect, .transferIO:
+            return requestText
+        case .noSpace(let path, let needed, let available, let errno, let during):
+            return Self.noSpaceText(path: path, needed: needed, available: available, errno: errno, during: during)
+        case .readOnly(let path, let during):
+            return Self.readOnlyText(path: path, during: during)
+        case .file(let error):
+            return error.description
+        case .copyFailed(let error):
+            return "cannot copy the finished file into place: \(error.description)"
+        case .destinationBlocked(let destination, let wantsFolder):
+            return wantsFolder
+                ? "\(destination): a file stands where the unpacked folder goes; move it away and run again"
+                : "\(destination): exists and is not a regular file; move it away and run again"
+        case .checksumMismatch(let url, let algorithm, let expected, let actual, let destination):
+            return "\(url): \(algorithm) mismatch: expected \(expected), got \(actual ?? "?"); "
+                + "the download was discarded and \(destination) left as it was "
+                + "(if the file changed on purpose, update \(algorithm) in the manifest)"
+        case .unpack(let url, let destination, let error):
+            return "\(url): cannot unpack into \(destination): \(error)" + Self.unpackHint(error, destination: destination)
+        case .uploadSource(let path, let problem):
+            return Self.sourceText(path: path, problem: problem)
+        case .changedWhileSending(let path):
+            return "\(path): changed while it was being uploaded; run again to send the new version"
+        case .zip(let from, let error):
+            return "cannot zip \(from): \(error)"
+        case .interrupted(let interruption):
+            return Self.interruptionText(interruption)
+        case .other(let message):
+            return message
+        }
+    }
+
+    /// The retry loop's facts, for the cases that come from a request.
+    public var retries: Retries? {
+        switch self {
+        case .http(_, _, _, let r), .connection(_, _, _, let r), .timedOut(_, _, let r), .tls(_, _, let r),
+             .invalidResponse(_, _, let r), .rangeIgnored(_, let r), .redirect(_, _, let r), .transferIO(_, _, _, let r):
+            return r
+        default:
+            return nil
+        }
+    }
+
+    /// A failed request: the transfer error's own words, then what to do. After 401 or 403:
+    /// check the credentials; after other failures that kept bytes: run again to resume; and
+    /// why the retries stopped. A failure that will be retried gets its own words only.
+    private var requestText: String {
+        guard let transfer = transferError, let retries, let stop = retries.stop else {
+            return transferError?.description ?? ""
+        }
+        var text = transfer.description
+        if case .http(let status, _, _, _) = self, (400..<500).contains(status), status != 408, status != 429 {
+            if status == 401 || status == 403 { text += " (check the credentials in headers:)" }
+        } else if retries.kept > 0 {
+            text += "; \(ByteSize.format(retries.kept)) kept in the cache, run again to resume"
+        }
+        switch stop {
+        case .notRetryable: break
+        case .exhausted(let count): text += " (gave up after \(count) retries)"
+        case .waitTooLong(let seconds): text += " (the server asks to wait longer than \(seconds) s)"
+        }
+        return text
+    }
+
+    private static func noSpaceText(path: String, needed: Int64?, available: Int64?, errno: Int32,
+                                    during: DiskStep) -> String {
+        let reason = String(cString: strerror(errno))
+        switch during {
+        case .reserve(let entry):
+            return "not enough space in \(path) for \(entry): need \(ByteSize.format(needed ?? 0)), "
+                + "\(available.map(ByteSize.format) ?? "unknown") free; free space and run again"
+        case .cacheWrite(let kept):
+            let free = available.map { ", \(ByteSize.format($0)) free" } ?? ""
+            let keptText = kept > 0 ? "\(ByteSize.format(kept)) downloaded so far is kept" : "nothing was kept"
+            return "cannot write to the cache in \(path): \(reason)\(free); \(keptText), free some space and run again to resume"
+        case .unpack:
+            return unpackRoomText(path: path, reason: reason)
+        case .copy(let entry):
+            let free = available.map { " (\(ByteSize.format($0)) free)" } ?? ""
+            return "cannot copy the finished file into \(path): \(reason)\(free); "
+                + "the download is complete in the cache and \(entry) was left as it was: free some space and run again"
+        }
+    }
+
+    private static func readOnlyText(path: String, during: DiskStep) -> String {
+        let reason = String(cString: strerror(EROFS))
+        switch during {
+        case .reserve, .cacheWrite:
+            return "cannot write to the cache in \(path): \(reason); make it writable (or pass --cache) and run again"
+        case .unpack:
+            return unpackRoomText(path: path, reason: reason)
+        case .copy:
+            return "cannot write into \(path): \(reason); "
+                + "the download is complete in the cache: make the destination writable and run again"
+        }
+    }
+
+    private static func unpackRoomText(path: String, reason: String) -> String {
+        "cannot unpack into \(path): \(reason); "
+            + "the archive is complete in the cache: make room (or make the folder writable) and run again"
+    }
+
+    /// Raising `max_unpacked_size` or making room must not cost another download: the archive
+    /// is kept complete in the cache, and the message says so.
+    private static func unpackHint(_ error: ArchiveError, destination: String) -> String {
+        switch error {
+        case .io(_, let code, _) where code == ENOSPC || code == EDQUOT || code == EROFS:
+            return "; the archive is complete in the cache and \(destination) was left as it was: "
+                + "make room (or make the folder writable) and run again"
+        case .limit:
+            return "; the archive is complete in the cache and \(destination) was left as it was"
+        default:
+            return ""
+        }
+    }
+
+    private static func sourceText(path: String, problem: SourceProblem) -> String {
+        switch problem {
+        case .missing: return "from: \(path): no such file or folder"
+        case .unreadable(let code): return "from: \(path): cannot read: \(String(cString: strerror(code)))"
+        case .notAFileOrFolder: return "from: \(path): not a regular file or folder"
+        case .emptyFolder: return "from: \(path) is an empty folder: nothing to send"
+        case .zipNeedsFolder: return "zip: true needs a folder in from:, and \(path) is a file"
+        }
+    }
+
+    private static func interruptionText(_ interruption: Interruption) -> String {
+        switch interruption {
+        case .beforeStart:
+            return "interrupted before it started"
+        case .whileAsking:
+            return "interrupted while asking the server"
+        case .download(let kept, let size):
+            guard kept > 0 else { return "interrupted before any bytes were kept" }
+            let of = size.map { " of \(ByteSize.format($0))" } ?? ""
+            return "interrupted with \(ByteSize.format(kept))\(of) kept in the cache; run the same command again to resume"
+        case .upload:
+            return "interrupted before the server confirmed it; the next run sends it again"
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import SyncrHTTP
+
+extension SyncError {
+    /// The failure of a request, with how its retry loop ended.
+    init(_ error: TransferError, retries: Retries) {
+        switch error {
+        case .connection(let url, let code, let message):
+            self = .connection(url: url, code: code, message: message, retries: retries)
+        case .timedOut(let url, let message):
+            self = .timedOut(url: url, message: message, retries: retries)
+        case .tls(let url, let message):
+            self = .tls(url: url, message: message, retries: retries)
+        case .status(let url, let code, _, let body):
+            self = .http(status: code, url: url, body: body, retries: retries)
+        case .rangeNotHonoured(let url):
+            self = .rangeIgnored(url: url, retries: retries)
+        case .invalidResponse(let url, let message):
+            self = .invalidResponse(url: url, message: message, retries: retries)
+        case .local(let path, let errno, let message):
+            self = .transferIO(path: path, errno: errno, message: message, retries: retries)
+        case .redirect(let url, let message):
+            self = .redirect(url: url, message: message, retries: retries)
+        case .cancelled:
+            self = .other(message: error.description)
+        }
+    }
+
+    /// The transfer error a request case stands for, whose description starts its message.
+    var transferError: TransferError? {
+        switch self {
+        case .http(let status, let url, let body, _):
+            return .status(url: url, code: status, retryAfter: nil, body: body)
+        case .connection(let url, let code, let message, _): return .connection(url: url, code: code, message: message)
+        case .timedOut(let url, let message, _): return .timedOut(url: url, message: message)
+        case .tls(let url, let message, _): return .tls(url: url, message: message)
+        case .invalidResponse(let url, let message, _): return .invalidResponse(url: url, message: message)
+        case .rangeIgnored(let url, _): return .rangeNotHonoured(url: url)
+        case .redirect(let url, let message, _): return .redirect(url: url, message: message)
+        case .transferIO(let path, let errno, let message, _): return .local(path: path, errno: errno, message: message)
+        default: return nil
+        }
+    }
+
+    /// This error with every text in it masked by `redactor`, so that a library caller who
+    /// reads the values sees no more than the CLI prints.
+    func scrubbed(_ redactor: Redactor) -> SyncError {
+        let s = redactor.scrub
+        switch self {
+        case .http(let status, let url, let body, let r): return .http(status: status, url: s(url), body: s(body), retries: r)
+        case .connection(let url, let code, let message, let r):
+            return .connection(url: s(url), code: code, message: s(message), retries: r)
+        case .timedOut(let url, let message, let r): return .timedOut(url: s(url), message: s(message), retries: r)
+        case .tls(let url, let message, let r): return .tls(url: s(url), message: s(message), retries: r)
+        case .invalidResponse(let url, let message, let r):
+            return .invalidResponse(url: s(url), message: s(message), retries: r)
+        case .rangeIgnored(let url, let r): return .rangeIgnored(url: s(url), retries: r)
+        case .redirect(let url, let message, let r): return .redirect(url: s(url), message: s(message), retries: r)
+        case .transferIO(let path, let errno, let message, let r):
+            return .transferIO(path: s(path), errno: errno, message: s(message), retries: r)
+        case .noSpace(let path, let needed, let available, let errno, let during):
+            return .noSpace(path: s(path), needed: needed, available: available, errno: errno, during: during.scrubbed(redactor))
+        case .readOnly(let path, let during): return .readOnly(path: s(path), during: during.scrubbed(redactor))
+        case .file(let error): return .file(error.scrubbed(redactor))
+        case .copyFailed(let error): return .copyFailed(error.scrubbed(redactor))
+        case .destinationBlocked(let destination, let wantsFolder):
+            return .destinationBlocked(destination: s(destination), wantsFolder: wantsFolder)
+        case .checksumMismatch(let url, let algorithm, let expected, let actual, let destination):
+            return .checksumMismatch(url: s(url), algorithm: algorithm, expected: expected, actual: actual,
+                                     destination: s(destination))
+        case .unpack(let url, let destination, let error): return .unpack(url: s(url), destination: s(destination), error: error)
+        case .uploadSource(let path, let problem): return .uploadSource(path: s(path), problem: problem)
+        case .changedWhileSending(let path): return .changedWhileSending(path: s(path))
+        case .zip(let from, let error): return .zip(from: s(from), error: error)
+        case .interrupted: return self
+        case .other(let message): return .other(message: s(message))
+        }
+    }
+}
+
+extension SyncError.DiskStep {
+    func scrubbed(_ redactor: Redactor) -> Self {
+        switch self {
+        case .reserve(let entry): return .reserve(entry: redactor.scrub(entry))
+        case .copy(let entry): return .copy(entry: redactor.scrub(entry))
+        case .cacheWrite, .unpack: return self
+        }
+    }
+}
+
+extension FileError {
+    func scrubbed(_ redactor: Redactor) -> FileError {
+        FileError(path: redactor.scrub(path), operation: operation, errno: errno)
+    }
+}
+
+extension ItemResult.Outcome {
+    /// This outcome with the texts of its error masked.
+    func scrubbed(_ redactor: Redactor) -> Self {
+        guard case .failed(let error) = self else { return self }
+        return .failed(error.scrubbed(redactor))
+    }
+}
+
+extension SyncError {
+    /// No room to preallocate the cache file: nothing was fetched, and what the attempt took on
+    /// disk is given back.
+    var isNoRoomToReserve: Bool {
+        if case .noSpace(_, _, _, _, .reserve) = self { return true }
+        return false
+    }
+}
+
+extension SyncError {
+    /// Any error thrown on an entry's way, as the entry's error: a `SyncError` as it is, the
+    /// errors of local files and requests in their cases, anything else as its own text.
+    init(_ error: any Error) {
+        switch error {
+        case let error as SyncError: self = error
+        case let error as FileError: self = .file(error)
+        case let error as TransferError: self = SyncError(error, retries: .notRetried)
+        default: self = .other(message: "\(error)")
+        }
+    }
+}

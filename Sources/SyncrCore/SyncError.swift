@@ -1,0 +1,141 @@
+import SyncrArchive
+import SyncrHTTP
+
+/// Why an entry failed, could not be planned, or was stopped: one case per kind of trouble, with
+/// the facts a caller needs to act on it. `description` is the operator's message (the text the
+/// CLI prints and writes to its reports), worded in one place: `SyncError+Text.swift`.
+///
+/// Every text in it (URLs, paths, server bodies) has the run's secrets masked already.
+/// A new kind of trouble (an object store's own errors, say) is a new case here; the compiler
+/// then asks for its wording (`SyncError+Text.swift`), its `code` (`SyncError+Code.swift`, a
+/// new word: codes never change) and its masking (`scrubbed` in `SyncError+Transfer.swift`).
+public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+    // MARK: a request failed (`retries` says how the retry loop ended and what the cache keeps)
+
+    /// The server answered with an error status (`body`: the start of its answer, if it gave one).
+    case http(status: Int, url: String, body: String, retries: Retries)
+    /// The connection failed or broke: DNS, refused, reset, closed early (`code`: curl's).
+    case connection(url: String, code: Int, message: String, retries: Retries)
+    /// No progress for the configured time, or the connect timeout passed.
+    case timedOut(url: String, message: String, retries: Retries)
+    /// The TLS handshake failed or the certificate was not trusted.
+    case tls(url: String, message: String, retries: Retries)
+    /// The answer broke the protocol (e.g. a `Content-Range` that is not what was asked).
+    case invalidResponse(url: String, message: String, retries: Retries)
+    /// A ranged request was answered with the whole file: the server will not resume.
+    case rangeIgnored(url: String, retries: Retries)
+    /// Too many redirects, or a redirect to a scheme other than http(s).
+    case redirect(url: String, message: String, retries: Retries)
+    /// Reading or writing local data failed while the request ran (not for lack of space).
+    case transferIO(path: String, errno: Int32, message: String, retries: Retries)
+
+    // MARK: the disk
+
+    /// The file system at `path` has no room (`errno` ENOSPC, or EDQUOT over a quota):
+    /// `needed` bytes (when known) against `available` free when it happened.
+    case noSpace(path: String, needed: Int64?, available: Int64?, errno: Int32, during: DiskStep)
+    /// The file system at `path` is read-only.
+    case readOnly(path: String, during: DiskStep)
+    /// A local file operation failed (open, write, flush, rename, ...).
+    case file(FileError)
+    /// The finished file could not be copied beside its destination (the cache is on another
+    /// file system); it stays complete in the cache.
+    case copyFailed(FileError)
+    /// Something other than what the entry makes stands at `destination`: a folder, a device,
+    /// or (when `wantsFolder`, for an unpacked archive) a file.
+    case destinationBlocked(destination: String, wantsFolder: Bool)
+
+    // MARK: the content
+
+    /// The download's `algorithm` digest is `actual` (nil when it could not be computed), not
+    /// the manifest's `expected`; the download was discarded and `destination` left as it was.
+    case checksumMismatch(url: String, algorithm: String, expected: String, actual: String?, destination: String)
+    /// The downloaded archive could not be unpacked into `destination`, which was left as it was.
+    case unpack(url: String, destination: String, error: ArchiveError)
+
+    // MARK: uploads
+
+    /// An upload's `from:` cannot be sent: `path` is the file or folder, as written in the manifest.
+    case uploadSource(path: String, problem: SourceProblem)
+    /// A file changed while it was being uploaded; it is not recorded as sent.
+    case changedWhileSending(path: String)
+    /// The folder of a `zip: true` upload could not be zipped.
+    case zip(from: String, error: ArchiveError)
+
+    // MARK: the run
+
+    /// The run was interrupted (SIGINT, SIGTERM) before the entry finished.
+    case interrupted(Interruption)
+    /// Anything else: a failure no other case describes, as its own text.
+    case other(message: String)
+}
+
+extension SyncError {
+    /// How a failed request's retry loop ended, and what it left for the next run.
+    public struct Retries: Sendable, Equatable {
+        /// Why the loop stopped; nil while it goes on (the error of a `.retrying` event).
+        public var stop: Stop?
+        /// Bytes of the entry kept in the cache, which the next run resumes from.
+        public var kept: Int64
+
+        /// Why a retry loop stopped.
+        public enum Stop: Sendable, Equatable {
+            /// The failure is not worth another attempt (a 404, a certificate problem).
+            case notRetryable
+            /// Every retry (`retries:`) was used by attempts that made no progress.
+            case exhausted(retries: Int)
+            /// The server's `Retry-After` asked for a wait longer than `seconds`.
+            case waitTooLong(seconds: Int)
+        }
+
+        /// Creates the facts of a retry loop's end.
+        public init(stop: Stop?, kept: Int64 = 0) {
+            self.stop = stop
+            self.kept = kept
+        }
+
+        /// The failure of an attempt that will be retried.
+        public static let willRetry = Retries(stop: nil)
+        /// A failure that was not retried and kept nothing.
+        public static let notRetried = Retries(stop: .notRetryable)
+    }
+
+    /// What was being done when the disk refused.
+    public enum DiskStep: Sendable, Equatable {
+        /// Reserving room in the cache for the download `entry` (its `to:`), before any byte came.
+        case reserve(entry: String)
+        /// Writing downloaded bytes into the cache; `kept` bytes are kept for the next run.
+        case cacheWrite(kept: Int64)
+        /// Unpacking a complete archive from the cache next to its destination.
+        case unpack
+        /// Copying the complete download `entry` (its `to:`) beside its destination.
+        case copy(entry: String)
+    }
+
+    /// Why an upload's source cannot be sent.
+    public enum SourceProblem: Sendable, Equatable {
+        /// No such file or folder.
+        case missing
+        /// It exists but cannot be read (`errno`).
+        case unreadable(errno: Int32)
+        /// Neither a regular file nor a folder (a device, a socket).
+        case notAFileOrFolder
+        /// A folder with no file in it.
+        case emptyFolder
+        /// `zip: true` was given for a file, not a folder.
+        case zipNeedsFolder
+    }
+
+    /// Where a run's interruption found an entry.
+    public enum Interruption: Sendable, Equatable {
+        /// Before the entry started: nothing was done.
+        case beforeStart
+        /// While asking the server about it (planning).
+        case whileAsking
+        /// While downloading: `kept` bytes (of `size`, when known) wait in the cache for the next
+        /// run; 0 when none were kept.
+        case download(kept: Int64, size: Int64?)
+        /// While uploading, before the server confirmed it: the next run sends it again.
+        case upload
+    }
+}

@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncrArchive
+import SyncrCore
+import Testing
+
+/// `SyncError`'s messages, worded in one place: each case gives the text the CLI has always
+/// printed for that failure (golden text), and each case has a code of its own.
+@Suite(.timeLimit(.minutes(10)))
+struct SyncErrorTextTests {
+    static let url = "https://files.example/f.bin"
+
+    /// One error per case, with the message it must give.
+    static let golden: [(SyncError, String)] = [
+        (.http(status: 404, url: url, body: "", retries: .notRetried),
+         "\(url): HTTP 404 Not Found"),
+        (.http(status: 401, url: url, body: "", retries: .notRetried),
+         "\(url): HTTP 401 Unauthorized (check the credentials in headers:)"),
+        (.http(status: 503, url: url, body: "busy", retries: .init(stop: .exhausted(retries: 3), kept: 1 << 20)),
+         "\(url): HTTP 503 Service Unavailable (server said: busy); 1.0 MiB kept in the cache, run again to resume "
+            + "(gave up after 3 retries)"),
+        (.http(status: 429, url: url, body: "", retries: .init(stop: .waitTooLong(seconds: 300), kept: 0)),
+         "\(url): HTTP 429 Too Many Requests (the server asks to wait longer than 300 s)"),
+        (.connection(url: url, code: 7, message: "refused", retries: .init(stop: .exhausted(retries: 2), kept: 0)),
+         "\(url): connection failed: refused (gave up after 2 retries)"),
+        (.timedOut(url: url, message: "no data for 30 s", retries: .init(stop: .exhausted(retries: 0), kept: 4096)),
+         "\(url): timed out: no data for 30 s; 4.0 KiB kept in the cache, run again to resume (gave up after 0 retries)"),
+        (.tls(url: url, message: "cannot verify the certificate", retries: .notRetried),
+         "\(url): TLS error: cannot verify the certificate"),
+        (.invalidResponse(url: url, message: "Content-Range 0-9/10 for bytes=5-", retries: .notRetried),
+         "\(url): invalid response: Content-Range 0-9/10 for bytes=5-"),
+        (.rangeIgnored(url: url, retries: .notRetried),
+         "\(url): the server ignored the Range request and sent the whole file"),
+        (.redirect(url: url, message: "too many redirects", retries: .notRetried),
+         "\(url): too many redirects"),
+        (.transferIO(path: "/c/x.data", errno: EIO, message: "write failed", retries: .notRetried),
+         "/c/x.data: write failed"),
+        (.noSpace(path: "/c", needed: 1 << 30, available: 512 << 20, errno: ENOSPC, during: .reserve(entry: "out/big.bin")),
+         "not enough space in /c for out/big.bin: need 1.0 GiB, 512.0 MiB free; free space and run again"),
+        (.readOnly(path: "/c", during: .cacheWrite(kept: 10)),
+         "cannot write to the cache in /c: Read-only file system; make it writable (or pass --cache) and run again"),
+        (.file(FileError(path: "out/f.bin", operation: "move the finished file into place", errno: EACCES)),
+         "out/f.bin: cannot move the finished file into place: Permission denied (check the permissions of the folder)"),
+        (.copyFailed(FileError(path: "out/.syncr-k.tmp", operation: "write", errno: EIO)),
+         "cannot copy the finished file into place: out/.syncr-k.tmp: cannot write: Input/output error"),
+        (.destinationBlocked(destination: "out/f.bin", wantsFolder: false),
+         "out/f.bin: exists and is not a regular file; move it away and run again"),
+        (.checksumMismatch(url: url, algorithm: "sha256", expected: "ab12", actual: "cd34", destination: "out/f.bin"),
+         "\(url): sha256 mismatch: expected ab12, got cd34; the download was discarded and out/f.bin left as it was "
+            + "(if the file changed on purpose, update sha256 in the manifest)"),
+        (.unpack(url: url, destination: "out/tree", error: .limit(archive: "f.zip", entry: nil, detail: "over 1.0 GiB")),
+         "\(url): cannot unpack into out/tree: f.zip: stopped: over 1.0 GiB; the archive is complete in the cache "
+            + "and out/tree was left as it was"),
+        (.uploadSource(path: "dist", problem: .emptyFolder),
+         "from: dist is an empty folder: nothing to send"),
+        (.changedWhileSending(path: "/p/dist/a.txt"),
+         "/p/dist/a.txt: changed while it was being uploaded; run again to send the new version"),
+        (.zip(from: "dist", error: .io(path: "dist/a", errno: EACCES, detail: "cannot open")),
+         "cannot zip dist: dist/a: cannot open"),
+        (.interrupted(.download(kept: 1 << 20, size: 4 << 20)),
+         "interrupted with 1.0 MiB of 4.0 MiB kept in the cache; run the same command again to resume"),
+        (.other(message: "an upload item reached the downloader"),
+         "an upload item reached the downloader"),
+    ]
+
+    @Test(arguments: golden.indices)
+    func eachCaseGivesItsMessage(index: Int) {
+        let (error, text) = Self.golden[index]
+        #expect(error.description == text)
+    }
+
+    /// The variants within a case that choose other words.
+    @Test func variantsOfOneCase() {
+        let kept = SyncError.Retries(stop: nil, kept: 1 << 20)
+        #expect(SyncError.connection(url: Self.url, code: 7, message: "refused", retries: kept).description
+                == "\(Self.url): connection failed: refused", "an attempt that will be retried: its own words only")
+        #expect(SyncError.noSpace(path: "/c", needed: nil, available: 2048, errno: ENOSPC, during: .cacheWrite(kept: 0))
+                .description == "cannot write to the cache in /c: No space left on device, 2.0 KiB free; nothing was kept, "
+                + "free some space and run again to resume")
+        #expect(SyncError.noSpace(path: "/d", needed: nil, available: nil, errno: EDQUOT, during: .copy(entry: "out/f"))
+                .description == "cannot copy the finished file into /d: Disk quota exceeded; the download is complete "
+                + "in the cache and out/f was left as it was: free some space and run again")
+        #expect(SyncError.readOnly(path: "/d", during: .copy(entry: "out/f")).description
+                == "cannot write into /d: Read-only file system; the download is complete in the cache: "
+                + "make the destination writable and run again")
+        #expect(SyncError.readOnly(path: "/d", during: .unpack).description
+                == "cannot unpack into /d: Read-only file system; the archive is complete in the cache: "
+                + "make room (or make the folder writable) and run again")
+        #expect(SyncError.destinationBlocked(destination: "out/tree", wantsFolder: true).description
+                == "out/tree: a file stands where the unpacked folder goes; move it away and run again")
+        #expect(SyncError.uploadSource(path: "zipme.txt", problem: .zipNeedsFolder).description
+                == "zip: true needs a folder in from:, and zipme.txt is a file")
+        #expect(SyncError.uploadSource(path: "dist/x", problem: .unreadable(errno: EACCES)).description
+                == "from: dist/x: cannot read: Permission denied")
+        #expect(SyncError.interrupted(.download(kept: 0, size: nil)).description == "interrupted before any bytes were kept")
+        #expect(SyncError.interrupted(.beforeStart).description == "interrupted before it started")
+        #expect(SyncError.interrupted(.whileAsking).description == "interrupted while asking the server")
+        #expect(SyncError.interrupted(.upload).description
+                == "interrupted before the server confirmed it; the next run sends it again")
+    }
+
+    /// Every case has a code of its own, a snake_case word that scripts match on; only HTTP
+    /// errors have a status.
+    @Test func codesAreDistinctWords() {
+        let codes = Self.golden.map(\.0.code)
+        let distinct = Set(codes)
+        // Two samples each of .http: the rest are one per case.
+        #expect(distinct.count == codes.count - 3)
+        #expect(distinct.count == 20, "one code per case of SyncError")
+        for code in distinct {
+            #expect(code.allSatisfy { $0.isLowercase || $0 == "_" }, "\(code)")
+        }
+        #expect(Self.golden.compactMap(\.0.httpStatus) == [404, 401, 503, 429])
+    }
+}
