@@ -14,31 +14,42 @@ public struct ContentRange: Sendable, Equatable {
     }
 
     /// Parses a header value; returns nil for anything malformed or self-contradictory
-    /// (last before first, last beyond total).
+    /// (last before first, last beyond total). Byte by byte: every ranged answer has one.
     public init?(parsing text: String) {
-        let s = text.trimmed
-        guard s.count > 6, s.prefix(6).lowercased() == "bytes " else { return nil }
-        let rest = s.dropFirst(6).trimmingCharacters(in: " ")
-        let halves = rest.split(separator: "/", omittingEmptySubsequences: false)
-        guard halves.count == 2 else { return nil }
-        let rangePart = String(halves[0]), totalPart = String(halves[1])
+        var s = Array(text.utf8)[...]
+        Self.trim(&s, HTTPWhitespace.contains)
+        let unit = "bytes ".utf8
+        guard s.count > unit.count,
+              zip(s.prefix(unit.count), unit).allSatisfy({ $1 == 0x20 ? $0 == 0x20 : ($0 | 0x20) == $1 })
+        else { return nil }
+        var rest = s.dropFirst(unit.count)
+        Self.trim(&rest) { $0 == 0x20 }
+        let star = UInt8(ascii: "*")
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let rangePart = rest[..<slash], totalPart = rest[(slash + 1)...]
+        guard !totalPart.contains(UInt8(ascii: "/")) else { return nil }
         var total: Int64?
-        if totalPart == "*" {
+        if totalPart.elementsEqual([star]) {
             total = nil
         } else {
             guard let t = Self.number(totalPart) else { return nil }
             total = t
         }
-        if rangePart == "*" {
+        if rangePart.elementsEqual([star]) {
             guard total != nil else { return nil }
             self.init(first: nil, last: nil, total: total)
             return
         }
-        let bounds = rangePart.split(separator: "-", omittingEmptySubsequences: false)
-        guard bounds.count == 2, let a = Self.number(String(bounds[0])), let b = Self.number(String(bounds[1])),
+        guard let dash = rangePart.firstIndex(of: UInt8(ascii: "-")),
+              let a = Self.number(rangePart[..<dash]), let b = Self.number(rangePart[(dash + 1)...]),
               a <= b else { return nil }
         if let total, b >= total { return nil }
         self.init(first: a, last: b, total: total)
+    }
+
+    private static func trim(_ bytes: inout ArraySlice<UInt8>, _ drop: (UInt8) -> Bool) {
+        while let first = bytes.first, drop(first) { bytes.removeFirst() }
+        while let last = bytes.last, drop(last) { bytes.removeLast() }
     }
 
     /// Number of bytes in the enclosed part.
@@ -47,8 +58,14 @@ public struct ContentRange: Sendable, Equatable {
         return last - first + 1
     }
 
-    private static func number(_ s: String) -> Int64? {
-        guard !s.isEmpty, s.count <= 18, s.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-        return Int64(s)
+    /// Decimal digits only, at most 18 of them (so no overflow), as a number.
+    private static func number(_ digits: ArraySlice<UInt8>) -> Int64? {
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var value: Int64 = 0
+        for byte in digits {
+            guard byte >= 48 && byte <= 57 else { return nil }
+            value = value * 10 + Int64(byte - 48)
+        }
+        return value
     }
 }

@@ -7,7 +7,7 @@ import SyncrManifest
 
 /// One entry through every stage (decide, reserve, fetch, verify, place: `Downloader.transfer`)
 /// and across runs, against a scripted server: each test names the server behaviour it scripts.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct PipelineTests {
     static let file = Resource(bytes: Resource.pattern(1000))
 

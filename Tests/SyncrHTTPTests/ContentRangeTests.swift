@@ -74,6 +74,8 @@ struct ContentRangeTests {
         "bytes 0-9223372036854775807/*",                // 19 digits: refused rather than trusted
         "bytes 99999999999999999999-99999999999999999999/*",
         "bytes ０-４９９/1234",      // non-ASCII digits
+        "bytes\u{0}0-499/1234",     // the unit must be followed by a space, not a byte that looks like one
+        "bytés 0-499/1234",
     ])
     func rejectsInvalid(_ text: String) {
         #expect(ContentRange(parsing: text) == nil)
