@@ -87,6 +87,8 @@ public struct Plan: Sendable {
     public var warnings: [String]
     /// Whether apply flushes what it writes to disk (false with `fsync: false` or `--no-fsync`).
     public var fsync: Bool
+    /// The shard the plan covers, when the run was given `--shard`.
+    public var sharding: ShardRun?
 
     /// Creates a plan from its parts.
     public init(items: [PlanItem], warnings: [String] = [], fsync: Bool = true) {

@@ -17,15 +17,24 @@ public struct RunOptions: Sendable {
     public var force: Bool
     /// `--no-fsync` (false): flush nothing to disk, instead of the manifest's `fsync:`.
     public var fsync: Bool?
+    /// `--shard I/N`: run only the entries of this shard.
+    public var shard: Shard?
+    /// The manifest's lockfile: balances shards by bytes, and with `locked` pins every download.
+    public var lock: Lockfile?
+    /// `--locked`: every download must match `lock` (size, ETag, SHA-256).
+    public var locked: Bool
 
     /// Creates options from the flags given; nil (or false) keeps the manifest's choice.
     public init(cacheDirectory: String? = nil, jobs: Int? = nil, connections: Int? = nil, force: Bool = false,
-                fsync: Bool? = nil) {
+                fsync: Bool? = nil, shard: Shard? = nil, lock: Lockfile? = nil, locked: Bool = false) {
         self.cacheDirectory = cacheDirectory
         self.jobs = jobs
         self.connections = connections
         self.force = force
         self.fsync = fsync
+        self.shard = shard
+        self.lock = lock
+        self.locked = locked
     }
 }
 
@@ -44,6 +53,8 @@ public final class Session: Sendable {
     public let redactor: Redactor
     /// `--force` was given.
     public let force: Bool
+    /// The shard this run is, and how the manifest was split; nil when it runs every entry.
+    public let sharding: ShardRun?
     private let engine: TransferEngine
     private let reporter: (any ProgressReporter)?
     private let flusher = FlushPool()
@@ -58,6 +69,15 @@ public final class Session: Sendable {
         var manifest = manifest
         if let connections = options.connections {
             for i in manifest.downloads.indices { manifest.downloads[i].settings.connections = connections }
+        }
+        if let shard = options.shard {
+            let assignment = ShardAssignment(manifest: manifest, lock: options.lock, count: shard.count)
+            sharding = ShardRun(shard: shard, method: assignment.method,
+                                manifestEntries: manifest.downloads.count + manifest.uploads.count)
+            manifest.downloads.removeAll { !assignment.contains(.download($0.index), in: shard.index) }
+            manifest.uploads.removeAll { !assignment.contains(.upload($0.index), in: shard.index) }
+        } else {
+            sharding = nil
         }
         self.manifest = manifest
         force = options.force
@@ -104,7 +124,9 @@ public final class Session: Sendable {
             item.reason = self.redactor.scrub(item.reason)
             return item
         }
-        return Plan(items: items, warnings: spaceWarnings(items), fsync: cache.flushes)
+        var plan = Plan(items: items, warnings: spaceWarnings(items), fsync: cache.flushes)
+        plan.sharding = sharding
+        return plan
     }
 
     private var uploadPlanner: UploadPlanner {

@@ -1,3 +1,4 @@
+import SyncrCore
 import SyncrManifest
 
 /// A command line that could not be understood: exits 64 (EX_USAGE).
@@ -72,6 +73,7 @@ enum ArgumentParser {
         OptionSpec(name: "--progress-interval", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--report", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--junit", takesValue: true, commands: [.apply]),
+        OptionSpec(name: "--shard", takesValue: true, commands: [.plan, .apply]),
         OptionSpec(name: "--help", takesValue: false, commands: Set(CommandName.allCases)),
     ]
 
@@ -197,7 +199,18 @@ enum ArgumentParser {
     static func runFlags(_ line: ParsedLine) throws(UsageError) -> RunFlags {
         RunFlags(manifest: try manifest(line), json: line.flag("--json"),
                  cacheDirectory: try line.name("--cache", "a folder"), jobs: try line.integer("--jobs", 1...256),
-                 force: line.flag("--force"), noFsync: line.flag("--no-fsync"), quiet: line.flag("--quiet"))
+                 force: line.flag("--force"), noFsync: line.flag("--no-fsync"), quiet: line.flag("--quiet"),
+                 shard: try shard(line))
+    }
+
+    /// `--shard I/N` (1-based) or `--shard auto`.
+    static func shard(_ line: ParsedLine) throws(UsageError) -> ShardRequest? {
+        guard let text = line.value("--shard") else { return nil }
+        if text == "auto" { return .auto }
+        guard let shard = Shard(text) else {
+            throw line.usage("'--shard' takes I/N with 1 <= I <= N (such as 2/4), or auto, not '\(text)'.")
+        }
+        return .fixed(shard)
     }
 
     static func applyOptions(_ line: ParsedLine) throws(UsageError) -> ApplyOptions {

@@ -55,6 +55,14 @@ struct RunFlags {
     /// `--no-fsync`: flush nothing to disk (safe against a killed run, not a power loss).
     var noFsync = false
     var quiet = false
+    /// `--shard I/N` or `--shard auto`.
+    var shard: ShardRequest?
+}
+
+/// What `--shard` said: a shard, or to read it from the CI engine's variables.
+enum ShardRequest: Equatable {
+    case fixed(Shard)
+    case auto
 }
 
 /// `syncr plan`.

@@ -50,7 +50,7 @@ enum Help {
         case .plan:
             return """
             Usage: syncr plan [--json] [--detailed-exitcode] [--cache DIR] [--jobs N] [--force] [--no-fsync] [--quiet]
-                      [MANIFEST]
+                              [--shard I/N|auto] [MANIFEST]
 
             Sends HEAD to every server (a ranged GET where HEAD is refused), compares the answers
             with the cache and the destinations, and prints each entry's action: skip, download,
@@ -66,13 +66,15 @@ enum Help {
               --force               Plan to upload even what is unchanged since the last upload.
               --no-fsync            Plan as apply --no-fsync would run (the plan then says so).
               --quiet               Print only the totals line.
+              --shard I/N|auto      Plan only shard I of N (1-based) and say which entries and how
+                                    many bytes it holds; auto reads the CI engine's variables.
               -h, --help            Show this help.
             """
         case .apply:
             return """
             Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force] [--no-fsync] [--quiet]
                                [--progress MODE] [--progress-interval TIME] [--report FILE] [--junit FILE]
-                               [--lock-timeout TIME] [MANIFEST]
+                               [--lock-timeout TIME] [--shard I/N|auto] [MANIFEST]
 
             Plans, then does what the plan says: up to N entries at once, resuming partial
             downloads, retrying with backoff, verifying checksums, moving each file into place
@@ -104,6 +106,13 @@ enum Help {
               --report FILE         Also write the --json output to FILE.
               --junit FILE          Write a JUnit XML report to FILE: one test case per entry,
                                     failed entries as failures with their error.
+              --shard I/N|auto      Run only shard I of N (1-based): each entry is in exactly one
+                                    shard, and every machine splits the manifest alike (by a hash
+                                    of the destination; by bytes when a lockfile is beside the
+                                    manifest). auto reads CI_NODE_INDEX/CI_NODE_TOTAL (GitLab),
+                                    JOB_COMPLETION_INDEX/SYNCR_SHARD_TOTAL (Kubernetes),
+                                    BUILDKITE_PARALLEL_JOB/_COUNT, CIRCLE_NODE_INDEX/_TOTAL, or
+                                    SYNCR_SHARD=I/N, and says which it used.
               -h, --help            Show this help.
             """
         case .zip:

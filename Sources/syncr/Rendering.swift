@@ -50,7 +50,7 @@ enum Rendering {
             ("totals", .object(totals(plan))),
             ("warnings", .array(plan.warnings.map { .string($0) })),
             ("fsync", .bool(plan.fsync)),
-        ]).rendered
+        ] + (plan.sharding.map { [("shard", shardJSON($0, items: plan.items))] } ?? [])).rendered
     }
 
     static func applyJSON(_ report: ApplyReport, plan: Plan) -> String {
@@ -101,6 +101,7 @@ enum Rendering {
                 lines.append(pad(item.action.rawValue, 9) + pad(name(item), toWidth + 2) + pad(size, 11) + pad(fetch, 11) + reason)
             }
         }
+        if let sharding = plan.sharding { lines.append(shardLine(sharding, items: plan.items)) }
         lines.append(planSummary(plan, manifest: manifest))
         if !plan.fsync { lines.append(noFsyncNote) }
         lines += plan.warnings.map { "warning: " + $0 }

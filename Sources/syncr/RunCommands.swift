@@ -1,20 +1,58 @@
 import SyncrCore
 import SyncrManifest
 
-extension RunFlags {
-    /// The command-line choices that override the manifest, as the library takes them.
-    func runOptions(connections: Int? = nil) -> RunOptions {
-        RunOptions(cacheDirectory: cacheDirectory, jobs: jobs, connections: connections, force: force,
-                   fsync: noFsync ? false : nil)
+/// What plan and apply read before they start: the manifest, its lock, the shard.
+struct RunSetup {
+    var manifest: Manifest
+    var options: RunOptions
+
+    /// Loads what `flags` name; prints the problem and gives the exit code when it cannot.
+    static func load(_ flags: RunFlags, connections: Int? = nil) -> Result<RunSetup, ExitFailure> {
+        guard let manifest = loadManifest(flags.manifest) else { return .failure(ExitFailure(ExitCode.invalidManifest)) }
+        var options = RunOptions(cacheDirectory: flags.cacheDirectory, jobs: flags.jobs, connections: connections,
+                                 force: flags.force, fsync: flags.noFsync ? false : nil)
+        switch flags.shard {
+        case .fixed(let shard)?: options.shard = shard
+        case .auto?:
+            do {
+                let (shard, said) = try ShardEnvironment.resolve(environment())
+                if !flags.quiet { Output.err("syncr: shard \(shard) (--shard auto: \(said))") }
+                options.shard = shard
+            } catch {
+                Output.err("syncr: error: \(error.message)")
+                return .failure(ExitFailure(ExitCode.usage))
+            }
+        case nil: break
+        }
+        if options.shard != nil {
+            // Every machine must split the manifest alike: a lock beside it balances by bytes.
+            do {
+                options.lock = try LockfileReader.load(path: Lockfile.path(forManifest: flags.manifest))
+            } catch {
+                Output.err(error.description)
+                return .failure(ExitFailure(ExitCode.invalidManifest))
+            }
+        }
+        return .success(RunSetup(manifest: manifest, options: options))
     }
+}
+
+/// An exit code chosen before the run started, the reason already printed.
+struct ExitFailure: Error {
+    var code: Int32
+    init(_ code: Int32) { self.code = code }
 }
 
 /// `syncr plan`: asks every server, prints the plan.
 enum PlanCommand {
     static func run(_ options: PlanOptions) async -> Int32 {
         let flags = options.run
-        guard let manifest = loadManifest(flags.manifest) else { return ExitCode.invalidManifest }
-        let session = Session(manifest: manifest, options: flags.runOptions())
+        let setup: RunSetup
+        switch RunSetup.load(flags) {
+        case .success(let s): setup = s
+        case .failure(let failure): return failure.code
+        }
+        let session = Session(manifest: setup.manifest, options: setup.options)
         defer { session.close() }
         let plan = await session.plan()
         if Task.isCancelled { return ExitCode.failures }  // interrupted: the caller exits 130/143
@@ -32,10 +70,14 @@ enum PlanCommand {
 enum ApplyCommand {
     static func run(_ options: ApplyOptions) async -> Int32 {
         let flags = options.run
-        guard let manifest = loadManifest(flags.manifest) else { return ExitCode.invalidManifest }
+        let setup: RunSetup
+        switch RunSetup.load(flags, connections: options.connections) {
+        case .success(let s): setup = s
+        case .failure(let failure): return failure.code
+        }
         let reporter = DeferredReporter()
-        let session = Session(manifest: manifest, options: flags.runOptions(connections: options.connections),
-                              reporter: reporter)
+        let session = Session(manifest: setup.manifest, options: setup.options, reporter: reporter)
+        let manifest = session.manifest
         defer { session.close() }
         var lock: CacheLock?
         if !manifest.downloads.isEmpty || !manifest.uploads.isEmpty {
