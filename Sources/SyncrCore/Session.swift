@@ -55,6 +55,8 @@ public final class Session: Sendable {
     public let force: Bool
     /// The shard this run is, and how the manifest was split; nil when it runs every entry.
     public let sharding: ShardRun?
+    /// The lock every download must match (`--locked`); nil for an unlocked run.
+    public let locked: Lockfile?
     private let engine: TransferEngine
     private let reporter: (any ProgressReporter)?
     private let flusher = FlushPool()
@@ -78,6 +80,17 @@ public final class Session: Sendable {
             manifest.uploads.removeAll { !assignment.contains(.upload($0.index), in: shard.index) }
         } else {
             sharding = nil
+        }
+        locked = options.locked ? options.lock : nil
+        if let locked {
+            // The lock's SHA-256 is checked like one pinned in the manifest, and recorded as
+            // verified, so that the next locked run can trust the destination without asking.
+            for i in manifest.downloads.indices {
+                let d = manifest.downloads[i]
+                if let sha = locked.entry(to: d.to)?.sha256, !d.checksums.contains(where: { $0.algorithm == "sha256" }) {
+                    manifest.downloads[i].checksums.append(.sha256(sha))
+                }
+            }
         }
         self.manifest = manifest
         force = options.force
@@ -116,7 +129,12 @@ public final class Session: Sendable {
         let items = await Self.mapBounded(entries, width: width) { entry in
             var item: PlanItem
             switch entry {
-            case .download(let download): item = await self.planItem(download).noting(download.settings)
+            case .download(let download):
+                if let skip = self.lockedSkip(download) {
+                    item = skip.noting(download.settings)
+                } else {
+                    item = await self.planItem(download).noting(download.settings)
+                }
             case .upload(let upload): item = await self.uploadPlanner.plan(upload).noting(upload.settings)
             }
             // Every reason is masked where it is made; once more here, so that no path can print
@@ -149,6 +167,12 @@ public final class Session: Sendable {
         }
         item.remote = remote
         item.size = remote.size
+        if let entry = locked?.entry(to: download.to), let change = LockCheck.drift(entry, remote) {
+            item.action = .error
+            item.reason = redactor.scrub("the server's file changed since \(lockName) was written (\(change)); "
+                + "the destination is left as it is. Run 'syncr lock' to accept the new version")
+            return item
+        }
         if download.unzip {
             let decision = Planner.decideUnpacked(remote: remote, local: unpackFacts(download))
             item.action = decision.action
@@ -180,8 +204,11 @@ public final class Session: Sendable {
     /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first.
     func applyItem(_ download: Download) async -> (PlanItem, nothingCached: Bool) {
+        if let skip = lockedSkip(download) { return (skip, false) }
         let local = localFacts(download)
         let nothingCached = local.state == nil && local.dataSize == nil
+        // A locked entry is always asked about: the answer must match the lock before a byte moves.
+        if locked != nil { return (await planItem(download, known: local), nothingCached) }
         let mustAsk = download.unzip
             ? local.state != nil
             : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty)
@@ -190,6 +217,22 @@ public final class Session: Sendable {
                             action: .download, size: nil, offset: 0, bytes: nil,
                             reason: local.destination == nil ? "nothing cached" : "the destination exists but syncr has no record of it")
         return (item, nothingCached)
+    }
+
+    /// The lockfile's name, for messages.
+    var lockName: String { Lockfile.path(forManifest: manifest.path) }
+
+    /// In a locked run, a skip for a download whose destination the record vouches for against
+    /// the lock's SHA-256: no request at all. Nil when the server must be asked.
+    func lockedSkip(_ download: Download) -> PlanItem? {
+        guard let entry = locked?.entry(to: download.to) else { return nil }
+        let state = cache.loadState(Cache.key(for: download.url.expanded))
+        let destination = download.unzip ? nil : FS.fingerprint(download.destination)
+        let tree = download.unzip ? FolderReplace.fingerprint(download.destination) : nil
+        guard LockCheck.vouches(state, for: entry, destination: destination, tree: tree, unzip: download.unzip) else { return nil }
+        return PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .skip,
+                        size: state?.size, offset: 0, bytes: 0,
+                        reason: "up to date (verified against the SHA-256 in \(lockName); the server was not asked)")
     }
 
     /// HEAD (or ranged GET) with the entry's retry policy.

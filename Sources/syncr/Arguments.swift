@@ -11,7 +11,7 @@ struct UsageError: Error {
 /// The commands syncr knows.
 enum CommandName: String, CaseIterable {
     case validate, plan, apply, zip, unzip, version, help
-    case initialize = "init", cache, completions
+    case initialize = "init", cache, completions, lock
 }
 
 /// One option: its spelling, whether it takes a value, and the commands that accept it.
@@ -57,8 +57,8 @@ enum ArgumentParser {
     static let options: [OptionSpec] = [
         OptionSpec(name: "--json", takesValue: false, commands: [.plan, .apply, .version]),
         OptionSpec(name: "--detailed-exitcode", takesValue: false, commands: [.plan]),
-        OptionSpec(name: "--cache", takesValue: true, commands: [.plan, .apply, .cache]),
-        OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply]),
+        OptionSpec(name: "--cache", takesValue: true, commands: [.plan, .apply, .cache, .lock]),
+        OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply, .lock]),
         OptionSpec(name: "--connections", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--force", takesValue: false, commands: [.plan, .apply]),
         OptionSpec(name: "--no-fsync", takesValue: false, commands: [.plan, .apply]),
@@ -68,12 +68,14 @@ enum ArgumentParser {
         OptionSpec(name: "--deterministic", takesValue: false, commands: [.zip]),
         OptionSpec(name: "--older-than", takesValue: true, commands: [.cache]),
         OptionSpec(name: "--dry-run", takesValue: false, commands: [.cache]),
-        OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply, .zip, .unzip, .cache]),
+        OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply, .zip, .unzip, .cache, .lock]),
         OptionSpec(name: "--progress", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--progress-interval", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--report", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--junit", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--shard", takesValue: true, commands: [.plan, .apply]),
+        OptionSpec(name: "--locked", takesValue: false, commands: [.plan, .apply]),
+        OptionSpec(name: "--hash", takesValue: false, commands: [.lock]),
         OptionSpec(name: "--help", takesValue: false, commands: Set(CommandName.allCases)),
     ]
 
@@ -149,6 +151,10 @@ enum ArgumentParser {
         case .initialize: return .initialize(try InitCommand.options(line))
         case .cache: return .cache(try CacheCommand.options(line))
         case .completions: return .completions(try Completions.shell(line))
+        case .lock:
+            return .lock(LockOptions(manifest: try manifest(line), hash: line.flag("--hash"),
+                                     cacheDirectory: try line.name("--cache", "a folder"),
+                                     jobs: try line.integer("--jobs", 1...256), quiet: line.flag("--quiet")))
         }
     }
 
@@ -200,7 +206,7 @@ enum ArgumentParser {
         RunFlags(manifest: try manifest(line), json: line.flag("--json"),
                  cacheDirectory: try line.name("--cache", "a folder"), jobs: try line.integer("--jobs", 1...256),
                  force: line.flag("--force"), noFsync: line.flag("--no-fsync"), quiet: line.flag("--quiet"),
-                 shard: try shard(line))
+                 shard: try shard(line), locked: line.flag("--locked"))
     }
 
     /// `--shard I/N` (1-based) or `--shard auto`.

@@ -13,6 +13,7 @@ enum Command {
     case initialize(InitOptions)
     case cache(CacheOptions)
     case completions(Completions.Shell)
+    case lock(LockOptions)
 
     /// The command's name, as typed.
     var name: CommandName {
@@ -27,13 +28,14 @@ enum Command {
         case .initialize: .initialize
         case .cache: .cache
         case .completions: .completions
+        case .lock: .lock
         }
     }
 
     /// Whether SIGINT/SIGTERM cancel the work (and print a notice) rather than end the process.
     var stopsOnSignal: Bool {
         switch self {
-        case .plan, .apply, .zip, .unzip: true
+        case .plan, .apply, .zip, .unzip, .lock: true
         default: false
         }
     }
@@ -57,6 +59,8 @@ struct RunFlags {
     var quiet = false
     /// `--shard I/N` or `--shard auto`.
     var shard: ShardRequest?
+    /// `--locked`: every download must match the lockfile beside the manifest.
+    var locked = false
 }
 
 /// What `--shard` said: a shard, or to read it from the CI engine's variables.
@@ -121,5 +125,15 @@ struct CacheOptions {
     var cacheDirectory: String?
     var olderThan: String?
     var dryRun = false
+    var quiet = false
+}
+
+/// `syncr lock [--hash] [MANIFEST]`.
+struct LockOptions {
+    var manifest = "syncr.yml"
+    /// `--hash`: download (through the cache) what must be hashed to pin its SHA-256.
+    var hash = false
+    var cacheDirectory: String?
+    var jobs: Int?
     var quiet = false
 }

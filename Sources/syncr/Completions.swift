@@ -61,7 +61,7 @@ enum Completions {
 
     static func positionals(_ command: CommandName) -> [Positional] {
         switch command {
-        case .validate, .plan, .apply: [.manifest]
+        case .validate, .plan, .apply, .lock: [.manifest]
         case .cache: [.words(["prune"]), .manifest]
         case .initialize: [.file]
         case .zip: [.directory, .file]

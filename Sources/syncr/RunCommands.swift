@@ -24,13 +24,27 @@ struct RunSetup {
             }
         case nil: break
         }
-        if options.shard != nil {
+        if options.shard != nil || flags.locked {
             // Every machine must split the manifest alike: a lock beside it balances by bytes.
+            let path = Lockfile.path(forManifest: flags.manifest)
             do {
-                options.lock = try LockfileReader.load(path: Lockfile.path(forManifest: flags.manifest))
+                options.lock = try LockfileReader.load(path: path)
             } catch {
                 Output.err(error.description)
                 return .failure(ExitFailure(ExitCode.invalidManifest))
+            }
+            if flags.locked {
+                guard let lock = options.lock else {
+                    Output.err("syncr: error: --locked: there is no \(path) beside \(flags.manifest); "
+                        + "run 'syncr lock\(flags.manifest == "syncr.yml" ? "" : " " + flags.manifest)' to write it")
+                    return .failure(ExitFailure(ExitCode.invalidManifest))
+                }
+                let problems = LockCheck.problems(manifest, lock: lock, lockPath: path)
+                guard problems.isEmpty else {
+                    for p in problems { Output.err("syncr: error: --locked: " + p) }
+                    return .failure(ExitFailure(ExitCode.invalidManifest))
+                }
+                options.locked = true
             }
         }
         return .success(RunSetup(manifest: manifest, options: options))
