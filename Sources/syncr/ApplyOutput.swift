@@ -25,10 +25,11 @@ enum ApplyOutput {
     }
 
     /// Prints the results and writes the report files; returns the exit code.
-    static func finish(_ report: ApplyReport, options: ApplyOptions) -> Int32 {
+    static func finish(_ report: ApplyReport, options: ApplyOptions, origin: ReportOrigin) -> Int32 {
         var json: String?
         if options.run.json || options.reportPath != nil {
-            json = Rendering.applyJSON(report, plan: Plan(items: report.results.map(\.item)))
+            let items = report.results.map(\.item)
+            json = Rendering.applyJSON(report, plan: Plan(items: items), header: origin.json(items: items))
         }
         if options.run.json, let json { Output.out(json) }
         for line in RunSummary.lines(report) { Output.err(line) }
@@ -40,7 +41,7 @@ enum ApplyOutput {
             }
         }
         if let path = options.junitPath {
-            if let problem = write(JUnitReport.xml(report, manifest: options.run.manifest), to: path) {
+            if let problem = write(JUnitReport.xml(report, manifest: options.run.manifest, properties: origin.properties), to: path) {
                 Output.err("syncr: error: cannot write the --junit file \(path): \(problem)")
                 code = ExitCode.failures
             }
@@ -73,5 +74,29 @@ enum ApplyOutput {
             return problem
         }
         return nil
+    }
+}
+
+/// Where a report comes from: the manifest (by its bytes' SHA-256) and the shard, so that
+/// `report merge` can refuse reports of different manifests or overlapping shards.
+struct ReportOrigin {
+    var manifestPath: String
+    var manifestSHA256: String?
+    var sharding: ShardRun?
+
+    /// `"manifest": {"path": ..., "sha256": ...}` and, for a shard, `"shard": {...}`.
+    func json(items: [PlanItem]) -> [(String, JSON)] {
+        var pairs: [(String, JSON)] = [("manifest", .object([("path", .string(manifestPath)),
+                                                             ("sha256", .optional(manifestSHA256))]))]
+        if let sharding { pairs.append(("shard", Rendering.shardJSON(sharding, items: items))) }
+        return pairs
+    }
+
+    /// The JUnit suite's properties: `syncr.manifest`, `syncr.manifest_sha256`, `syncr.shard` (I/N).
+    var properties: [(String, String)] {
+        var pairs = [("syncr.manifest", manifestPath)]
+        if let manifestSHA256 { pairs.append(("syncr.manifest_sha256", manifestSHA256)) }
+        if let sharding { pairs.append(("syncr.shard", sharding.shard.description)) }
+        return pairs
     }
 }

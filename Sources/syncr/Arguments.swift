@@ -11,7 +11,7 @@ struct UsageError: Error {
 /// The commands syncr knows.
 enum CommandName: String, CaseIterable {
     case validate, plan, apply, zip, unzip, version, help
-    case initialize = "init", cache, completions, lock
+    case initialize = "init", cache, completions, lock, report
 }
 
 /// One option: its spelling, whether it takes a value, and the commands that accept it.
@@ -76,6 +76,7 @@ enum ArgumentParser {
         OptionSpec(name: "--shard", takesValue: true, commands: [.plan, .apply]),
         OptionSpec(name: "--locked", takesValue: false, commands: [.plan, .apply]),
         OptionSpec(name: "--hash", takesValue: false, commands: [.lock]),
+        OptionSpec(name: "--output", takesValue: true, commands: [.report]),
         OptionSpec(name: "--help", takesValue: false, commands: Set(CommandName.allCases)),
     ]
 
@@ -107,7 +108,7 @@ enum ArgumentParser {
             }
             if arg == "--" { optionsEnded = true; continue }
             if arg == "-h" { line.given["--help"] = ""; continue }
-            var name = arg
+            var name = arg == "-o" ? "--output" : arg
             var inlineValue: String?
             if let eq = arg.firstIndex(of: "=") {
                 name = String(arg[..<eq])
@@ -151,6 +152,7 @@ enum ArgumentParser {
         case .initialize: return .initialize(try InitCommand.options(line))
         case .cache: return .cache(try CacheCommand.options(line))
         case .completions: return .completions(try Completions.shell(line))
+        case .report: return .report(try ReportCommand.options(line))
         case .lock:
             return .lock(LockOptions(manifest: try manifest(line), hash: line.flag("--hash"),
                                      cacheDirectory: try line.name("--cache", "a folder"),

@@ -14,6 +14,8 @@ enum Command {
     case cache(CacheOptions)
     case completions(Completions.Shell)
     case lock(LockOptions)
+    /// `report merge -o OUT FILE...`.
+    case report(ReportMergeOptions)
 
     /// The command's name, as typed.
     var name: CommandName {
@@ -29,6 +31,7 @@ enum Command {
         case .cache: .cache
         case .completions: .completions
         case .lock: .lock
+        case .report: .report
         }
     }
 
@@ -136,4 +139,10 @@ struct LockOptions {
     var cacheDirectory: String?
     var jobs: Int?
     var quiet = false
+}
+
+/// `syncr report merge -o OUT FILE...`.
+struct ReportMergeOptions {
+    var output: String
+    var inputs: [String]
 }

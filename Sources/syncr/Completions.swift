@@ -49,6 +49,7 @@ enum Completions {
         "--cache": .directory,
         "--report": .file,
         "--junit": .file,
+        "--output": .file,
         "--progress": .choices(["auto", "bar", "plain", "none"]),
     ]
 
@@ -62,6 +63,7 @@ enum Completions {
     static func positionals(_ command: CommandName) -> [Positional] {
         switch command {
         case .validate, .plan, .apply, .lock: [.manifest]
+        case .report: [.words(["merge"]), .file]
         case .cache: [.words(["prune"]), .manifest]
         case .initialize: [.file]
         case .zip: [.directory, .file]

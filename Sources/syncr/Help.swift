@@ -19,6 +19,8 @@ enum Help {
       cache prune           Remove cache entries nothing uses (--older-than, --dry-run).
       completions SHELL     Print a completion script for bash, zsh or fish.
       lock [MANIFEST]       Write the lockfile (syncr.lock): size, ETag, SHA-256 of each download.
+      report merge -o OUT FILE...
+                            Merge the --report (or --junit) files of a sharded run into one.
 
     MANIFEST defaults to syncr.yml in the current folder.
 
@@ -181,6 +183,8 @@ enum Help {
             return Completions.help
         case .lock:
             return LockCommand.help
+        case .report:
+            return ReportCommand.help
         }
     }
 }

@@ -6,7 +6,8 @@ enum Rendering {
     // MARK: JSON
 
     static func json(_ item: PlanItem) -> [(String, JSON)] {
-        var pairs = fields(item)
+        // The index in downloads: or uploads: puts merged shard reports back in manifest order.
+        var pairs = [("index", JSON.int(Int64(item.index)))] + fields(item)
         if item.insecure { pairs.append(("insecure", .bool(true))) }
         return pairs
     }
@@ -53,7 +54,8 @@ enum Rendering {
         ] + (plan.sharding.map { [("shard", shardJSON($0, items: plan.items))] } ?? [])).rendered
     }
 
-    static func applyJSON(_ report: ApplyReport, plan: Plan) -> String {
+    /// - Parameter header: pairs after `version` (the manifest and the shard, for `report merge`).
+    static func applyJSON(_ report: ApplyReport, plan: Plan, header: [(String, JSON)] = []) -> String {
         let items: [JSON] = report.results.map { r in
             var pairs = json(r.item)
             pairs.append(("status", .string(r.status.rawValue)))
@@ -69,8 +71,7 @@ enum Rendering {
             totals.append((status.rawValue, .int(Int64(report.results.filter { $0.status == status }.count))))
         }
         totals.append(("seconds", .double(report.seconds)))
-        return JSON.object([
-            ("version", .int(1)),
+        return JSON.object([("version", .int(1))] + header + [
             ("items", .array(items)),
             ("totals", .object(totals)),
         ]).rendered

@@ -54,6 +54,7 @@ func run(_ command: Command) async -> Int32 {
     case .plan(let options): return await PlanCommand.run(options)
     case .apply(let options): return await ApplyCommand.run(options)
     case .lock(let options): return await LockCommand.run(options)
+    case .report(let options): return ReportCommand.run(options)
     }
 }
 
