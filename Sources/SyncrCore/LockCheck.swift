@@ -6,8 +6,8 @@ import SyncrManifest
 public enum LockCheck {
     /// Why a manifest cannot run against a lock: one line per download the lock does not cover
     /// (missing, another URL, another pinned SHA-256), each saying to run `syncr lock`.
-    public static func problems(_ manifest: Manifest, lock: Lockfile, lockPath: String) -> [String] {
-        let redactor = Redactor(secrets: manifest.secrets)
+    /// - Parameter redactor: masks literal credentials in the URLs, as `syncr lock` wrote them.
+    public static func problems(_ manifest: Manifest, lock: Lockfile, lockPath: String, redactor: Redactor) -> [String] {
         var problems: [String] = []
         for d in manifest.downloads {
             let name = "\(manifest.path): downloads[\(d.index)] (to: \(d.to))"

@@ -24,6 +24,7 @@ public enum LockfileReader {
 
     /// Parses lockfile text; `path` names it in messages.
     public static func parse(bytes: [UInt8], path: String) throws(LockfileError) -> Lockfile {
+        if let lock = LockfileLines.read(bytes) { return lock }
         let fix = "; run 'syncr lock' to write it afresh"
         func fail(_ mark: YAMLMark?, _ message: String) -> LockfileError {
             LockfileError(description: "\(path)\(mark.map { ":\($0.line):\($0.column)" } ?? ""): error: \(message)\(fix)")

@@ -7,8 +7,17 @@ struct RunSetup {
     var options: RunOptions
 
     /// Loads what `flags` name; prints the problem and gives the exit code when it cannot.
-    static func load(_ flags: RunFlags, connections: Int? = nil) -> Result<RunSetup, ExitFailure> {
-        guard let manifest = loadManifest(flags.manifest) else { return .failure(ExitFailure(ExitCode.invalidManifest)) }
+    static func load(_ flags: RunFlags, connections: Int? = nil) async -> Result<RunSetup, ExitFailure> {
+        let path = Lockfile.path(forManifest: flags.manifest)
+        let wantsLock = flags.shard != nil || flags.locked
+        // The lock is read while the manifest is parsed: at 100,000 entries each takes a second.
+        async let lockRead = wantsLock
+            ? Result<Lockfile?, LockfileError>(catching: { () throws(LockfileError) in try LockfileReader.load(path: path) })
+            : .success(nil)
+        guard let manifest = loadManifest(flags.manifest) else {
+            _ = await lockRead
+            return .failure(ExitFailure(ExitCode.invalidManifest))
+        }
         var options = RunOptions(cacheDirectory: flags.cacheDirectory, jobs: flags.jobs, connections: connections,
                                  force: flags.force, fsync: flags.noFsync ? false : nil)
         switch flags.shard {
@@ -24,30 +33,37 @@ struct RunSetup {
             }
         case nil: break
         }
-        if options.shard != nil || flags.locked {
+        if wantsLock {
             // Every machine must split the manifest alike: a lock beside it balances by bytes.
-            let path = Lockfile.path(forManifest: flags.manifest)
-            do {
-                options.lock = try LockfileReader.load(path: path)
-            } catch {
+            switch await lockRead {
+            case .success(let lock): options.lock = lock
+            case .failure(let error):
                 Output.err(error.description)
                 return .failure(ExitFailure(ExitCode.invalidManifest))
             }
             if flags.locked {
-                guard let lock = options.lock else {
+                guard options.lock != nil else {
                     Output.err("syncr: error: --locked: there is no \(path) beside \(flags.manifest); "
                         + "run 'syncr lock\(flags.manifest == "syncr.yml" ? "" : " " + flags.manifest)' to write it")
-                    return .failure(ExitFailure(ExitCode.invalidManifest))
-                }
-                let problems = LockCheck.problems(manifest, lock: lock, lockPath: path)
-                guard problems.isEmpty else {
-                    for p in problems { Output.err("syncr: error: --locked: " + p) }
                     return .failure(ExitFailure(ExitCode.invalidManifest))
                 }
                 options.locked = true
             }
         }
         return .success(RunSetup(manifest: manifest, options: options))
+    }
+
+    /// The session of the run; nil (the problems printed) when a locked run's manifest has
+    /// downloads its lock does not cover.
+    func session(reporter: (any ProgressReporter)? = nil) -> Session? {
+        let session = Session(manifest: manifest, options: options, reporter: reporter)
+        let problems = session.lockProblems()
+        guard problems.isEmpty else {
+            for p in problems { Output.err("syncr: error: --locked: " + p) }
+            session.close()
+            return nil
+        }
+        return session
     }
 }
 
@@ -62,11 +78,11 @@ enum PlanCommand {
     static func run(_ options: PlanOptions) async -> Int32 {
         let flags = options.run
         let setup: RunSetup
-        switch RunSetup.load(flags) {
+        switch await RunSetup.load(flags) {
         case .success(let s): setup = s
         case .failure(let failure): return failure.code
         }
-        let session = Session(manifest: setup.manifest, options: setup.options)
+        guard let session = setup.session() else { return ExitCode.invalidManifest }
         defer { session.close() }
         let plan = await session.plan()
         if Task.isCancelled { return ExitCode.failures }  // interrupted: the caller exits 130/143
@@ -85,12 +101,12 @@ enum ApplyCommand {
     static func run(_ options: ApplyOptions) async -> Int32 {
         let flags = options.run
         let setup: RunSetup
-        switch RunSetup.load(flags, connections: options.connections) {
+        switch await RunSetup.load(flags, connections: options.connections) {
         case .success(let s): setup = s
         case .failure(let failure): return failure.code
         }
         let reporter = DeferredReporter()
-        let session = Session(manifest: setup.manifest, options: setup.options, reporter: reporter)
+        guard let session = setup.session(reporter: reporter) else { return ExitCode.invalidManifest }
         let manifest = session.manifest
         defer { session.close() }
         var lock: CacheLock?

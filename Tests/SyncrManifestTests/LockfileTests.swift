@@ -1,4 +1,4 @@
-import SyncrManifest
+@testable import SyncrManifest
 import Testing
 
 /// The lockfile format: named after the manifest, written deterministically, read back as written.
@@ -28,6 +28,25 @@ import Testing
         #expect(read.yaml == text, "the same lock, the same bytes")
         #expect(read.entry(to: "z/last.bin")?.size == 12)
         #expect(read.entry(to: "missing") == nil)
+    }
+
+    /// The line reader takes exactly what the writer writes, and gives what the YAML parser
+    /// gives; a hand-edited lock (keys reordered, single quotes, flow style) goes to the parser.
+    @Test func lineReaderAgreesWithTheYAMLParser() throws {
+        let lock = Lockfile(manifest: "syncr.yml", entries: Self.entries)
+        #expect(LockfileLines.read(Array(lock.yaml.utf8)) == lock)
+        let edited = """
+            version: 1
+            downloads:
+              - url: 'https://example.com/a'
+                to: a.bin
+                size: 3
+              - { to: b.bin, url: "https://example.com/b", unzip: true }
+            """
+        #expect(LockfileLines.read(Array(edited.utf8)) == nil)
+        let read = try LockfileReader.parse(bytes: Array(edited.utf8), path: "syncr.lock")
+        #expect(read.entries == [LockedEntry(to: "a.bin", url: "https://example.com/a", size: 3),
+                                 LockedEntry(to: "b.bin", url: "https://example.com/b", unzip: true)])
     }
 
     @Test(arguments: [
