@@ -107,6 +107,10 @@ public enum FreeSpace {
 extension Session {
     /// Free-space warnings for planned items whose sizes are known.
     func spaceWarnings(_ items: [PlanItem]) -> [String] {
+        // Nothing to fetch (a no-op run): no need to index every download.
+        guard items.contains(where: { $0.kind == .download && [.download, .resume, .restart].contains($0.action) }) else {
+            return []
+        }
         let downloads = Dictionary(manifest.downloads.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         var needs: [FreeSpace.Need] = []
         for item in items where item.kind == .download {

@@ -17,15 +17,24 @@ public struct RunOptions: Sendable {
     public var force: Bool
     /// `--no-fsync` (false): flush nothing to disk, instead of the manifest's `fsync:`.
     public var fsync: Bool?
+    /// `--shard I/N`: run only the entries of this shard.
+    public var shard: Shard?
+    /// The manifest's lockfile: balances shards by bytes, and with `locked` pins every download.
+    public var lock: Lockfile?
+    /// `--locked`: every download must match `lock` (size, ETag, SHA-256).
+    public var locked: Bool
 
     /// Creates options from the flags given; nil (or false) keeps the manifest's choice.
     public init(cacheDirectory: String? = nil, jobs: Int? = nil, connections: Int? = nil, force: Bool = false,
-                fsync: Bool? = nil) {
+                fsync: Bool? = nil, shard: Shard? = nil, lock: Lockfile? = nil, locked: Bool = false) {
         self.cacheDirectory = cacheDirectory
         self.jobs = jobs
         self.connections = connections
         self.force = force
         self.fsync = fsync
+        self.shard = shard
+        self.lock = lock
+        self.locked = locked
     }
 }
 
@@ -49,7 +58,11 @@ public final class Session: Sendable {
     /// The engine the session made for itself, which `close` shuts down; nil when the caller
     /// gave the transport (and so owns it).
     private let ownEngine: TransferEngine?
-    private let reporter: (any ProgressReporter)?
+    /// The shard this run is, and how the manifest was split; nil when it runs every entry.
+    public let sharding: ShardRun?
+    /// The lock every download must match (`--locked`); nil for an unlocked run.
+    public let locked: Lockfile?
+    let reporter: (any ProgressReporter)?
     private let flusher = FlushPool()
     private let folders: ChangedFolders
     private let slots: AsyncSemaphore
@@ -66,6 +79,26 @@ public final class Session: Sendable {
         var manifest = manifest
         if let connections = options.connections {
             for i in manifest.downloads.indices { manifest.downloads[i].settings.connections = connections }
+        }
+        if let shard = options.shard {
+            let assignment = ShardAssignment(manifest: manifest, lock: options.lock, count: shard.count)
+            sharding = ShardRun(shard: shard, method: assignment.method,
+                                manifestEntries: manifest.downloads.count + manifest.uploads.count)
+            manifest.downloads.removeAll { !assignment.contains(.download($0.index), in: shard.index) }
+            manifest.uploads.removeAll { !assignment.contains(.upload($0.index), in: shard.index) }
+        } else {
+            sharding = nil
+        }
+        locked = options.locked ? options.lock : nil
+        if let locked {
+            // The lock's SHA-256 is checked like one pinned in the manifest, and recorded as
+            // verified, so that the next locked run can trust the destination without asking.
+            for i in manifest.downloads.indices {
+                let d = manifest.downloads[i]
+                if let sha = locked.entry(to: d.to)?.sha256, !d.checksums.contains(where: { $0.algorithm == "sha256" }) {
+                    manifest.downloads[i].checksums.append(.sha256(sha))
+                }
+            }
         }
         self.manifest = manifest
         force = options.force
@@ -110,12 +143,18 @@ public final class Session: Sendable {
     public func plan(progress: (@Sendable (ProgressEvent) -> Void)? = nil) async -> Plan {
         let reporter = reporter(adding: progress)
         let entries = self.entries
+        let skips = await lockedSkips(entries)
         // Probes are small: run more of them at once than transfers, but keep a bound.
         let width = max(jobs, min(16, entries.count))
-        let items = await Self.mapBounded(entries, width: width) { entry in
+        let items = await Self.mapBounded(Array(entries.indices), width: width) { i in
             var item: PlanItem
-            switch entry {
-            case .download(let download): item = await self.planItem(download, reporter: reporter).noting(download.settings)
+            switch entries[i] {
+            case .download(let download):
+                if let skip = skips[i] {
+                    item = skip.noting(download.settings)
+                } else {
+                    item = await self.planItem(download, reporter: reporter).noting(download.settings)
+                }
             case .upload(let upload): item = await self.uploadPlanner.plan(upload).noting(upload.settings)
             }
             // Every reason is masked where it is made; once more here, so that no path can print
@@ -123,7 +162,9 @@ public final class Session: Sendable {
             item.reason = self.redactor.scrub(item.reason)
             return item
         }
-        return Plan(items: items, warnings: spaceWarnings(items), fsync: cache.flushes)
+        var plan = Plan(items: items, warnings: spaceWarnings(items), fsync: cache.flushes)
+        plan.sharding = sharding
+        return plan
     }
 
     private var uploadPlanner: UploadPlanner {
@@ -143,6 +184,12 @@ public final class Session: Sendable {
         }
         item.remote = remote
         item.size = remote.size
+        if let entry = locked?.entry(to: download.to), let change = LockCheck.drift(entry, remote) {
+            item.action = .error
+            item.reason = redactor.scrub("the server's file changed since \(lockName) was written (\(change)); "
+                + "the destination is left as it is. Run 'syncr lock' to accept the new version")
+            return item
+        }
         if download.unzip {
             let decision = Planner.decideUnpacked(remote: remote, local: unpackFacts(download))
             item.action = decision.action
@@ -174,8 +221,11 @@ public final class Session: Sendable {
     /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first.
     func applyItem(_ download: Download, reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool) {
+        if let skip = lockedSkip(download) { return (skip, false) }
         let local = localFacts(download)
         let nothingCached = local.state == nil && local.dataSize == nil
+        // A locked entry is always asked about: the answer must match the lock before a byte moves.
+        if locked != nil { return (await planItem(download, known: local, reporter: reporter), nothingCached) }
         let mustAsk = download.unzip
             ? local.state != nil
             : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty)
@@ -184,6 +234,43 @@ public final class Session: Sendable {
                             action: .download, size: nil, offset: 0, bytes: nil,
                             reason: local.destination == nil ? "nothing cached" : "the destination exists but syncr has no record of it")
         return (item, nothingCached)
+    }
+
+    /// In a locked run, the skip of every download the record vouches for, found in chunks of
+    /// 512 (one task per chunk, not per entry: a task each cost a second at 100,000 entries).
+    func lockedSkips(_ entries: [Entry]) async -> [PlanItem?] {
+        guard locked != nil else { return [PlanItem?](repeating: nil, count: entries.count) }
+        let chunks = stride(from: 0, to: entries.count, by: 512).map { $0..<min($0 + 512, entries.count) }
+        let found = await Self.mapBounded(chunks, width: ProcessInfo.processInfo.activeProcessorCount) { range in
+            range.map { i -> PlanItem? in
+                if case .download(let d) = entries[i] { return self.lockedSkip(d) }
+                return nil
+            }
+        }
+        return found.flatMap { $0 }
+    }
+
+    /// In a locked run, why the manifest cannot run against the lock (`LockCheck.problems`):
+    /// empty when every download of this run is in it.
+    public func lockProblems() -> [String] {
+        guard let locked else { return [] }
+        return LockCheck.problems(manifest, lock: locked, lockPath: lockName, redactor: redactor)
+    }
+
+    /// The lockfile's name, for messages.
+    var lockName: String { Lockfile.path(forManifest: manifest.path) }
+
+    /// In a locked run, a skip for a download whose destination the record vouches for against
+    /// the lock's SHA-256: no request at all. Nil when the server must be asked.
+    func lockedSkip(_ download: Download) -> PlanItem? {
+        guard let entry = locked?.entry(to: download.to) else { return nil }
+        let state = cache.loadState(Cache.key(for: download.url.expanded))
+        let destination = download.unzip ? nil : FS.fingerprint(download.destination)
+        let tree = download.unzip ? FolderReplace.fingerprint(download.destination) : nil
+        guard LockCheck.vouches(state, for: entry, destination: destination, tree: tree, unzip: download.unzip) else { return nil }
+        return PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .skip,
+                        size: state?.size, offset: 0, bytes: 0,
+                        reason: "up to date (verified against the SHA-256 in \(lockName); the server was not asked)")
     }
 
     /// HEAD (or ranged GET) with the entry's retry policy.

@@ -38,10 +38,10 @@ enum HTTPSyntax {
     /// Whether `text` is an absolute `http://` or `https://` URL with a non-empty host, a valid
     /// port if any, and no whitespace or control characters (curl would reject or re-encode them).
     static func isHTTPURL(_ text: String) -> Bool {
-        // Bytes, not scalars: the controls are ASCII, and no byte of a longer UTF-8 sequence is.
+        // Bytes, not scalars: every byte of a multi-byte scalar is >= 0x80, so the test is the same.
         guard !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }),
               let colon = text.firstIndex(of: ":") else { return false }
-        let scheme = text[..<colon].lowercased()
+        let scheme = text[..<colon].count <= 5 ? text[..<colon].lowercased() : ""
         let afterColon = text[text.index(after: colon)...]
         guard scheme == "http" || scheme == "https", afterColon.hasPrefix("//") else { return false }
         let rest = afterColon.dropFirst(2)

@@ -172,7 +172,6 @@ extension ManifestDecoder {
     mutating func destination(_ to: String, at mark: YAMLMark, path: String, allowOutside: Bool,
                               folder: Bool = false) -> String?
     {
-        var shown: String { Self.quoted(to) }
         guard !to.isEmpty else {
             report(path, at: mark, "expected a file path, found an empty string")
             return nil
@@ -181,6 +180,11 @@ extension ManifestDecoder {
             report(path, at: mark, "a path cannot contain a NUL byte")
             return nil
         }
+        if LexicalPath.isPlainRelative(to) {
+            // Resolves to a file strictly inside the folder: none of the checks below can fail.
+            return directory == "/" ? "/" + to : directory + "/" + to
+        }
+        let shown = Self.quoted(to)
         let resolved = LexicalPath.resolve(to, against: directory)
         let last = to.split(separator: "/", omittingEmptySubsequences: false).last
         if resolved == "/" || resolved == directory {
@@ -225,14 +229,14 @@ extension ManifestDecoder {
         var ancestors: [String] = []
         var folder = LexicalPath.parent(of: destination)
         while folder != "/" {
-            // A folder already claimed had its own folders checked then, and no file can have
-            // been claimed at any of them since (a file claim checks `folders`).
-            if destinations.folders[folder] != nil { break }
             if let first = destinations.files[folder] {
                 report(path, at: mark,
                        "\(Self.quoted(written)) needs a folder where downloads[\(first.index)] (line \(first.line)) writes a file; a path cannot be both a file and a folder")
                 return false
             }
+            // A folder already claimed had its ancestors checked then, and no file can be
+            // claimed where a folder is: the rest of the way up is known.
+            if destinations.folders[folder] != nil { break }
             ancestors.append(folder)
             folder = LexicalPath.parent(of: folder)
         }
@@ -246,8 +250,8 @@ extension ManifestDecoder {
     /// line (libyaml's mapping mark is at the first key).
     func entryStart(_ mark: YAMLMark) -> SourceLocation {
         var column = mark.column
-        if let text = line(mark.line) {
-            let scalars = Array(text.unicodeScalars)
+        if let line = line(mark.line) {
+            let scalars = Array(line.unicodeScalars)
             var i = min(mark.column - 1, scalars.count) - 1
             while i >= 0, scalars[i] == " " || scalars[i] == "\t" { i -= 1 }
             if i >= 0, scalars[i] == "-" { column = i + 1 }

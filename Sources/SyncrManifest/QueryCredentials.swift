@@ -23,6 +23,7 @@ public enum QueryCredentials {
     /// long enough to be masked wherever they appear. `${VAR}` references are left out: they
     /// name a secret, which the expansion already reports.
     public static func secrets(in text: String) -> [String] {
+        guard text.utf8.contains(UInt8(ascii: "=")) else { return [] }
         var found: [String] = []
         forEachCredential(in: text) { value in
             guard value.count >= minimumSecretLength else { return }

@@ -101,6 +101,9 @@ struct AliasTable {
                 mark: crossing,
                 message: "aliases expand this document to more than \(limit) values (\(Self.factor) times the \(written) it writes, or at least \(Self.floor)); this looks like an alias bomb (\"billion laughs\"); write the repeated values out or nest fewer aliases")
         }
+        // Without an alias there is nothing to expand: the tree is returned as it is rather
+        // than copied node by node (a tenth of `validate` for 100,000 entries).
+        if trail.isEmpty { return root }
         return copy(root, usedBy: [])
     }
 

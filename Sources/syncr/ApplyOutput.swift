@@ -7,40 +7,41 @@ import SyncrCore
 /// output, the summary and the `--report` / `--junit` files.
 enum ApplyOutput {
     /// The reporter `--progress` asks for, on what stderr is.
-    static func reporter(_ invocation: Invocation, entryCount: Int, terminal: TerminalInfo) -> any RunReporter {
+    static func reporter(_ options: ApplyOptions, entryCount: Int, terminal: TerminalInfo) -> any RunReporter {
         TerminalBar.prepare()
         let palette = Palette(enabled: terminal.colour)
-        var mode = invocation.progress.resolved(for: terminal)
+        var mode = options.progress.resolved(for: terminal)
         // --quiet asks for failures and the summary only: no bar unless one was asked for.
-        if invocation.quiet && invocation.progress == .auto { mode = .plain }
+        if options.run.quiet && options.progress == .auto { mode = .plain }
         switch mode {
         case .none:
             return SilentReporter()
         case .bar:
-            return BarReporter(quiet: invocation.quiet, entryCount: entryCount, palette: palette)
+            return BarReporter(quiet: options.run.quiet, entryCount: entryCount, palette: palette)
         case .plain, .auto:
-            return PlainReporter(quiet: invocation.quiet, entryCount: entryCount,
-                                 interval: Double(invocation.progressIntervalMilliseconds) / 1000, palette: palette)
+            return PlainReporter(quiet: options.run.quiet, entryCount: entryCount,
+                                 interval: Double(options.progressIntervalMilliseconds) / 1000, palette: palette)
         }
     }
 
     /// Prints the results and writes the report files; returns the exit code.
-    static func finish(_ report: ApplyReport, invocation: Invocation) -> Int32 {
+    static func finish(_ report: ApplyReport, options: ApplyOptions, origin: ReportOrigin) -> Int32 {
         var json: String?
-        if invocation.json || invocation.reportPath != nil {
-            json = Rendering.applyJSON(report, plan: Plan(items: report.results.map(\.item)))
+        if options.run.json || options.reportPath != nil {
+            let items = report.results.map(\.item)
+            json = Rendering.applyJSON(report, plan: Plan(items: items), header: origin.json(items: items))
         }
-        if invocation.json, let json { Output.out(json) }
+        if options.run.json, let json { Output.out(json) }
         for line in RunSummary.lines(report) { Output.err(line) }
         var code = report.failed.isEmpty ? ExitCode.success : ExitCode.failures
-        if let path = invocation.reportPath, let json {
+        if let path = options.reportPath, let json {
             if let problem = write(json + "\n", to: path) {
                 Output.err("syncr: error: cannot write the --report file \(path): \(problem)")
                 code = ExitCode.failures
             }
         }
-        if let path = invocation.junitPath {
-            if let problem = write(JUnitReport.xml(report, manifest: invocation.manifest), to: path) {
+        if let path = options.junitPath {
+            if let problem = write(JUnitReport.xml(report, manifest: options.run.manifest, properties: origin.properties), to: path) {
                 Output.err("syncr: error: cannot write the --junit file \(path): \(problem)")
                 code = ExitCode.failures
             }
@@ -73,5 +74,29 @@ enum ApplyOutput {
             return problem
         }
         return nil
+    }
+}
+
+/// Where a report comes from: the manifest (by its bytes' SHA-256) and the shard, so that
+/// `report merge` can refuse reports of different manifests or overlapping shards.
+struct ReportOrigin {
+    var manifestPath: String
+    var manifestSHA256: String?
+    var sharding: ShardRun?
+
+    /// `"manifest": {"path": ..., "sha256": ...}` and, for a shard, `"shard": {...}`.
+    func json(items: [PlanItem]) -> [(String, JSON)] {
+        var pairs: [(String, JSON)] = [("manifest", .object([("path", .string(manifestPath)),
+                                                             ("sha256", .optional(manifestSHA256))]))]
+        if let sharding { pairs.append(("shard", Rendering.shardJSON(sharding, items: items))) }
+        return pairs
+    }
+
+    /// The JUnit suite's properties: `syncr.manifest`, `syncr.manifest_sha256`, `syncr.shard` (I/N).
+    var properties: [(String, String)] {
+        var pairs = [("syncr.manifest", manifestPath)]
+        if let manifestSHA256 { pairs.append(("syncr.manifest_sha256", manifestSHA256)) }
+        if let sharding { pairs.append(("syncr.shard", sharding.shard.description)) }
+        return pairs
     }
 }

@@ -1,3 +1,4 @@
+import SyncrCore
 import SyncrManifest
 
 /// A command line that could not be understood: exits 64 (EX_USAGE).
@@ -10,45 +11,7 @@ struct UsageError: Error {
 /// The commands syncr knows.
 enum CommandName: String, CaseIterable {
     case validate, plan, apply, zip, unzip, version, help
-    case initialize = "init", cache, completions
-}
-
-/// What the command line asked for.
-struct Invocation {
-    var command: CommandName
-    var manifest = "syncr.yml"
-    var json = false
-    var detailedExitcode = false
-    var cacheDirectory: String?
-    var jobs: Int?
-    var connections: Int?
-    var force = false
-    /// `--no-fsync`: flush nothing to disk (safe against a killed run, not a power loss).
-    var noFsync = false
-    var quiet = false
-    /// `--lock-timeout`: how long apply waits for another run using the same cache.
-    var lockTimeoutMilliseconds = 0
-    /// `zip SRC OUT` / `unzip ARCHIVE DEST`.
-    var source: String?
-    var target: String?
-    var stripComponents = 0
-    /// `unzip --max-unpacked-size SIZE`: the most the archive may unpack to.
-    var maxUnpackedSize: Int64?
-    var deterministic = false
-    /// `help COMMAND` or `COMMAND --help`.
-    var helpTopic: CommandName?
-    var showHelp = false
-    /// `apply --progress`, `--progress-interval`, `--report FILE`, `--junit FILE`.
-    var progress = ProgressMode.auto
-    var progressIntervalMilliseconds = 10_000
-    var reportPath: String?
-    var junitPath: String?
-    /// `cache prune`, `cache --older-than`, `cache --dry-run`, `completions SHELL`: see CacheCommand and Completions.
-    var cacheAction: CacheCommand.Action = .list
-    var olderThan: String?
-    var dryRun = false
-    var manifestGiven = false
-    var shell: Completions.Shell?
+    case initialize = "init", cache, completions, lock, report
 }
 
 /// One option: its spelling, whether it takes a value, and the commands that accept it.
@@ -58,14 +21,44 @@ struct OptionSpec {
     var commands: Set<CommandName>
 }
 
+/// The words of a command line sorted into options and positionals, before any command makes
+/// sense of them: each command then builds its own options from this (`Command`).
+struct ParsedLine {
+    var command: CommandName
+    /// Options given, with their values (`""` for a flag); a repeated option keeps the last.
+    var given: [String: String] = [:]
+    var positionals: [String] = []
+
+    func flag(_ name: String) -> Bool { given[name] != nil }
+    func value(_ name: String) -> String? { given[name] }
+
+    func usage(_ message: String) -> UsageError { UsageError(message: message, command: command.rawValue) }
+
+    /// A whole number from `range`, or nil when the option was not given.
+    func integer(_ name: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let n = Int(text), range.contains(n) else {
+            throw usage("'\(name)' takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'.")
+        }
+        return n
+    }
+
+    /// A non-empty value (a file or folder name), or nil when the option was not given.
+    func name(_ option: String, _ what: String) throws(UsageError) -> String? {
+        guard let text = value(option) else { return nil }
+        guard !text.isEmpty else { throw usage("'\(option)' needs \(what).") }
+        return text
+    }
+}
+
 /// A small parser in the spirit of swift-argument-parser: `--opt value` and `--opt=value`,
-/// `--` ends options, unknown names get a did-you-mean.
+/// `--` ends options, unknown names get a did-you-mean, and each command checks its own.
 enum ArgumentParser {
     static let options: [OptionSpec] = [
         OptionSpec(name: "--json", takesValue: false, commands: [.plan, .apply, .version]),
         OptionSpec(name: "--detailed-exitcode", takesValue: false, commands: [.plan]),
-        OptionSpec(name: "--cache", takesValue: true, commands: [.plan, .apply, .cache]),
-        OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply]),
+        OptionSpec(name: "--cache", takesValue: true, commands: [.plan, .apply, .cache, .lock]),
+        OptionSpec(name: "--jobs", takesValue: true, commands: [.plan, .apply, .lock]),
         OptionSpec(name: "--connections", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--force", takesValue: false, commands: [.plan, .apply]),
         OptionSpec(name: "--no-fsync", takesValue: false, commands: [.plan, .apply]),
@@ -75,41 +68,47 @@ enum ArgumentParser {
         OptionSpec(name: "--deterministic", takesValue: false, commands: [.zip]),
         OptionSpec(name: "--older-than", takesValue: true, commands: [.cache]),
         OptionSpec(name: "--dry-run", takesValue: false, commands: [.cache]),
-        OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply, .zip, .unzip, .cache]),
+        OptionSpec(name: "--quiet", takesValue: false, commands: [.validate, .plan, .apply, .zip, .unzip, .cache, .lock]),
         OptionSpec(name: "--progress", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--progress-interval", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--report", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--junit", takesValue: true, commands: [.apply]),
+        OptionSpec(name: "--shard", takesValue: true, commands: [.plan, .apply]),
+        OptionSpec(name: "--locked", takesValue: false, commands: [.plan, .apply]),
+        OptionSpec(name: "--hash", takesValue: false, commands: [.lock]),
+        OptionSpec(name: "--output", takesValue: true, commands: [.report]),
         OptionSpec(name: "--help", takesValue: false, commands: Set(CommandName.allCases)),
     ]
 
-    static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
+    static func parse(_ arguments: [String]) throws(UsageError) -> Command {
+        guard let line = try split(arguments) else { return .help(topic: .help) }
+        if line.flag("--help") { return .help(topic: line.command) }
+        return try command(line)
+    }
+
+    /// The command word, then options and positionals; nil when only help was asked for.
+    static func split(_ arguments: [String]) throws(UsageError) -> ParsedLine? {
         var args = arguments[...]
-        guard let first = args.first else {
-            return Invocation(command: .help)
-        }
-        if first == "--help" || first == "-h" { return Invocation(command: .help) }
+        guard let first = args.first, first != "--help", first != "-h" else { return nil }
         // `--version` and `-V` spell the command `version`, options included (`syncr -V --json`).
         let word = first == "--version" || first == "-V" ? CommandName.version.rawValue : first
         if word.hasPrefix("-") {
             throw UsageError(message: "expected a command before '\(first)' (validate, plan, apply, version or help)")
         }
         guard let command = CommandName(rawValue: word) else {
-            let suggestion = Suggest.closest(to: first, among: CommandName.allCases.map(\.rawValue))
-            throw UsageError(message: "Unknown command '\(first)'." + (suggestion.map { " Did you mean '\($0)'?" } ?? ""))
+            throw UsageError(message: "Unknown command '\(first)'." + didYouMean(first, CommandName.allCases.map(\.rawValue)))
         }
         args.removeFirst()
-        var invocation = Invocation(command: command)
-        var positionals: [String] = []
+        var line = ParsedLine(command: command)
         var optionsEnded = false
         while let arg = args.popFirst() {
             if optionsEnded || !arg.hasPrefix("-") || arg == "-" {
-                positionals.append(arg)
+                line.positionals.append(arg)
                 continue
             }
             if arg == "--" { optionsEnded = true; continue }
-            if arg == "-h" { invocation.showHelp = true; continue }
-            var name = arg
+            if arg == "-h" { line.given["--help"] = ""; continue }
+            var name = arg == "-o" ? "--output" : arg
             var inlineValue: String?
             if let eq = arg.firstIndex(of: "=") {
                 name = String(arg[..<eq])
@@ -117,124 +116,141 @@ enum ArgumentParser {
             }
             guard let spec = options.first(where: { $0.name == name }) else {
                 let valid = options.filter { $0.commands.contains(command) }.map(\.name)
-                let suggestion = Suggest.closest(to: name, among: valid)
-                throw UsageError(message: "Unknown option '\(name)'." + (suggestion.map { " Did you mean '\($0)'?" } ?? ""),
-                                 command: command.rawValue)
+                throw line.usage("Unknown option '\(name)'." + didYouMean(name, valid))
             }
             guard spec.commands.contains(command) else {
-                throw UsageError(message: "'\(name)' does not apply to '\(command.rawValue)'.", command: command.rawValue)
+                throw line.usage("'\(name)' does not apply to '\(command.rawValue)'.")
             }
-            var value: String?
             if spec.takesValue {
-                if let inlineValue {
-                    value = inlineValue
-                } else if let next = args.popFirst() {
-                    value = next
-                } else {
-                    throw UsageError(message: "Missing value for '\(name)'.", command: command.rawValue)
-                }
-            } else if inlineValue != nil {
-                throw UsageError(message: "'\(name)' takes no value.", command: command.rawValue)
-            }
-            switch name {
-            case "--json": invocation.json = true
-            case "--detailed-exitcode": invocation.detailedExitcode = true
-            case "--quiet": invocation.quiet = true
-            case "--force": invocation.force = true
-            case "--no-fsync": invocation.noFsync = true
-            case "--deterministic": invocation.deterministic = true
-            case "--older-than": invocation.olderThan = value
-            case "--dry-run": invocation.dryRun = true
-            case "--strip-components":
-                guard let value, let n = Int(value), (0...64).contains(n) else {
-                    throw UsageError(message: "'--strip-components' takes a whole number from 0 to 64, not '\(value ?? "")'.",
-                                     command: command.rawValue)
-                }
-                invocation.stripComponents = n
-            case "--max-unpacked-size":
-                guard let value, let bytes = ByteSize.parse(value), bytes > 0 else {
-                    throw UsageError(message: "'--max-unpacked-size' takes a size like 512MiB or 2GiB, not '\(value ?? "")'.",
-                                     command: command.rawValue)
-                }
-                invocation.maxUnpackedSize = bytes
-            case "--help": invocation.showHelp = true
-            case "--cache":
-                guard let value, !value.isEmpty else {
-                    throw UsageError(message: "'--cache' needs a folder.", command: command.rawValue)
-                }
-                invocation.cacheDirectory = value
-            case "--jobs":
-                guard let value, let n = Int(value), (1...256).contains(n) else {
-                    throw UsageError(message: "'--jobs' takes a whole number from 1 to 256, not '\(value ?? "")'.",
-                                     command: command.rawValue)
-                }
-                invocation.jobs = n
-            case "--connections":
-                guard let value, let n = Int(value), (1...64).contains(n) else {
-                    throw UsageError(message: "'--connections' takes a whole number from 1 to 64, not '\(value ?? "")'.",
-                                     command: command.rawValue)
-                }
-                invocation.connections = n
-            case "--lock-timeout":
-                guard let value, let ms = value == "0" ? 0 : DurationText.parse(value) else {
-                    throw UsageError(message: "'--lock-timeout' takes a duration such as 30s, 5m or 1h30m, not '\(value ?? "")'.",
-                                     command: command.rawValue)
-                }
-                invocation.lockTimeoutMilliseconds = ms
-            case "--progress":
-                guard let value, let mode = ProgressMode(rawValue: value) else {
-                    let names = ProgressMode.allCases.map(\.rawValue)
-                    let suggestion = Suggest.closest(to: value ?? "", among: names)
-                    throw UsageError(message: "'--progress' takes auto, bar, plain or none, not '\(value ?? "")'."
-                        + (suggestion.map { " Did you mean '\($0)'?" } ?? ""), command: command.rawValue)
-                }
-                invocation.progress = mode
-            case "--progress-interval":
-                guard let value, let ms = DurationText.parse(value), ms >= 100 else {
-                    throw UsageError(message: "'--progress-interval' takes a duration of at least 100ms, such as 10s, "
-                        + "500ms or 1m, not '\(value ?? "")'.", command: command.rawValue)
-                }
-                invocation.progressIntervalMilliseconds = ms
-            case "--report", "--junit":
-                guard let value, !value.isEmpty else {
-                    throw UsageError(message: "'\(name)' needs a file name.", command: command.rawValue)
-                }
-                if name == "--report" { invocation.reportPath = value } else { invocation.junitPath = value }
-            default: break
+                guard let value = inlineValue ?? args.popFirst() else { throw line.usage("Missing value for '\(name)'.") }
+                line.given[name] = value
+            } else {
+                if inlineValue != nil { throw line.usage("'\(name)' takes no value.") }
+                line.given[name] = ""
             }
         }
-        if invocation.showHelp { return invocation }
-        switch command {
-        case .help:
-            if positionals.count > 1 { throw UsageError(message: "'help' takes at most one command name.", command: "help") }
-            if let topic = positionals.first {
-                guard let name = CommandName(rawValue: topic) else {
-                    let suggestion = Suggest.closest(to: topic, among: CommandName.allCases.map(\.rawValue))
-                    throw UsageError(message: "Unknown command '\(topic)'." + (suggestion.map { " Did you mean '\($0)'?" } ?? ""))
-                }
-                invocation.helpTopic = name
-            }
+        return line
+    }
+
+    /// Each command makes its options from the line, checking values and positionals.
+    static func command(_ line: ParsedLine) throws(UsageError) -> Command {
+        switch line.command {
+        case .help: return .help(topic: try helpTopic(line))
         case .version:
-            if let extra = positionals.first { throw UsageError(message: "Unexpected argument '\(extra)'.", command: "version") }
-        case .zip, .unzip:
-            let names = command == .zip ? ("SRC_DIR", "OUT.zip") : ("ARCHIVE", "DEST_DIR")
-            guard positionals.count == 2 else {
-                throw UsageError(message: positionals.count < 2
-                    ? "'\(command.rawValue)' needs \(names.0) and \(names.1)."
-                    : "Unexpected argument '\(positionals[2])'.", command: command.rawValue)
-            }
-            invocation.source = positionals[0]
-            invocation.target = positionals[1]
-        case .validate, .plan, .apply:
-            if positionals.count > 1 {
-                throw UsageError(message: "Unexpected argument '\(positionals[1])': give one manifest.", command: command.rawValue)
-            }
-            if let path = positionals.first { invocation.manifest = path }
-        case .initialize: try InitCommand.bind(positionals, to: &invocation)
-        case .cache: try CacheCommand.bind(positionals, to: &invocation)
-        case .completions: try Completions.bind(positionals, to: &invocation)
+            if let extra = line.positionals.first { throw line.usage("Unexpected argument '\(extra)'.") }
+            return .version(VersionOptions(json: line.flag("--json")))
+        case .zip:
+            let (source, output) = try two(line, "SRC_DIR", "OUT.zip")
+            return .zip(ZipOptions(source: source, output: output, deterministic: line.flag("--deterministic"),
+                                   quiet: line.flag("--quiet")))
+        case .unzip: return .unzip(try unzipOptions(line))
+        case .validate:
+            return .validate(ValidateOptions(manifest: try manifest(line), quiet: line.flag("--quiet")))
+        case .plan:
+            return .plan(PlanOptions(run: try runFlags(line), detailedExitcode: line.flag("--detailed-exitcode")))
+        case .apply: return .apply(try applyOptions(line))
+        case .initialize: return .initialize(try InitCommand.options(line))
+        case .cache: return .cache(try CacheCommand.options(line))
+        case .completions: return .completions(try Completions.shell(line))
+        case .report: return .report(try ReportCommand.options(line))
+        case .lock:
+            return .lock(LockOptions(manifest: try manifest(line), hash: line.flag("--hash"),
+                                     cacheDirectory: try line.name("--cache", "a folder"),
+                                     jobs: try line.integer("--jobs", 1...256), quiet: line.flag("--quiet")))
         }
-        return invocation
+    }
+
+    static func helpTopic(_ line: ParsedLine) throws(UsageError) -> CommandName {
+        if line.positionals.count > 1 { throw line.usage("'help' takes at most one command name.") }
+        guard let topic = line.positionals.first else { return .help }
+        guard let name = CommandName(rawValue: topic) else {
+            throw UsageError(message: "Unknown command '\(topic)'." + didYouMean(topic, CommandName.allCases.map(\.rawValue)))
+        }
+        return name
+    }
+
+    /// The one optional MANIFEST of validate, plan and apply.
+    static func manifest(_ line: ParsedLine) throws(UsageError) -> String {
+        if line.positionals.count > 1 {
+            throw line.usage("Unexpected argument '\(line.positionals[1])': give one manifest.")
+        }
+        return line.positionals.first ?? "syncr.yml"
+    }
+
+    /// The two positionals of zip and unzip.
+    static func two(_ line: ParsedLine, _ first: String, _ second: String) throws(UsageError) -> (String, String) {
+        let p = line.positionals
+        guard p.count == 2 else {
+            throw line.usage(p.count < 2 ? "'\(line.command.rawValue)' needs \(first) and \(second)." : "Unexpected argument '\(p[2])'.")
+        }
+        return (p[0], p[1])
+    }
+
+    static func unzipOptions(_ line: ParsedLine) throws(UsageError) -> UnzipOptions {
+        let (archive, destination) = try two(line, "ARCHIVE", "DEST_DIR")
+        var options = UnzipOptions(archive: archive, destination: destination, quiet: line.flag("--quiet"))
+        if let text = line.value("--strip-components") {
+            guard let n = Int(text), (0...64).contains(n) else {
+                throw line.usage("'--strip-components' takes a whole number from 0 to 64, not '\(text)'.")
+            }
+            options.stripComponents = n
+        }
+        if let text = line.value("--max-unpacked-size") {
+            guard let bytes = ByteSize.parse(text), bytes > 0 else {
+                throw line.usage("'--max-unpacked-size' takes a size like 512MiB or 2GiB, not '\(text)'.")
+            }
+            options.maxUnpackedSize = bytes
+        }
+        return options
+    }
+
+    static func runFlags(_ line: ParsedLine) throws(UsageError) -> RunFlags {
+        RunFlags(manifest: try manifest(line), json: line.flag("--json"),
+                 cacheDirectory: try line.name("--cache", "a folder"), jobs: try line.integer("--jobs", 1...256),
+                 force: line.flag("--force"), noFsync: line.flag("--no-fsync"), quiet: line.flag("--quiet"),
+                 shard: try shard(line), locked: line.flag("--locked"))
+    }
+
+    /// `--shard I/N` (1-based) or `--shard auto`.
+    static func shard(_ line: ParsedLine) throws(UsageError) -> ShardRequest? {
+        guard let text = line.value("--shard") else { return nil }
+        if text == "auto" { return .auto }
+        guard let shard = Shard(text) else {
+            throw line.usage("'--shard' takes I/N with 1 <= I <= N (such as 2/4), or auto, not '\(text)'.")
+        }
+        return .fixed(shard)
+    }
+
+    static func applyOptions(_ line: ParsedLine) throws(UsageError) -> ApplyOptions {
+        var options = ApplyOptions(run: try runFlags(line), connections: try line.integer("--connections", 1...64),
+                                   reportPath: try line.name("--report", "a file name"),
+                                   junitPath: try line.name("--junit", "a file name"))
+        if let text = line.value("--lock-timeout") {
+            guard let ms = text == "0" ? 0 : DurationText.parse(text) else {
+                throw line.usage("'--lock-timeout' takes a duration such as 30s, 5m or 1h30m, not '\(text)'.")
+            }
+            options.lockTimeoutMilliseconds = ms
+        }
+        if let text = line.value("--progress") {
+            guard let mode = ProgressMode(rawValue: text) else {
+                throw line.usage("'--progress' takes auto, bar, plain or none, not '\(text)'."
+                    + didYouMean(text, ProgressMode.allCases.map(\.rawValue)))
+            }
+            options.progress = mode
+        }
+        if let text = line.value("--progress-interval") {
+            guard let ms = DurationText.parse(text), ms >= 100 else {
+                throw line.usage("'--progress-interval' takes a duration of at least 100ms, such as 10s, "
+                    + "500ms or 1m, not '\(text)'.")
+            }
+            options.progressIntervalMilliseconds = ms
+        }
+        return options
+    }
+
+    /// `" Did you mean 'x'?"`, or nothing when no candidate is close.
+    static func didYouMean(_ word: String, _ candidates: [String]) -> String {
+        Suggest.closest(to: word, among: candidates).map { " Did you mean '\($0)'?" } ?? ""
     }
 }
 

@@ -6,8 +6,6 @@ import SyncrManifest
 
 /// `syncr cache [MANIFEST]` lists the cache; `syncr cache prune` removes what nothing uses.
 enum CacheCommand {
-    enum Action { case list, prune }
-
     static let help = """
     Usage: syncr cache [--cache DIR] [MANIFEST]
            syncr cache prune [--older-than DURATION] [--dry-run] [--quiet] [--cache DIR] [MANIFEST]
@@ -35,48 +33,50 @@ enum CacheCommand {
       -h, --help            Show this help.
     """
 
-    static func bind(_ positionals: [String], to invocation: inout Invocation) throws(UsageError) {
-        var rest = positionals[...]
+    static func options(_ line: ParsedLine) throws(UsageError) -> CacheOptions {
+        var options = CacheOptions(cacheDirectory: try line.name("--cache", "a folder"), olderThan: line.value("--older-than"),
+                                   dryRun: line.flag("--dry-run"), quiet: line.flag("--quiet"))
+        var rest = line.positionals[...]
         if rest.first == "prune" {
-            invocation.cacheAction = .prune
+            options.action = .prune
             rest.removeFirst()
         }
         if rest.count > 1 {
-            throw UsageError(message: "Unexpected argument '\(rest[rest.startIndex + 1])': give one manifest.", command: "cache")
+            throw line.usage("Unexpected argument '\(rest[rest.startIndex + 1])': give one manifest.")
         }
         if let path = rest.first {
-            invocation.manifest = path
-            invocation.manifestGiven = true
+            options.manifest = path
+            options.manifestGiven = true
         }
-        if let text = invocation.olderThan, AgeText.seconds(text) == nil {
-            throw UsageError(message: "'--older-than' takes a duration such as 7d, 36h, 1d12h or 90m, not '\(text)'.",
-                             command: "cache")
+        if let text = options.olderThan, AgeText.seconds(text) == nil {
+            throw line.usage("'--older-than' takes a duration such as 7d, 36h, 1d12h or 90m, not '\(text)'.")
         }
-        if invocation.cacheAction == .list {
-            for (given, name) in [(invocation.olderThan != nil, "--older-than"), (invocation.dryRun, "--dry-run"),
-                                  (invocation.quiet, "--quiet")] where given {
-                throw UsageError(message: "'\(name)' applies to 'cache prune' only.", command: "cache")
+        if options.action == .list {
+            for (given, name) in [(options.olderThan != nil, "--older-than"), (options.dryRun, "--dry-run"),
+                                  (options.quiet, "--quiet")] where given {
+                throw line.usage("'\(name)' applies to 'cache prune' only.")
             }
-        } else if invocation.cacheDirectory != nil && !invocation.manifestGiven && invocation.olderThan == nil {
-            throw UsageError(message: "'cache prune --cache DIR' needs a MANIFEST (to keep what it uses) "
-                + "or --older-than DURATION (to keep what changed recently).", command: "cache")
+        } else if options.cacheDirectory != nil && !options.manifestGiven && options.olderThan == nil {
+            throw line.usage("'cache prune --cache DIR' needs a MANIFEST (to keep what it uses) "
+                + "or --older-than DURATION (to keep what changed recently).")
         }
+        return options
     }
 
-    static func run(_ invocation: Invocation) async -> Int32 {
+    static func run(_ options: CacheOptions) async -> Int32 {
         var manifest: Manifest?
-        if invocation.manifestGiven || invocation.cacheDirectory == nil {
-            guard let loaded = loadManifest(invocation.manifest) else { return ExitCode.invalidManifest }
+        if options.manifestGiven || options.cacheDirectory == nil {
+            guard let loaded = loadManifest(options.manifest) else { return ExitCode.invalidManifest }
             manifest = loaded
         }
-        guard let directory = invocation.cacheDirectory ?? manifest?.cacheDirectory else { return ExitCode.usage }
+        guard let directory = options.cacheDirectory ?? manifest?.cacheDirectory else { return ExitCode.usage }
         // A running apply may be writing any entry: prune lists and removes only while holding
         // the same lock (a dry run changes nothing and takes none).
         var lock: CacheLock?
         var st = stat()
         let exists = stat(directory, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR
-        if invocation.cacheAction == .prune && !invocation.dryRun && exists {
-            switch await CacheLocking.acquire(directory: directory, timeoutMilliseconds: 0, quiet: invocation.quiet) {
+        if options.action == .prune && !options.dryRun && exists {
+            switch await CacheLocking.acquire(directory: directory, timeoutMilliseconds: 0, quiet: options.quiet) {
             case .locked(let held): lock = held
             case .failed(let code): return code
             }
@@ -90,15 +90,15 @@ enum CacheCommand {
             return ExitCode.failures
         }
         let now = Int64(time(nil))
-        switch invocation.cacheAction {
+        switch options.action {
         case .list:
             list(entries, directory: directory, now: now)
             return ExitCode.success
         case .prune:
             let rule = CachePrune(referenced: manifest.map(CachePrune.keys(referencedBy:)),
-                                  olderThan: invocation.olderThan.flatMap(AgeText.seconds))
-            return prune(entries, directory: directory, rule: rule, manifestName: manifest == nil ? nil : invocation.manifest,
-                         dryRun: invocation.dryRun, quiet: invocation.quiet, now: now)
+                                  olderThan: options.olderThan.flatMap(AgeText.seconds))
+            return prune(entries, directory: directory, rule: rule, manifestName: manifest == nil ? nil : options.manifest,
+                         dryRun: options.dryRun, quiet: options.quiet, now: now)
         }
     }
 

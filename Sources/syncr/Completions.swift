@@ -17,17 +17,17 @@ enum Completions {
       -h, --help            Show this help.
     """
 
-    static func bind(_ positionals: [String], to invocation: inout Invocation) throws(UsageError) {
-        guard positionals.count == 1, let shell = Shell(rawValue: positionals[0]) else {
-            let given = positionals.count > 1 ? positionals[1] : positionals.first
-            throw UsageError(message: given.map { positionals.count > 1 ? "Unexpected argument '\($0)'." : "Unknown shell '\($0)': give bash, zsh or fish." }
-                                 ?? "'completions' needs a shell: bash, zsh or fish.", command: "completions")
+    static func shell(_ line: ParsedLine) throws(UsageError) -> Shell {
+        let p = line.positionals
+        guard p.count == 1, let shell = Shell(rawValue: p[0]) else {
+            let given = p.count > 1 ? p[1] : p.first
+            throw line.usage(given.map { p.count > 1 ? "Unexpected argument '\($0)'." : "Unknown shell '\($0)': give bash, zsh or fish." }
+                                 ?? "'completions' needs a shell: bash, zsh or fish.")
         }
-        invocation.shell = shell
+        return shell
     }
 
-    static func run(_ invocation: Invocation) -> Int32 {
-        guard let shell = invocation.shell else { return ExitCode.usage }
+    static func run(_ shell: Shell) -> Int32 {
         Output.out(script(for: shell))
         return ExitCode.success
     }
@@ -49,6 +49,7 @@ enum Completions {
         "--cache": .directory,
         "--report": .file,
         "--junit": .file,
+        "--output": .file,
         "--progress": .choices(["auto", "bar", "plain", "none"]),
     ]
 
@@ -61,7 +62,8 @@ enum Completions {
 
     static func positionals(_ command: CommandName) -> [Positional] {
         switch command {
-        case .validate, .plan, .apply: [.manifest]
+        case .validate, .plan, .apply, .lock: [.manifest]
+        case .report: [.words(["merge"]), .file]
         case .cache: [.words(["prune"]), .manifest]
         case .initialize: [.file]
         case .zip: [.directory, .file]

@@ -18,6 +18,9 @@ enum Help {
       cache [MANIFEST]      List the cache: each entry's state, size on disk, URL and age.
       cache prune           Remove cache entries nothing uses (--older-than, --dry-run).
       completions SHELL     Print a completion script for bash, zsh or fish.
+      lock [MANIFEST]       Write the lockfile (syncr.lock): size, ETag, SHA-256 of each download.
+      report merge -o OUT FILE...
+                            Merge the --report (or --junit) files of a sharded run into one.
 
     MANIFEST defaults to syncr.yml in the current folder.
 
@@ -26,7 +29,7 @@ enum Help {
       1   at least one entry failed (the others still ran to completion)
       2   plan --detailed-exitcode: there is work to do
       64  bad command line
-      65  invalid manifest (or it cannot be read)
+      65  invalid manifest (or it cannot be read); with --locked, a missing or stale lockfile
       75  apply: another syncr run is using the same cache (see --lock-timeout)
       130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: progress is saved, and running
           the same command again resumes
@@ -50,7 +53,7 @@ enum Help {
         case .plan:
             return """
             Usage: syncr plan [--json] [--detailed-exitcode] [--cache DIR] [--jobs N] [--force] [--no-fsync] [--quiet]
-                      [MANIFEST]
+                              [--shard I/N|auto] [--locked] [MANIFEST]
 
             Sends HEAD to every server (a ranged GET where HEAD is refused), compares the answers
             with the cache and the destinations, and prints each entry's action: skip, download,
@@ -66,13 +69,16 @@ enum Help {
               --force               Plan to upload even what is unchanged since the last upload.
               --no-fsync            Plan as apply --no-fsync would run (the plan then says so).
               --quiet               Print only the totals line.
+              --shard I/N|auto      Plan only shard I of N (1-based) and say which entries and how
+                                    many bytes it holds; auto reads the CI engine's variables.
+              --locked              Plan against the lockfile (syncr.lock): see apply --help.
               -h, --help            Show this help.
             """
         case .apply:
             return """
             Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force] [--no-fsync] [--quiet]
                                [--progress MODE] [--progress-interval TIME] [--report FILE] [--junit FILE]
-                               [--lock-timeout TIME] [MANIFEST]
+                               [--lock-timeout TIME] [--shard I/N|auto] [--locked] [MANIFEST]
 
             Plans, then does what the plan says: up to N entries at once, resuming partial
             downloads, retrying with backoff, verifying checksums, moving each file into place
@@ -104,6 +110,19 @@ enum Help {
               --report FILE         Also write the --json output to FILE.
               --junit FILE          Write a JUnit XML report to FILE: one test case per entry,
                                     failed entries as failures with their error.
+              --shard I/N|auto      Run only shard I of N (1-based): each entry is in exactly one
+                                    shard, and every machine splits the manifest alike (by a hash
+                                    of the destination; by bytes when a lockfile is beside the
+                                    manifest). auto reads CI_NODE_INDEX/CI_NODE_TOTAL (GitLab),
+                                    JOB_COMPLETION_INDEX/SYNCR_SHARD_TOTAL (Kubernetes),
+                                    BUILDKITE_PARALLEL_JOB/_COUNT, CIRCLE_NODE_INDEX/_TOTAL, or
+                                    SYNCR_SHARD=I/N, and says which it used.
+              --locked              Fetch exactly what the lockfile beside the manifest (syncr
+                                    lock) pins: a download it lacks stops the run (exit 65); a
+                                    server whose size or ETag changed fails that entry and leaves
+                                    its destination; bytes must match its SHA-256. A destination
+                                    syncr verified against that SHA-256, unchanged since, is up to
+                                    date without a request.
               -h, --help            Show this help.
             """
         case .zip:
@@ -162,6 +181,10 @@ enum Help {
             return CacheCommand.help
         case .completions:
             return Completions.help
+        case .lock:
+            return LockCommand.help
+        case .report:
+            return ReportCommand.help
         }
     }
 }

@@ -15,15 +15,15 @@ enum InitCommand {
       -h, --help            Show this help.
     """
 
-    static func bind(_ positionals: [String], to invocation: inout Invocation) throws(UsageError) {
-        if positionals.count > 1 {
-            throw UsageError(message: "Unexpected argument '\(positionals[1])': give one file name.", command: "init")
+    static func options(_ line: ParsedLine) throws(UsageError) -> InitOptions {
+        if line.positionals.count > 1 {
+            throw line.usage("Unexpected argument '\(line.positionals[1])': give one file name.")
         }
-        if let path = positionals.first { invocation.manifest = path }
+        return InitOptions(path: line.positionals.first ?? "syncr.yml")
     }
 
-    static func run(_ invocation: Invocation) -> Int32 {
-        let path = invocation.manifest
+    static func run(_ options: InitOptions) -> Int32 {
+        let path = options.path
         switch write(starter, to: path) {
         case .written:
             Output.err("syncr: wrote \(path); check it with 'syncr validate\(path == "syncr.yml" ? "" : " " + path)', "

@@ -3,7 +3,9 @@ import SyncrCore
 /// `--junit FILE`: the run as a JUnit XML report, one test case per entry and a failure for each
 /// failed entry with its error, so that CI systems list failed fetches in their test view.
 enum JUnitReport {
-    static func xml(_ report: ApplyReport, manifest: String) -> String {
+    /// - Parameter properties: `<property>`s of the suite (the manifest's SHA-256 and the shard,
+    ///   which `report merge` checks).
+    static func xml(_ report: ApplyReport, manifest: String, properties: [(String, String)] = []) -> String {
         let failures = report.failed.count
         // An interrupted entry did not fail, but it did not finish either: an error, not a pass.
         let errors = report.interrupted.count
@@ -13,6 +15,13 @@ enum JUnitReport {
         out += "<testsuites name=\"syncr\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"\(errors)\" time=\"\(time)\">\n"
         out += "  <testsuite name=\"\(escape("syncr apply " + manifest))\" tests=\"\(tests)\" failures=\"\(failures)\" "
             + "errors=\"\(errors)\" skipped=\"0\" time=\"\(time)\">\n"
+        if !properties.isEmpty {
+            out += "    <properties>\n"
+            for (name, value) in properties {
+                out += "      <property name=\"\(escape(name))\" value=\"\(escape(value))\"/>\n"
+            }
+            out += "    </properties>\n"
+        }
         for r in report.results {
             out += "    <testcase classname=\"syncr.\(escape(r.item.kind.rawValue))\" name=\"\(escape(Rendering.name(r.item)))\" "
                 + "time=\"\(seconds(r.seconds))\""

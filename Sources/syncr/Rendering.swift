@@ -6,7 +6,8 @@ enum Rendering {
     // MARK: JSON
 
     static func json(_ item: PlanItem) -> [(String, JSON)] {
-        var pairs = fields(item)
+        // The index in downloads: or uploads: puts merged shard reports back in manifest order.
+        var pairs = [("index", JSON.int(Int64(item.index)))] + fields(item)
         if item.insecure { pairs.append(("insecure", .bool(true))) }
         if let error = item.error { pairs += errorFields(error) }
         return pairs
@@ -59,10 +60,11 @@ enum Rendering {
             ("totals", .object(totals(plan))),
             ("warnings", .array(plan.warnings.map { .string($0) })),
             ("fsync", .bool(plan.fsync)),
-        ]).rendered
+        ] + (plan.sharding.map { [("shard", shardJSON($0, items: plan.items))] } ?? [])).rendered
     }
 
-    static func applyJSON(_ report: ApplyReport, plan: Plan) -> String {
+    /// - Parameter header: pairs after `version` (the manifest and the shard, for `report merge`).
+    static func applyJSON(_ report: ApplyReport, plan: Plan, header: [(String, JSON)] = []) -> String {
         let items: [JSON] = report.results.map { r in
             var item = r.item
             // The plan's error, if any, is the result's: its fields come once, after `error`.
@@ -82,8 +84,7 @@ enum Rendering {
             totals.append((status.rawValue, .int(Int64(report.results.filter { $0.status == status }.count))))
         }
         totals.append(("seconds", .double(report.seconds)))
-        return JSON.object([
-            ("version", .int(1)),
+        return JSON.object([("version", .int(1))] + header + [
             ("items", .array(items)),
             ("totals", .object(totals)),
         ]).rendered
@@ -114,6 +115,7 @@ enum Rendering {
                 lines.append(pad(item.action.rawValue, 9) + pad(name(item), toWidth + 2) + pad(size, 11) + pad(fetch, 11) + reason)
             }
         }
+        if let sharding = plan.sharding { lines.append(shardLine(sharding, items: plan.items)) }
         lines.append(planSummary(plan, manifest: manifest))
         if !plan.fsync { lines.append(noFsyncNote) }
         lines += plan.warnings.map { "warning: " + $0 }

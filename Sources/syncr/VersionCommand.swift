@@ -3,8 +3,8 @@ import SyncrCore
 /// `syncr version [--json]`: the version, the commit it was built from, and the C libraries it
 /// runs with, so a bug report or a CI log says exactly what ran.
 enum VersionCommand {
-    static func run(_ invocation: Invocation) -> Int32 {
-        Output.out(invocation.json ? json().rendered : text())
+    static func run(_ options: VersionOptions) -> Int32 {
+        Output.out(options.json ? json().rendered : text())
         return ExitCode.success
     }
 

@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A lockfile that cannot be read or is not one, with the position of the problem.
+public struct LockfileError: Error, Sendable, CustomStringConvertible {
+    /// `FILE:LINE:COL: error: ...` and what to do.
+    public var description: String
+}
+
+/// Reads lockfiles with the manifest's YAML parser.
+public enum LockfileReader {
+    /// Reads the lock at `path`; nil when there is no such file.
+    /// - Throws: `LockfileError` naming the file, the position and the key when it cannot be
+    ///   read or is not a version-1 lock.
+    public static func load(path: String) throws(LockfileError) -> Lockfile? {
+        switch FileBytes.contents(of: path) {
+        case .success(let bytes): return try parse(bytes: bytes, path: path)
+        case .failure(let failure) where failure.code == ENOENT: return nil
+        case .failure(let failure):
+            throw LockfileError(description: "\(path): error: cannot read the lockfile: \(failure.message)")
+        }
+    }
+
+    /// Parses lockfile text; `path` names it in messages.
+    public static func parse(bytes: [UInt8], path: String) throws(LockfileError) -> Lockfile {
+        if let lock = LockfileLines.read(bytes) { return lock }
+        let fix = "; run 'syncr lock' to write it afresh"
+        func fail(_ mark: YAMLMark?, _ message: String) -> LockfileError {
+            LockfileError(description: "\(path)\(mark.map { ":\($0.line):\($0.column)" } ?? ""): error: \(message)\(fix)")
+        }
+        let root: YAMLNode?
+        do {
+            root = try YAMLParser(bytes: bytes).parseDocument()
+        } catch {
+            throw fail(error.mark, error.message)
+        }
+        guard let root, case .mapping(let top) = root.content else { throw fail(root?.mark, "expected a mapping with 'version: 1'") }
+        let keys = Dictionary(top.compactMap { p in p.key.scalar.map { ($0.text, p.value) } }, uniquingKeysWith: { a, _ in a })
+        guard let version = keys["version"]?.scalar?.text, version == String(Lockfile.currentVersion) else {
+            throw fail(keys["version"]?.mark ?? root.mark,
+                       "expected 'version: \(Lockfile.currentVersion)' (this syncr reads lockfile version \(Lockfile.currentVersion))")
+        }
+        let manifest = keys["manifest"]?.scalar?.text ?? ""
+        var entries: [LockedEntry] = []
+        switch keys["downloads"]?.content {
+        case .sequence(let items)?:
+            entries.reserveCapacity(items.count)
+            for (i, item) in items.enumerated() {
+                entries.append(try entry(item, path: "downloads[\(i)]", fail: fail))
+            }
+        case nil, .scalar?:
+            if let node = keys["downloads"], !(node.scalar?.isNull ?? false) { throw fail(node.mark, "'downloads' must be a list") }
+        default:
+            throw fail(keys["downloads"]?.mark, "'downloads' must be a list")
+        }
+        return Lockfile(manifest: manifest, entries: entries)
+    }
+
+    private static func entry(_ node: YAMLNode, path: String,
+                              fail: (YAMLMark?, String) -> LockfileError) throws(LockfileError) -> LockedEntry {
+        guard case .mapping(let pairs) = node.content else { throw fail(node.mark, "\(path): expected a mapping") }
+        var fields: [String: YAMLNode] = [:]
+        for p in pairs {
+            if let key = p.key.scalar?.text { fields[key] = p.value }
+        }
+        func text(_ key: String) throws(LockfileError) -> String? {
+            guard let value = fields[key] else { return nil }
+            guard let scalar = value.scalar, !scalar.isNull else { throw fail(value.mark, "\(path).\(key): expected a string") }
+            return scalar.text
+        }
+        guard let to = try text("to"), let url = try text("url") else {
+            throw fail(node.mark, "\(path): needs 'to' and 'url'")
+        }
+        var entry = LockedEntry(to: to, url: url, finalURL: try text("final_url"), etag: try text("etag"),
+                                lastModified: try text("last_modified"), sha256: try text("sha256")?.lowercased())
+        if let size = try text("size") {
+            guard let n = Int64(size), n >= 0 else { throw fail(fields["size"]?.mark, "\(path).size: expected a whole number of bytes") }
+            entry.size = n
+        }
+        if let hex = entry.sha256, hex.count != 64 || !hex.allSatisfy(\.isHexDigit) {
+            throw fail(fields["sha256"]?.mark, "\(path).sha256: expected 64 hex digits")
+        }
+        entry.unzip = try text("unzip") == "true"
+        return entry
+    }
+}

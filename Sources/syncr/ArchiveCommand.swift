@@ -1,0 +1,33 @@
+import SyncrCore
+import SyncrManifest
+
+/// `syncr zip` and `syncr unzip`: the archive code of SyncrCore, with a line on success.
+enum ArchiveCommand {
+    static func unzip(_ options: UnzipOptions) -> Int32 {
+        do {
+            let summary = try ArchiveCommands.unzip(archive: options.archive, destination: options.destination,
+                                                    stripComponents: options.stripComponents,
+                                                    maxUnpackedSize: options.maxUnpackedSize)
+            if !options.quiet {
+                Output.err("syncr: unpacked \(summary.entries) entries (\(summary.files) files, "
+                    + "\(ByteSize.format(summary.bytes))) into \(options.destination)")
+            }
+            return ExitCode.success
+        } catch {
+            Output.err("syncr: error: \(error.description)")
+            return ExitCode.failures
+        }
+    }
+
+    static func zip(_ options: ZipOptions) -> Int32 {
+        do {
+            let summary = try ArchiveCommands.zip(directory: options.source, output: options.output,
+                                                  deterministic: options.deterministic)
+            if !options.quiet { Output.err("syncr: wrote \(options.output): \(summary)") }
+            return ExitCode.success
+        } catch {
+            Output.err("syncr: error: \(error.description)")
+            return ExitCode.failures
+        }
+    }
+}

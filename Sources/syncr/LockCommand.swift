@@ -1,0 +1,81 @@
+import SyncrCore
+import SyncrManifest
+
+/// `syncr lock [--hash] [MANIFEST]`: writes the lockfile beside the manifest.
+enum LockCommand {
+    static let help = """
+    Usage: syncr lock [--hash] [--cache DIR] [--jobs N] [--quiet] [MANIFEST]
+
+    Asks every server about its download and writes the lockfile beside the manifest, named
+    after it (syncr.yml -> syncr.lock, data.yaml -> data.lock): one record per download,
+    sorted by destination, with the URL as written (${VAR} unexpanded, never a secret), the
+    final URL after redirects (masked, without its query), size, strong ETag, Last-Modified
+    and SHA-256. The same servers give a byte-identical file. Check it in; then
+    'syncr apply --locked' fetches exactly these files, or fails the entries that changed.
+
+    The SHA-256 comes from the manifest when it pins one, else from the cache record of a
+    verified download of that version. Uploads are not locked. Nothing is written when a
+    server cannot be asked.
+
+    Options:
+      --hash                Download (through the cache, so a later apply fetches nothing
+                            again) whatever must be hashed, so every record has a SHA-256.
+      --cache DIR           Use DIR as the cache folder instead of the manifest's 'cache:'.
+      --jobs N              Ask up to N servers at once (default: defaults.jobs, 4).
+      --quiet               Print only errors.
+      -h, --help            Show this help.
+    """
+
+    static func run(_ options: LockOptions) async -> Int32 {
+        guard var manifest = loadManifest(options.manifest) else { return ExitCode.invalidManifest }
+        manifest.uploads = []  // a lock pins what is fetched
+        let path = Lockfile.path(forManifest: options.manifest)
+        let session = Session(manifest: manifest, options: RunOptions(cacheDirectory: options.cacheDirectory, jobs: options.jobs))
+        defer { session.close() }
+        if options.hash && !manifest.downloads.isEmpty {
+            if let code = await hashEverything(session, quiet: options.quiet) { return code }
+        }
+        let (lock, failures) = await session.lockfile()
+        if Task.isCancelled { return ExitCode.failures }
+        guard failures.isEmpty else {
+            for f in failures { Output.err("syncr: error: cannot lock \(f.to): \(f.message)") }
+            Output.err("syncr: \(path) was not written.")
+            return ExitCode.failures
+        }
+        let previous = try? LockfileReader.load(path: path)
+        if let problem = ApplyOutput.write(lock.yaml, to: path) {
+            Output.err("syncr: error: cannot write \(path): \(problem)")
+            return ExitCode.failures
+        }
+        if !options.quiet {
+            let unhashed = lock.entries.filter { $0.sha256 == nil }.count
+            var line = "syncr: \(previous == lock ? "\(path) is unchanged" : "wrote \(path)"): "
+                + "\(lock.entries.count) download\(lock.entries.count == 1 ? "" : "s")"
+            if unhashed > 0 {
+                line += ", \(unhashed) without a SHA-256 (run 'syncr lock --hash' to pin \(unhashed == 1 ? "it" : "them"))"
+            }
+            Output.err(line + ".")
+        }
+        return ExitCode.success
+    }
+
+    /// `--hash`: an apply of the downloads under the cache lock, then the SHA-256 of whatever
+    /// the records lack. Returns an exit code when it failed.
+    static func hashEverything(_ session: Session, quiet: Bool) async -> Int32? {
+        let lock: CacheLock
+        switch await CacheLocking.acquire(directory: session.cache.directory, timeoutMilliseconds: 0, quiet: quiet) {
+        case .locked(let held): lock = held
+        case .failed(let code): return code
+        }
+        defer { lock.release() }
+        let report = await session.apply()
+        if Task.isCancelled { return ExitCode.failures }
+        var failed = report.failed.map { LockFailure(to: $0.item.to, message: $0.error?.description ?? "failed") }
+        if failed.isEmpty { failed = await session.recordMissingSHA256() }
+        guard failed.isEmpty else {
+            for f in failed { Output.err("syncr: error: lock --hash: cannot hash \(f.to): \(f.message)") }
+            return ExitCode.failures
+        }
+        return nil
+    }
+}

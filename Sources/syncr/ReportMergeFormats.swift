@@ -1,0 +1,145 @@
+import SyncrCore
+
+/// Merges `--report` JSON files: items in manifest order, totals summed, the shards listed.
+enum JSONReportMerge {
+    static func merge(_ texts: [(String, String)]) -> Result<String, MergeRefusal> {
+        var documents: [(ReportOriginOfFile, JSON)] = []
+        for (file, text) in texts {
+            let root: JSON
+            do {
+                root = try JSONParser.parse(text)
+            } catch {
+                return .failure(MergeRefusal(message: "\(file) is not JSON: \(error)"))
+            }
+            guard root["version"]?.intValue == 1, root["items"]?.arrayValue != nil, root["totals"] != nil else {
+                return .failure(MergeRefusal(message: "\(file) is not a syncr --report file (version 1, items, totals)"))
+            }
+            let shard = root["shard"].flatMap { s in
+                s["index"]?.intValue.flatMap { i in s["count"]?.intValue.flatMap { Shard(index: Int(i), count: Int($0)) } }
+            }
+            documents.append((ReportOriginOfFile(file: file, manifestSHA256: root["manifest"]?["sha256"]?.stringValue,
+                                                 manifestPath: root["manifest"]?["path"]?.stringValue, shard: shard), root))
+        }
+        let checked: (sorted: [ReportOriginOfFile], warning: String?)
+        switch ReportOriginOfFile.check(documents.map(\.0)) {
+        case .failure(let refusal): return .failure(refusal)
+        case .success(let c): checked = c
+        }
+        if let warning = checked.warning { Output.err("syncr: warning: \(warning)") }
+        var items: [(key: ItemKey, file: String, value: JSON)] = []
+        for (origin, root) in documents {
+            for item in root["items"]!.arrayValue! {
+                items.append((ItemKey(item), origin.file, item))
+            }
+        }
+        items.sort { $0.key < $1.key }
+        for (a, b) in zip(items, items.dropFirst()) where a.key == b.key {
+            return .failure(MergeRefusal(message: "\(a.file) and \(b.file) both report \(a.key): their shards overlap"))
+        }
+        let byFile = Dictionary(documents.map { ($0.0.file, $0.1) }, uniquingKeysWith: { a, _ in a })
+        let shards: [JSON] = checked.sorted.compactMap { origin in
+            guard case .object(let pairs)? = byFile[origin.file]?["shard"] else { return nil }
+            return .object(pairs + [("file", .string(origin.file))])
+        }
+        let merged = JSON.object([
+            ("version", .int(1)),
+            ("manifest", documents[0].1["manifest"] ?? .null),
+            ("shards", .array(shards)),
+            ("items", .array(items.map(\.value))),
+            ("totals", sum(documents.map { $0.1["totals"]! })),
+        ])
+        return .success(merged.rendered + "\n")
+    }
+
+    /// An item's place in the manifest: downloads first, then uploads, each by index.
+    struct ItemKey: Comparable, CustomStringConvertible {
+        var upload: Bool
+        var index: Int64
+
+        init(_ item: JSON) {
+            upload = item["kind"]?.stringValue == "upload"
+            index = item["index"]?.intValue ?? -1
+        }
+
+        static func < (a: ItemKey, b: ItemKey) -> Bool { (a.upload ? 1 : 0, a.index) < (b.upload ? 1 : 0, b.index) }
+        var description: String { "\(upload ? "uploads" : "downloads")[\(index)]" }
+    }
+
+    /// Every number summed key by key (whole numbers stay whole), in the first report's order.
+    static func sum(_ totals: [JSON]) -> JSON {
+        guard case .object(let first)? = totals.first else { return .object([]) }
+        let pairs: [(String, JSON)] = first.map { key, _ in
+            let values = totals.compactMap { $0[key] }
+            if values.allSatisfy({ $0.intValue != nil }) {
+                return (key, .int(values.reduce(0) { $0 + $1.intValue! }))
+            }
+            let doubles = values.map { v -> Double in
+                switch v {
+                case .int(let n): Double(n)
+                case .double(let d): d
+                default: 0
+                }
+            }
+            return (key, .double(doubles.reduce(0, +)))
+        }
+        return .object(pairs)
+    }
+}
+
+/// Merges `--junit` files: one `<testsuite>` per shard under one `<testsuites>` whose counts
+/// are the sums. Reads only what syncr writes (its own attribute and property layout).
+enum JUnitMerge {
+    static func merge(_ texts: [(String, String)]) -> Result<String, MergeRefusal> {
+        var origins: [ReportOriginOfFile] = []
+        var suites: [String: String] = [:]
+        var totals: [String: Double] = [:]
+        for (file, text) in texts {
+            guard let root = text.range(of: "<testsuites "), let rootEnd = text[root.upperBound...].firstIndex(of: ">"),
+                  let start = text.range(of: "<testsuite "), let end = text.range(of: "</testsuite>", options: .backwards) else {
+                return .failure(MergeRefusal(message: "\(file) is not a JUnit file written by syncr apply --junit"))
+            }
+            let rootTag = String(text[root.lowerBound...rootEnd])
+            for name in ["tests", "failures", "errors", "time"] {
+                totals[name, default: 0] += Double(attribute(name, in: rootTag) ?? "0") ?? 0
+            }
+            let block = String(text[start.lowerBound..<end.upperBound])
+            suites[file] = block
+            origins.append(ReportOriginOfFile(file: file, manifestSHA256: property("syncr.manifest_sha256", in: block),
+                                              manifestPath: property("syncr.manifest", in: block),
+                                              shard: property("syncr.shard", in: block).flatMap(Shard.init)))
+        }
+        switch ReportOriginOfFile.check(origins) {
+        case .failure(let refusal):
+            return .failure(refusal)
+        case .success(let checked):
+            if let warning = checked.warning { Output.err("syncr: warning: \(warning)") }
+            let time = String(format3: totals["time"] ?? 0)
+            var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+            out += "<testsuites name=\"syncr\" tests=\"\(Int(totals["tests"] ?? 0))\" failures=\"\(Int(totals["failures"] ?? 0))\" "
+                + "errors=\"\(Int(totals["errors"] ?? 0))\" time=\"\(time)\">\n"
+            for origin in checked.sorted { out += "  " + suites[origin.file]! + "\n" }
+            return .success(out + "</testsuites>\n")
+        }
+    }
+
+    /// `name="value"` inside one tag.
+    static func attribute(_ name: String, in tag: String) -> String? {
+        guard let r = tag.range(of: " \(name)=\"") else { return nil }
+        return String(tag[r.upperBound...].prefix { $0 != "\"" })
+    }
+
+    /// `<property name="NAME" value="VALUE"/>` inside a suite.
+    static func property(_ name: String, in block: String) -> String? {
+        guard let r = block.range(of: "<property name=\"\(name)\" value=\"") else { return nil }
+        return String(block[r.upperBound...].prefix { $0 != "\"" })
+    }
+}
+
+private extension String {
+    /// Three decimals, as JUnit times are written.
+    init(format3 value: Double) {
+        let ms = Int64((value * 1000).rounded())
+        let frac = String(ms % 1000)
+        self = "\(ms / 1000)." + String(repeating: "0", count: 3 - frac.count) + frac
+    }
+}

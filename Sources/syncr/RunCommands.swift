@@ -1,0 +1,136 @@
+import SyncrCore
+import SyncrManifest
+
+/// What plan and apply read before they start: the manifest, its lock, the shard.
+struct RunSetup {
+    var manifest: Manifest
+    var options: RunOptions
+
+    /// Loads what `flags` name; prints the problem and gives the exit code when it cannot.
+    static func load(_ flags: RunFlags, connections: Int? = nil) async -> Result<RunSetup, ExitFailure> {
+        let path = Lockfile.path(forManifest: flags.manifest)
+        let wantsLock = flags.shard != nil || flags.locked
+        // The lock is read while the manifest is parsed: at 100,000 entries each takes a second.
+        async let lockRead = wantsLock
+            ? Result<Lockfile?, LockfileError>(catching: { () throws(LockfileError) in try LockfileReader.load(path: path) })
+            : .success(nil)
+        guard let manifest = loadManifest(flags.manifest) else {
+            _ = await lockRead
+            return .failure(ExitFailure(ExitCode.invalidManifest))
+        }
+        var options = RunOptions(cacheDirectory: flags.cacheDirectory, jobs: flags.jobs, connections: connections,
+                                 force: flags.force, fsync: flags.noFsync ? false : nil)
+        switch flags.shard {
+        case .fixed(let shard)?: options.shard = shard
+        case .auto?:
+            do {
+                let (shard, said) = try ShardEnvironment.resolve(environment())
+                if !flags.quiet { Output.err("syncr: shard \(shard) (--shard auto: \(said))") }
+                options.shard = shard
+            } catch {
+                Output.err("syncr: error: \(error.message)")
+                return .failure(ExitFailure(ExitCode.usage))
+            }
+        case nil: break
+        }
+        if wantsLock {
+            // Every machine must split the manifest alike: a lock beside it balances by bytes.
+            switch await lockRead {
+            case .success(let lock): options.lock = lock
+            case .failure(let error):
+                Output.err(error.description)
+                return .failure(ExitFailure(ExitCode.invalidManifest))
+            }
+            if flags.locked {
+                guard options.lock != nil else {
+                    Output.err("syncr: error: --locked: there is no \(path) beside \(flags.manifest); "
+                        + "run 'syncr lock\(flags.manifest == "syncr.yml" ? "" : " " + flags.manifest)' to write it")
+                    return .failure(ExitFailure(ExitCode.invalidManifest))
+                }
+                options.locked = true
+            }
+        }
+        return .success(RunSetup(manifest: manifest, options: options))
+    }
+
+    /// The session of the run; nil (the problems printed) when a locked run's manifest has
+    /// downloads its lock does not cover.
+    func session(reporter: (any ProgressReporter)? = nil) -> Session? {
+        let session = Session(manifest: manifest, options: options, reporter: reporter)
+        let problems = session.lockProblems()
+        guard problems.isEmpty else {
+            for p in problems { Output.err("syncr: error: --locked: " + p) }
+            session.close()
+            return nil
+        }
+        return session
+    }
+}
+
+/// An exit code chosen before the run started, the reason already printed.
+struct ExitFailure: Error {
+    var code: Int32
+    init(_ code: Int32) { self.code = code }
+}
+
+/// `syncr plan`: asks every server, prints the plan.
+enum PlanCommand {
+    static func run(_ options: PlanOptions) async -> Int32 {
+        let flags = options.run
+        let setup: RunSetup
+        switch await RunSetup.load(flags) {
+        case .success(let s): setup = s
+        case .failure(let failure): return failure.code
+        }
+        guard let session = setup.session() else { return ExitCode.invalidManifest }
+        defer { session.close() }
+        let plan = await session.plan()
+        if Task.isCancelled { return ExitCode.failures }  // interrupted: the caller exits 130/143
+        if flags.json {
+            Output.out(Rendering.planJSON(plan))
+        } else {
+            Output.out(Rendering.planText(plan, manifest: flags.manifest, quiet: flags.quiet))
+        }
+        if plan.count(.error) > 0 { return ExitCode.failures }
+        return options.detailedExitcode && plan.hasWork ? ExitCode.changesPending : ExitCode.success
+    }
+}
+
+/// `syncr apply`: carries the plan out under the cache lock, with progress and reports.
+enum ApplyCommand {
+    static func run(_ options: ApplyOptions) async -> Int32 {
+        let flags = options.run
+        let setup: RunSetup
+        switch await RunSetup.load(flags, connections: options.connections) {
+        case .success(let s): setup = s
+        case .failure(let failure): return failure.code
+        }
+        let reporter = DeferredReporter()
+        guard let session = setup.session(reporter: reporter) else { return ExitCode.invalidManifest }
+        let manifest = session.manifest
+        defer { session.close() }
+        var lock: CacheLock?
+        if !manifest.downloads.isEmpty || !manifest.uploads.isEmpty {
+            switch await CacheLocking.acquire(directory: session.cache.directory,
+                                              timeoutMilliseconds: options.lockTimeoutMilliseconds,
+                                              quiet: flags.quiet) {
+            case .locked(let held): lock = held
+            case .failed(let code): return code
+            }
+        }
+        defer { lock?.release() }
+        for warning in session.applySpaceWarnings() { Output.err("syncr: warning: \(warning)") }
+        // Only now may a bar take over the terminal: nothing else prints until the run ends.
+        reporter.attach(ApplyOutput.reporter(options, entryCount: manifest.downloads.count + manifest.uploads.count,
+                                             terminal: TerminalInfo.stderr(environment: environment())))
+        // On Ctrl-C the bar makes way for the notice and the lines that follow.
+        Signals.onFirstSignal { _ in reporter.finish() }
+        let report = await session.apply()
+        reporter.finish()
+        let origin = ReportOrigin(manifestPath: flags.manifest, manifestSHA256: ManifestIdentity.sha256(ofFile: flags.manifest),
+                                  sharding: session.sharding)
+        let code = ApplyOutput.finish(report, options: options, origin: origin)
+        Signals.reportInterrupted(report)
+        return code
+    }
+}

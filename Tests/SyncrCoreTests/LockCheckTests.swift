@@ -1,0 +1,39 @@
+@testable import SyncrCore
+import SyncrHTTP
+import SyncrManifest
+import Testing
+
+/// The rules of `--locked`, from values: what counts as a changed server, and when the record
+/// vouches for the destination without a request.
+@Suite struct LockCheckTests {
+    static let entry = LockedEntry(to: "a.bin", url: "https://example.com/file.bin", size: Fixture.size,
+                                   etag: Fixture.strongV1.headerValue, sha256: Fixture.sha)
+
+    @Test func sameSizeAndETagIsNoChange() {
+        #expect(LockCheck.drift(Self.entry, Fixture.remote()) == nil)
+        // Last-Modified alone is not held against the server.
+        #expect(LockCheck.drift(Self.entry, Fixture.remote(lastModified: Fixture.laterModified)) == nil)
+    }
+
+    @Test func sizeOrETagChangeIsNamed() {
+        #expect(LockCheck.drift(Self.entry, Fixture.remote(size: 1001)) == "size 1000 → 1001 bytes")
+        #expect(LockCheck.drift(Self.entry, Fixture.remote(etag: Fixture.strongV2)) == "ETag \"v1\" → \"v2\"")
+        #expect(LockCheck.drift(Self.entry, Fixture.remote(etag: Fixture.weakV1)) == "ETag \"v1\" → W/\"v1\"")
+        #expect(LockCheck.drift(Self.entry, Fixture.remote(etag: nil))?.contains("no longer sends an ETag") == true)
+    }
+
+    @Test func recordVouchesOnlyForTheVerifiedUnchangedDestination() {
+        var state = Fixture.complete(verified: ["sha256": Fixture.sha])
+        state.destinationFingerprint = Fixture.written
+        #expect(LockCheck.vouches(state, for: Self.entry, destination: Fixture.written, tree: nil, unzip: false))
+        #expect(!LockCheck.vouches(state, for: Self.entry, destination: Fixture.edited, tree: nil, unzip: false), "edited since")
+        #expect(!LockCheck.vouches(state, for: Self.entry, destination: nil, tree: nil, unzip: false), "gone")
+        var other = Self.entry
+        other.sha256 = Fixture.otherSHA
+        #expect(!LockCheck.vouches(state, for: other, destination: Fixture.written, tree: nil, unzip: false), "another SHA-256")
+        other.sha256 = nil
+        #expect(!LockCheck.vouches(state, for: other, destination: Fixture.written, tree: nil, unzip: false), "no SHA-256 locked")
+        state.verified = [:]
+        #expect(!LockCheck.vouches(state, for: Self.entry, destination: Fixture.written, tree: nil, unzip: false), "never verified")
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+
+/// `syncr lock` and `--locked` against nginx: the lock is deterministic and holds no secret, a
+/// locked run that has nothing to do sends no request, a server that changed fails its entry
+/// and leaves the old destination, and the lock's SHA-256 is enforced.
+@Suite("lockfile", .timeLimit(.minutes(5)))
+struct LockfileTests {
+    static let secret = "lock-Zp3Qw8Rt5Yx"
+
+    struct Setup {
+        var nginx: Nginx
+        var www: TemporaryDirectory
+        var project: Project
+    }
+
+    /// nginx serving a.bin and b.bin; the manifest names them with `${LOCK_BASE}` and a secret
+    /// token from the environment.
+    static func setUp() async throws -> Setup {
+        let www = try TemporaryDirectory(prefix: "www-lock")
+        _ = try makeFile(path: www.appending("a.bin"), size: 40_000, seed: 1)
+        _ = try makeFile(path: www.appending("b.bin"), size: 3000, seed: 2)
+        let nginx = try await Nginx.start(root: www.url)
+        let project = try Project()
+        try project.writeManifest(downloads: [
+            "{ url: \"${LOCK_BASE}/a.bin?token=${LOCK_TOKEN}\", to: out/a.bin }",
+            "{ url: \"\(nginx.url("/b.bin"))\", to: out/b.bin }",
+        ])
+        return Setup(nginx: nginx, www: www, project: project)
+    }
+
+    static func environment(_ s: Setup) -> [String: String] {
+        ["LOCK_BASE": s.nginx.url(""), "LOCK_TOKEN": secret]
+    }
+
+    static func lockText(_ s: Setup) throws -> String {
+        try String(contentsOf: s.project.file("syncr.lock"), encoding: .utf8)
+    }
+
+    @Test func lockIsDeterministicHoldsNoSecretAndHashPinsSHA256() async throws {
+        let s = try await Self.setUp()
+        defer { s.nginx.stop() }
+        let env = Self.environment(s)
+        let first = try await s.project.run(["lock"], environment: env)
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("wrote syncr.lock: 2 downloads, 2 without a SHA-256"), "\(first.stderr)")
+        let text = try Self.lockText(s)
+        #expect(!text.contains(Self.secret) && !first.stderr.contains(Self.secret))
+        #expect(text.contains("url: \"${LOCK_BASE}/a.bin?token=${LOCK_TOKEN}\""), "the URL as written:\n\(text)")
+        #expect(text.contains("size: 40000") && text.contains("size: 3000"))
+        #expect(text.contains("etag: \"\\\""), "nginx's strong ETag:\n\(text)")
+        #expect(!text.contains("sha256:"), "nothing was downloaded, nothing pinned")
+        // Sorted by destination.
+        let a = try #require(text.range(of: "to: \"out/a.bin\"")), b = try #require(text.range(of: "to: \"out/b.bin\""))
+        #expect(a.lowerBound < b.lowerBound)
+
+        let again = try await s.project.run(["lock"], environment: env)
+        #expect(again.stderr.contains("syncr.lock is unchanged"), "\(again.stderr)")
+        #expect(try Self.lockText(s) == text, "byte-identical against unchanged servers")
+
+        let hashed = try await s.project.run(["lock", "--hash"], environment: env)
+        #expect(hashed.exitCode == 0, "\(hashed.stderr)")
+        let pinned = try Self.lockText(s)
+        for name in ["a.bin", "b.bin"] {
+            let sha = try await sha256(file: s.www.appending(name))
+            #expect(pinned.contains("sha256: \"\(sha)\""), "\(name):\n\(pinned)")
+            #expect(s.project.exists("out/" + name), "--hash downloaded through the cache")
+        }
+        #expect(!pinned.contains(Self.secret))
+    }
+
+    /// After `lock --hash`, `plan --locked` and `apply --locked` send no request at all: nginx's
+    /// access log gains no line.
+    @Test func lockedNoOpRunSendsNoRequest() async throws {
+        let s = try await Self.setUp()
+        defer { s.nginx.stop() }
+        let env = Self.environment(s)
+        let hashed = try await s.project.run(["lock", "--hash"], environment: env)
+        try #require(hashed.exitCode == 0, "\(hashed.stderr)")
+        let before = try await s.nginx.settledAccessLog()
+        #expect(!before.isEmpty, "lock --hash asked the server")
+        let plan = try await s.project.run(["plan", "--locked", "--detailed-exitcode"], environment: env)
+        #expect(plan.exitCode == 0, "\(plan.stdout)\(plan.stderr)")
+        #expect(plan.stdout.contains("the server was not asked"), "\(plan.stdout)")
+        let apply = try await s.project.run(["apply", "--locked", "--progress", "none"], environment: env)
+        #expect(apply.exitCode == 0, "\(apply.stderr)")
+        #expect(apply.stderr.contains("2 up to date"), "\(apply.stderr)")
+        let after = try await s.nginx.settledAccessLog()
+        #expect(after.count == before.count, "requests sent: \(after.dropFirst(before.count).map { "\($0.method) \($0.path)" })")
+    }
+
+    /// A file that changed on the server after `lock` fails its entry under `--locked` with
+    /// exit 1, saying what changed; the old destination stays; the other entry is fetched.
+    @Test func serverChangedAfterLockFailsAndKeepsTheOldDestination() async throws {
+        let s = try await Self.setUp()
+        defer { s.nginx.stop() }
+        let env = Self.environment(s)
+        // Plain apply first: the records vouch for no SHA-256, so --locked must ask the server.
+        let apply = try await s.project.run(["apply", "--progress", "none"], environment: env)
+        try #require(apply.exitCode == 0, "\(apply.stderr)")
+        let lock = try await s.project.run(["lock"], environment: env)
+        try #require(lock.exitCode == 0, "\(lock.stderr)")
+        let old = try Data(contentsOf: s.project.file("out/a.bin"))
+        _ = try makeFile(path: s.www.appending("a.bin"), size: 41_000, seed: 9)
+        try FileManager.default.removeItem(at: s.project.file("out/b.bin"))
+
+        let plan = try await s.project.run(["plan", "--locked"], environment: env)
+        #expect(plan.exitCode == 1)
+        #expect(plan.stdout.contains("changed since syncr.lock was written (size 40000 → 41000 bytes)"), "\(plan.stdout)")
+        let locked = try await s.project.run(["apply", "--locked", "--progress", "none"], environment: env)
+        #expect(locked.exitCode == 1, "\(locked.stderr)")
+        #expect(locked.stderr.contains("out/a.bin") && locked.stderr.contains("size 40000 → 41000"), "\(locked.stderr)")
+        #expect(locked.stderr.contains("syncr lock"), "says how to accept it")
+        #expect(try Data(contentsOf: s.project.file("out/a.bin")) == old, "the old destination stays")
+        #expect(s.project.exists("out/b.bin"), "the unchanged entry was fetched")
+        #expect(!(locked.stdout + locked.stderr).contains(Self.secret))
+    }
+
+    /// Same size and same ETag (nginx derives it from size and modification time, which is
+    /// put back), other bytes: the lock's SHA-256 fails the download and nothing is placed.
+    @Test func lockedSHA256IsEnforced() async throws {
+        let s = try await Self.setUp()
+        defer { s.nginx.stop() }
+        let env = Self.environment(s)
+        let hashed = try await s.project.run(["lock", "--hash"], environment: env)
+        try #require(hashed.exitCode == 0, "\(hashed.stderr)")
+        let path = s.www.appending("b.bin").path
+        let mtime = try #require(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
+        _ = try makeFile(path: s.www.appending("b.bin"), size: 3000, seed: 77)
+        try FileManager.default.setAttributes([.modificationDate: mtime], ofItemAtPath: path)
+        let other = try Project()
+        try FileManager.default.copyItem(at: s.project.file("syncr.yml"), to: other.file("syncr.yml"))
+        try FileManager.default.copyItem(at: s.project.file("syncr.lock"), to: other.file("syncr.lock"))
+        let r = try await other.run(["apply", "--locked", "--progress", "none"], environment: env)
+        #expect(r.exitCode == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("out/b.bin") && r.stderr.lowercased().contains("sha256"), "\(r.stderr)")
+        #expect(!other.exists("out/b.bin"), "nothing placed")
+        #expect(other.exists("out/a.bin"))
+    }
+
+    /// An entry the lock does not know stops a locked run before any request, naming it.
+    @Test func entryMissingFromTheLockIsAnError() async throws {
+        let s = try await Self.setUp()
+        defer { s.nginx.stop() }
+        let env = Self.environment(s)
+        _ = try await s.project.run(["lock"], environment: env)
+        try s.project.writeManifest(downloads: [
+            "{ url: \"${LOCK_BASE}/a.bin?token=${LOCK_TOKEN}\", to: out/a.bin }",
+            "{ url: \"\(s.nginx.url("/b.bin"))\", to: out/b.bin }",
+            "{ url: \"\(s.nginx.url("/b.bin"))\", to: out/new.bin }",
+        ])
+        let before = try await s.nginx.settledAccessLog()
+        for command in ["plan", "apply"] {
+            let r = try await s.project.run([command, "--locked"], environment: env)
+            #expect(r.exitCode == 65, "\(command): \(r.stderr)")
+            #expect(r.stderr.contains("downloads[2] (to: out/new.bin) is not in syncr.lock; run 'syncr lock'"), "\(r.stderr)")
+        }
+        #expect(try await s.nginx.settledAccessLog().count == before.count)
+        let none = try await Project().run(["plan", "--locked"])
+        #expect(none.exitCode == 65)
+    }
+}

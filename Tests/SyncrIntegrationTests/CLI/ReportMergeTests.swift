@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+/// `syncr report merge`: the reports of a sharded apply, merged, equal the report of one
+/// unsharded apply in entries and totals; inputs that do not belong together are refused.
+@Suite("report merge", .timeLimit(.minutes(5)))
+struct ReportMergeTests {
+    static let names = (0..<9).map { "m\($0).bin" }
+
+    static func setUp() async throws -> (Nginx, TemporaryDirectory, [String]) {
+        let www = try TemporaryDirectory(prefix: "www-merge")
+        for (i, name) in names.enumerated() { _ = try makeFile(path: www.appending(name), size: 500 + i * 911, seed: UInt64(i)) }
+        let nginx = try await Nginx.start(root: www.url)
+        // One entry fails (404), so failures are merged too.
+        let downloads = names.map { "{ url: \(nginx.url("/" + $0)), to: out/\($0) }" } + ["{ url: \(nginx.url("/gone.bin")), to: out/gone.bin }"]
+        return (nginx, www, downloads)
+    }
+
+    /// Items without their timings, and totals without `seconds`: what two runs of the same work share.
+    static func comparable(_ object: [String: Any]) -> ([NSDictionary], NSDictionary) {
+        let items = items(object).map { item -> NSDictionary in
+            var item = item
+            item["seconds"] = nil
+            return item as NSDictionary
+        }
+        var totals = object["totals"] as? [String: Any] ?? [:]
+        totals["seconds"] = nil
+        return (items, totals as NSDictionary)
+    }
+
+    @Test func mergedShardReportsEqualOneUnshardedRun() async throws {
+        let (nginx, www, downloads) = try await Self.setUp()
+        defer { nginx.stop(); _ = www }
+        let whole = try Project()
+        try whole.writeManifest(downloads: downloads)
+        let single = try await whole.run(["apply", "--progress", "none", "--report", "full.json"])
+        #expect(single.exitCode == 1, "one entry fails: \(single.stderr)")
+
+        let sharded = try Project()
+        try sharded.writeManifest(downloads: downloads)
+        var files: [String] = []
+        for i in 1...3 {
+            _ = try await sharded.run(["apply", "--progress", "none", "--shard", "\(i)/3", "--report", "r\(i).json", "--junit", "j\(i).xml"])
+            files.append("r\(i).json")
+        }
+        // Given out of order: the merge puts entries back in manifest order.
+        let merge = try await sharded.run(["report", "merge", "-o", "merged.json"] + files.reversed())
+        #expect(merge.exitCode == 0, "\(merge.stderr)")
+        let merged = try jsonObject(String(contentsOf: sharded.file("merged.json"), encoding: .utf8))
+        let full = try jsonObject(String(contentsOf: whole.file("full.json"), encoding: .utf8))
+        let (mergedItems, mergedTotals) = Self.comparable(merged)
+        let (fullItems, fullTotals) = Self.comparable(full)
+        #expect(mergedItems.count == 10)
+        #expect(mergedItems == fullItems)
+        #expect(mergedTotals == fullTotals, "merged \(mergedTotals) vs single \(fullTotals)")
+        let shards = try #require(merged["shards"] as? [[String: Any]])
+        #expect(shards.compactMap { $0["index"] as? Int } == [1, 2, 3])
+        #expect(shards.compactMap { $0["file"] as? String } == ["r1.json", "r2.json", "r3.json"])
+
+        let junit = try await sharded.run(["report", "merge", "--output=merged.xml", "j2.xml", "j1.xml", "j3.xml"])
+        #expect(junit.exitCode == 0, "\(junit.stderr)")
+        let script = """
+            import sys, xml.etree.ElementTree as ET
+            root = ET.parse(sys.argv[1]).getroot()
+            cases = [c.get("name") for s in root.findall("testsuite") for c in s.findall("testcase")]
+            fails = [c.get("name") for s in root.findall("testsuite") for c in s.findall("testcase") if c.find("failure") is not None]
+            print(root.get("tests"), root.get("failures"), len(root.findall("testsuite")), len(set(cases)), ",".join(fails))
+            """
+        let parsed = try await runProcess(executable: "python3", arguments: ["-c", script, sharded.file("merged.xml").path])
+        #expect(parsed.stdout == "10 1 3 10 out/gone.bin\n", "\(parsed.stdout)\(parsed.stderr)")
+    }
+
+    @Test func refusesReportsThatDoNotBelongTogether() async throws {
+        let (nginx, www, downloads) = try await Self.setUp()
+        defer { nginx.stop(); _ = www }
+        let project = try Project()
+        try project.writeManifest(downloads: downloads)
+        for i in 1...2 {
+            _ = try await project.run(["apply", "--progress", "none", "--shard", "\(i)/3", "--report", "r\(i).json", "--junit", "j\(i).xml"])
+        }
+        _ = try await project.run(["apply", "--progress", "none", "--shard", "1/2", "--report", "half.json"])
+        _ = try await project.run(["apply", "--progress", "none", "--report", "all.json"])
+        try FileManager.default.copyItem(at: project.file("r1.json"), to: project.file("copy.json"))
+        let other = try Project()
+        try other.writeManifest(downloads: Array(downloads.prefix(3)))
+        _ = try await other.run(["apply", "--progress", "none", "--shard", "3/3", "--report", "r3.json"])
+        try FileManager.default.copyItem(at: other.file("r3.json"), to: project.file("other.json"))
+
+        let cases: [([String], String)] = [
+            (["r1.json", "copy.json"], "r1.json (shard 1/3) and copy.json (shard 1/3) overlap"),
+            (["r1.json", "all.json"], "r1.json (shard 1/3) and all.json (the whole manifest (no --shard)) overlap"),
+            (["r1.json", "half.json"], "r1.json is shard 1/3 but half.json is shard 1/2"),
+            (["r1.json", "other.json"], "r1.json and other.json come from different manifests"),
+            (["r1.json", "j2.xml"], "cannot merge JUnit files (j2.xml) with JSON reports (r1.json)"),
+            (["j1.xml", "j1.xml"], "j1.xml (shard 1/3) and j1.xml (shard 1/3) overlap"),
+        ]
+        for (inputs, message) in cases {
+            let r = try await project.run(["report", "merge", "-o", "out.json"] + inputs)
+            #expect(r.exitCode == 1, "\(inputs)")
+            #expect(r.stderr.contains(message), "\(inputs): \(r.stderr)")
+            #expect(!project.exists("out.json"), "nothing written for \(inputs)")
+        }
+        let partial = try await project.run(["report", "merge", "-o", "out.json", "r1.json", "r2.json"])
+        #expect(partial.exitCode == 0)
+        #expect(partial.stderr.contains("warning: shard 3/3 missing: the merged report covers 2 of 3"), "\(partial.stderr)")
+    }
+
+    @Test(arguments: [
+        (["report"], "'report' needs 'merge'"),
+        (["report", "merge", "a.json"], "needs -o OUT"),
+        (["report", "merge", "-o", "x.json"], "needs the report files"),
+        (["report", "mrge", "-o", "x", "a"], "Unknown report command 'mrge'"),
+    ])
+    func usageErrors(arguments: [String], message: String) async throws {
+        let r = try await CLIHarness().run(arguments)
+        #expect(r.status == 64)
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+    }
+}
