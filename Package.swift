@@ -6,6 +6,7 @@
 //                            -> SyncrHTTP     (libcurl)
 //                            -> SyncrArchive  (zlib)
 //                            -> SyncrDigest   (libcrypto)
+//                            -> SyncrS3       (SigV4, S3 addressing) -> SyncrDigest
 import PackageDescription
 
 let package = Package(
@@ -38,10 +39,13 @@ let package = Package(
         .target(name: "SyncrHTTP", dependencies: ["CCurl"]),
         .target(name: "SyncrArchive", dependencies: ["CZlib"]),
         .target(name: "SyncrDigest", dependencies: ["CCrypto"]),
+        // Object storage: SigV4 signing, s3:// addressing, credentials, S3's XML. Pure logic on
+        // top of SyncrDigest's HMAC; SyncrCore puts it into requests.
+        .target(name: "SyncrS3", dependencies: ["SyncrDigest"]),
 
         // Cache, planner and executor: joins the leaves.
         .target(name: "SyncrCore",
-                dependencies: ["SyncrManifest", "SyncrHTTP", "SyncrArchive", "SyncrDigest", "CSystem"]),
+                dependencies: ["SyncrManifest", "SyncrHTTP", "SyncrArchive", "SyncrDigest", "SyncrS3", "CSystem"]),
 
         // Argument parsing and rendering only.
         .executableTarget(name: "syncr", dependencies: ["SyncrCore"]),
@@ -49,6 +53,7 @@ let package = Package(
         .testTarget(name: "SyncrManifestTests", dependencies: ["SyncrManifest"]),
         .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
         .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore"]),
+        .testTarget(name: "SyncrS3Tests", dependencies: ["SyncrS3", "SyncrDigest"], exclude: ["Fixtures"]),
         .testTarget(name: "SyncrArchiveTests", dependencies: ["SyncrArchive"]),
         .testTarget(name: "SyncrTarTests", dependencies: ["SyncrArchive"]),
         .testTarget(name: "SyncrArchiveWriterTests", dependencies: ["SyncrArchive"]),

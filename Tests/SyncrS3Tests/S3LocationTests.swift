@@ -1,0 +1,39 @@
+import Testing
+import SyncrDigest
+import SyncrS3
+
+@Suite(.timeLimit(.minutes(1))) struct S3LocationTests {
+    @Test func parsesBucketAndKey() throws {
+        #expect(try S3Location(parsing: "s3://artifacts/builds/123/app.tar.gz") == S3Location(bucket: "artifacts", key: "builds/123/app.tar.gz"))
+        #expect(try S3Location(parsing: "S3://data/images/val/").isPrefix)
+        #expect(try S3Location(parsing: "s3://data").key == "")
+    }
+
+    @Test(arguments: [("s3://", S3URLError.noBucket), ("s3:///key", .noBucket), ("s3://a/k", .badBucket("a")),
+                      ("s3://-bad-/k", .badBucket("-bad-")), ("s3://ok-bucket/k?x=1", .queryOrFragment),
+                      ("https://ok-bucket/k", .notS3)])
+    func refusesBadURLs(url: String, error: S3URLError) {
+        #expect(throws: error) { try S3Location(parsing: url) }
+    }
+
+    /// A bucket with a dot goes path-style even where virtual-hosted is asked for: `a.b.s3...`
+    /// would not match the wildcard certificate `*.s3.<region>.amazonaws.com`.
+    @Test func dottedBucketGoesPathStyle() {
+        let endpoint = S3Endpoint(url: nil, region: "eu-west-1", pathStyle: false)
+        let target = endpoint.request(bucket: "my.bucket", key: "a b")
+        #expect(target.url == "https://s3.eu-west-1.amazonaws.com/my.bucket/a%20b")
+        #expect(target.host == "s3.eu-west-1.amazonaws.com")
+    }
+
+    @Test func defaultPortIsLeftOutOfTheHost() {
+        let target = S3Endpoint(url: "http://Store.Example:80/", region: "r", pathStyle: true).request(bucket: "bkt", key: "k")
+        #expect(target.host == "store.example")
+        #expect(target.url == "http://store.example/bkt/k")
+    }
+
+    @Test func hmacMatchesRFC4231() {
+        // RFC 4231, test case 2.
+        let mac = HMAC.sha256(key: Array("Jefe".utf8), "what do ya want for nothing?")
+        #expect(hexString(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+}
