@@ -2,20 +2,7 @@ import Testing
 import SyncrDigest
 import SyncrS3
 
-@Suite(.timeLimit(.minutes(1))) struct S3LocationTests {
-    @Test func parsesBucketAndKey() throws {
-        #expect(try S3Location(parsing: "s3://artifacts/builds/123/app.tar.gz") == S3Location(bucket: "artifacts", key: "builds/123/app.tar.gz"))
-        #expect(try S3Location(parsing: "S3://data/images/val/").isPrefix)
-        #expect(try S3Location(parsing: "s3://data").key == "")
-    }
-
-    @Test(arguments: [("s3://", S3URLError.noBucket), ("s3:///key", .noBucket), ("s3://a/k", .badBucket("a")),
-                      ("s3://-bad-/k", .badBucket("-bad-")), ("s3://ok-bucket/k?x=1", .queryOrFragment),
-                      ("https://ok-bucket/k", .notS3)])
-    func refusesBadURLs(url: String, error: S3URLError) {
-        #expect(throws: error) { try S3Location(parsing: url) }
-    }
-
+@Suite(.timeLimit(.minutes(1))) struct S3EndpointTests {
     /// A bucket with a dot goes path-style even where virtual-hosted is asked for: `a.b.s3...`
     /// would not match the wildcard certificate `*.s3.<region>.amazonaws.com`.
     @Test func dottedBucketGoesPathStyle() {
