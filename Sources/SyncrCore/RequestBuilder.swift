@@ -10,15 +10,19 @@ struct RequestBuilder: Sendable {
     let url: String
     let displayURL: String
     let settings: Settings
+    /// For an `s3://` entry: its object and store, whose signature `finish` adds.
+    let s3: S3Object?
 
     init(download: Download) {
-        url = download.url.expanded
+        s3 = S3Object(url: download.url, settings: download.settings)
+        url = s3?.url() ?? download.url.expanded
         displayURL = download.url.written
         settings = download.settings
     }
 
     init(upload: Upload) {
-        url = upload.url.expanded
+        s3 = S3Object(url: upload.url, settings: upload.settings)
+        url = s3?.url() ?? upload.url.expanded
         displayURL = upload.url.written
         settings = upload.settings
     }
@@ -65,12 +69,14 @@ struct RequestBuilder: Sendable {
     }
 
     /// What every request gets: the entry's trust, redirect and credential settings, and its
-    /// timeouts. `lowSpeed` nil keeps the request kind's own floor.
-    private func finish(_ request: HTTPRequest, lowSpeed: Int?) -> HTTPRequest {
+    /// timeouts; for an `s3://` entry, last, its SigV4 signature (over the headers set before).
+    /// `lowSpeed` nil keeps the request kind's own floor.
+    func finish(_ request: HTTPRequest, lowSpeed: Int?) -> HTTPRequest {
         var request = request.using(settings)
         request.connectTimeoutMilliseconds = settings.timeoutMilliseconds
         request.lowSpeedTimeSeconds = stallSeconds
         if let lowSpeed { request.lowSpeedLimit = lowSpeed }
+        if let s3 { request = s3.sign(request) }
         return request
     }
 }

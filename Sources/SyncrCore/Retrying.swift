@@ -1,5 +1,6 @@
 import SyncrHTTP
 import SyncrManifest
+import SyncrS3
 
 /// What one attempt at a request came to, as the retry loop needs it.
 enum Attempt<Value: Sendable>: Sendable {
@@ -28,6 +29,8 @@ struct Retrying: Sendable {
     let redactor: Redactor
     /// The first backoff step in seconds (the policy's; tests make it tiny).
     var baseDelay = 0.5
+    /// For an `s3://` entry: its object and store, so that S3's error codes are explained.
+    var s3: S3Object?
 
     /// Runs `attempt` until it is done, retrying what the policy allows with full-jitter
     /// backoff (or the server's `Retry-After`).
@@ -52,7 +55,7 @@ struct Retrying: Sendable {
             do {
                 delay = try budget.delay(after: failure, position: reached, retryable: retryable)
             } catch {
-                throw EntryFailure(message: FailureText.describe(failure, kept: kept(reached)) + error.suffix,
+                throw EntryFailure(message: FailureText.describe(failure, kept: kept(reached), s3: s3) + error.suffix,
                                    cause: failure)
             }
             reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,
@@ -80,7 +83,8 @@ struct EntryFailure: Error {
 enum FailureText {
     /// `error`'s description, with what to do about it: check the credentials after 401 or 403,
     /// run again to resume when `kept` bytes wait in the cache.
-    static func describe(_ error: TransferError, kept: Int64 = 0) -> String {
+    static func describe(_ error: TransferError, kept: Int64 = 0, s3: S3Object? = nil) -> String {
+        if let s3, let text = S3FailureText.describe(error, object: s3) { return text }
         switch error {
         case .status(_, let code, _, _) where (400..<500).contains(code) && code != 408 && code != 429:
             return error.description + (code == 401 || code == 403 ? " (check the credentials in headers:)" : "")

@@ -65,7 +65,7 @@ public final class Session: Sendable {
         cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory, flushes: flushes)
         folders = ChangedFolders(flushes: flushes)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
-        let redactor = Redactor(secrets: manifest.secrets)
+        let redactor = Redactor(secrets: manifest.secrets + S3Stores.secrets(of: manifest))
         self.redactor = redactor
         engine = TransferEngine(configuration: .init(maxConnectionsPerHost: manifest.defaults.maxConnectionsPerHost))
         slots = AsyncSemaphore(limit: jobs)
@@ -160,9 +160,9 @@ public final class Session: Sendable {
     func applyItem(_ download: Download) async -> (PlanItem, nothingCached: Bool) {
         let local = localFacts(download)
         let nothingCached = local.state == nil && local.dataSize == nil
-        let mustAsk = download.unzip
+        let mustAsk = S3Stores.failure(url: download.url, settings: download.settings) != nil || (download.unzip
             ? local.state != nil
-            : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty)
+            : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty))
         guard !mustAsk else { return (await planItem(download, known: local), nothingCached) }
         let item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
                             action: .download, size: nil, offset: 0, bytes: nil,
@@ -172,14 +172,19 @@ public final class Session: Sendable {
 
     /// HEAD (or ranged GET) with the entry's retry policy.
     func probe(_ download: Download) async -> Result<RemoteResource, EntryFailure> {
-        let request = RequestBuilder(download: download).probe()
-        let retrying = Retrying(retries: download.settings.retries, index: download.index, kind: "download",
+        if let message = S3Stores.failure(url: download.url, settings: download.settings) {
+            return .failure(EntryFailure(message: message))
+        }
+        let builder = RequestBuilder(download: download)
+        let request = builder.probe()
+        var retrying = Retrying(retries: download.settings.retries, index: download.index, kind: "download",
                                 reporter: reporter, redactor: redactor)
+        retrying.s3 = builder.s3
         do {
             return .success(try await retrying.run {
                 switch await engine.probe(request) {
                 case .success(let remote): return .done(remote)
-                case .failure(let error): return .failed(error, position: 0)
+                case .failure(let error): return .failed(await Self.explained(error, builder: builder, engine: engine), position: 0)
                 }
             })
         } catch let failure as EntryFailure {

@@ -2,7 +2,7 @@
 /// for it. nil leaves a value to the environment (`AWS_ENDPOINT_URL_S3`, `AWS_REGION`,
 /// `AWS_PROFILE`, ...) and the built-in defaults; an entry's block overrides the defaults' key by
 /// key.
-public struct S3Settings: Sendable, Equatable {
+public struct S3Settings: Sendable, Hashable {
     /// `endpoint:` an `http(s)://host[:port]` URL; nil: AWS (or the environment's).
     public var endpoint: String?
     /// `region:` the region requests are signed for.

@@ -48,9 +48,21 @@ actor SeaweedFS {
     private var child: ChildProcess?
     private var folder: TemporaryDirectory?
 
-    /// The running server, started on first use.
+    private var starting: Task<Server, any Error>?
+
+    /// The running server, started on first use. Tests call this at the same time: they all
+    /// wait for the one start (an actor lets a second call in at every `await`, and a second
+    /// server would replace the first, ending it).
     func start() async throws -> Server {
         if let server, child?.isRunning == true { return server }
+        if let starting { return try await starting.value }
+        let task = Task { try await self.startServer() }
+        starting = task
+        defer { starting = nil }
+        return try await task.value
+    }
+
+    private func startServer() async throws -> Server {
         let folder = try TemporaryDirectory(prefix: "seaweedfs")
         self.folder = folder
         let config = folder.appending("s3.json")
@@ -67,12 +79,16 @@ actor SeaweedFS {
             let candidate = try launchServer { process in
                 process.executableURL = URL(fileURLWithPath: weed)
                 process.arguments = Self.arguments(ports: ports, data: data.path, config: config.path)
-                process.standardOutput = try FileHandle(forWritingTo: log)
-                process.standardError = try FileHandle(forWritingTo: log)
+                // One handle for both: two would each write from offset 0 over the other.
+                let handle = try FileHandle(forWritingTo: log)
+                process.standardOutput = handle
+                process.standardError = handle
             }
             let server = Server(s3Port: ports[6])
             // The check runs the AWS CLI synchronously: on a thread of its own, not the pool's.
-            if await pollOnItsOwnThread(timeout: .seconds(60), { !candidate.isRunning || Self.bucketsReady(server) }),
+            let probe = folder.appending("ready-probe")
+            try Data("ready\n".utf8).write(to: probe)
+            if await pollOnItsOwnThread(timeout: .seconds(60), { !candidate.isRunning || Self.bucketsReady(server, probe: probe) }),
                candidate.isRunning {
                 self.server = server
                 child = candidate
@@ -126,13 +142,14 @@ actor SeaweedFS {
         throw Failure.notInstalled
     }
 
-    /// Whether every bucket answers a signed HEAD (the server creates them after it listens).
-    static func bucketsReady(_ server: Server) -> Bool {
+    /// Whether every bucket takes an object: the server creates the buckets after it listens,
+    /// and its volume server registers with the master later still (a PUT before that fails
+    /// with InternalError).
+    static func bucketsReady(_ server: Server, probe: URL) -> Bool {
         guard isAccepting(port: server.s3Port) else { return false }
         return buckets.allSatisfy { bucket in
-            let result = blockingRun(["python3", "-m", "awscli", "--endpoint-url", server.endpoint, "s3api", "head-bucket",
-                                      "--bucket", bucket], environment: server.environment)
-            return result == 0
+            blockingRun(["python3", "-m", "awscli", "--endpoint-url", server.endpoint, "s3", "cp", "--only-show-errors",
+                         probe.path, "s3://\(bucket)/ready-probe"], environment: server.environment) == 0
         }
     }
 
