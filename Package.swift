@@ -52,7 +52,7 @@ let package = Package(
 
         .testTarget(name: "SyncrManifestTests", dependencies: ["SyncrManifest"]),
         .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
-        .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore"]),
+        .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore", "SyncrS3"]),
         .testTarget(name: "SyncrS3Tests", dependencies: ["SyncrS3", "SyncrDigest"], exclude: ["Fixtures"]),
         .testTarget(name: "SyncrArchiveTests", dependencies: ["SyncrArchive"]),
         .testTarget(name: "SyncrTarTests", dependencies: ["SyncrArchive"]),

@@ -83,14 +83,26 @@ public final class Session: Sendable {
     enum Entry: Sendable {
         case download(Download)
         case upload(Upload)
+        /// An `s3://` prefix download whose objects could not be listed, and why.
+        case unlisted(Download, EntryFailure)
     }
 
-    /// Downloads first, then uploads, each in manifest order.
-    var entries: [Entry] { manifest.downloads.map(Entry.download) + manifest.uploads.map(Entry.upload) }
+    /// Downloads first, then uploads, each in manifest order, with each `s3://` prefix download
+    /// replaced by the downloads of its objects (listed now, in order).
+    func listedEntries() async -> [Entry] {
+        var result: [Entry] = []
+        for download in manifest.downloads {
+            switch await S3Listing.expand(download, engine: engine, redactor: redactor) {
+            case .success(let downloads): result += downloads.map(Entry.download)
+            case .failure(let failure): result.append(.unlisted(download, failure))
+            }
+        }
+        return result + manifest.uploads.map(Entry.upload)
+    }
 
     /// Asks every server about its file (concurrently) and decides what apply would do.
     public func plan() async -> Plan {
-        let entries = self.entries
+        let entries = await listedEntries()
         // Probes are small: run more of them at once than transfers, but keep a bound.
         let width = max(jobs, min(16, entries.count))
         let items = await Self.mapBounded(entries, width: width) { entry in
@@ -98,6 +110,7 @@ public final class Session: Sendable {
             switch entry {
             case .download(let download): item = await self.planItem(download).noting(download.settings)
             case .upload(let upload): item = await self.uploadPlanner.plan(upload).noting(upload.settings)
+            case .unlisted(let download, let failure): item = self.unlistedItem(download, failure)
             }
             // Every reason is masked where it is made; once more here, so that no path can print
             // a secret (masking is idempotent).
@@ -230,7 +243,7 @@ public final class Session: Sendable {
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
         // More entries in flight than network slots: the extra ones are being flushed and moved.
-        let results = await Self.mapBounded(entries, width: jobs + Self.finishing) { entry -> ItemResult in
+        let results = await Self.mapBounded(await listedEntries(), width: jobs + Self.finishing) { entry -> ItemResult in
             let result: ItemResult
             switch entry {
             case .upload(let upload) where Task.isCancelled:
@@ -240,6 +253,9 @@ public final class Session: Sendable {
                 item.from = upload.from
                 result = ItemResult(item: item, status: .interrupted, transferred: 0, seconds: 0,
                                     error: "interrupted before it started", notes: [])
+            case .unlisted(let download, let failure):
+                result = ItemResult(item: self.unlistedItem(download, failure), status: failure.interrupted ? .interrupted : .failed,
+                                    transferred: 0, seconds: 0, error: self.redactor.scrub(failure.message), notes: [])
             case .download(let download):
                 let (item, nothingCached) = await self.applyItem(download)
                 var downloader = self.downloader(download, item.noting(download.settings))
@@ -261,6 +277,12 @@ public final class Session: Sendable {
                            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
+
+    /// The plan item of a prefix download that could not be listed.
+    func unlistedItem(_ download: Download, _ failure: EntryFailure) -> PlanItem {
+        PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .error,
+                 size: nil, offset: 0, bytes: nil, reason: redactor.scrub(failure.message))
+    }
 
     /// Finished files waiting for their flush at most, beyond the `jobs` transferring.
     static let finishing = 64
