@@ -61,9 +61,11 @@ struct RequestBuilder: Sendable {
         finish(HTTPRequest(method: .head, url: url, displayURL: displayURL, headers: headers), lowSpeed: nil)
     }
 
-    /// A PUT of one file, or a POST of a multipart form, to `url`.
-    func upload(_ body: RequestBody, url: String, displayURL: String, contentType: String? = nil) -> HTTPRequest {
-        var headers = self.headers
+    /// A PUT of one file, or a POST of a multipart form, to `url`; `extraHeaders` are the
+    /// request's own (an object store's checksums and metadata).
+    func upload(_ body: RequestBody, url: String, displayURL: String, contentType: String? = nil,
+                extraHeaders: [(name: String, value: String)] = []) -> HTTPRequest {
+        var headers = self.headers + extraHeaders
         if let contentType { headers.append(("Content-Type", contentType)) }
         return finish(HTTPRequest.upload(body, url: url, displayURL: displayURL, headers: headers), lowSpeed: nil)
     }

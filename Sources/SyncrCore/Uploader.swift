@@ -76,6 +76,7 @@ struct UploadPlanner: Sendable {
             guard scanned.isDirectory else { return fail("zip: true needs a folder in from:, and \(upload.from) is a file") }
             return await planZip(upload, folder: scanned, item: item)
         }
+        if upload.s3 != nil { return await planS3(upload, tree: scanned, item: item) }
         let key = Cache.uploadKey(upload)
         let previous = cache.loadUploadRecord(key)
         let tree = scanned
@@ -295,8 +296,9 @@ struct Uploader: Sendable {
             case .put:
                 for file in tree.files {
                     let target = Self.target(upload, file: file, tree: tree)
-                    let request = requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
-                                                  contentType: upload.contentType ?? ContentType.forFilename(file.relative))
+                    let request = upload.s3 != nil ? try await s3Put(file, target: target)
+                        : requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
+                                          contentType: upload.contentType ?? ContentType.forFilename(file.relative))
                     sent += try await send(request, notes: &notes)
                 }
             case .post:
@@ -365,8 +367,9 @@ struct Uploader: Sendable {
         var request = base
         request.bodyProgress = progress.current
         let policy = RetryPolicy(maxRetries: upload.settings.retries)
-        let retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: "upload",
+        var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: "upload",
                                 reporter: reporter, redactor: redactor)
+        retrying.s3 = requests.s3
         return try await retrying.run {
             let outcome = await engine.attempt(request, sink: DiscardSink())
             let failure: TransferError
@@ -396,6 +399,7 @@ struct Uploader: Sendable {
     }
 
     static func target(_ upload: Upload, relative: String, isDirectory: Bool) -> (url: String, display: String) {
+        if let s3 = s3Target(upload, relative: relative, isDirectory: isDirectory) { return s3 }
         guard isDirectory else { return (upload.url.expanded, upload.url.written) }
         let encoded = relative.split(separator: "/").map { component in
             String(component).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? String(component)
