@@ -95,6 +95,21 @@ extension Uploader {
                                                      extraHeaders: headers)
     }
 
+    /// A file at or above `multipart_threshold`: a multipart upload, resumed when an earlier run
+    /// left one. Notes how many parts an earlier run had sent.
+    func multipart(_ file: UploadTree.File, target: (url: String, display: String), sha256: String,
+                   notes: inout [String]) async throws -> Int64 {
+        let key = String(target.display.dropFirst("s3://".count).drop { $0 != "/" }.dropFirst())
+        var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: "upload",
+                                reporter: reporter, redactor: redactor)
+        retrying.s3 = requests.s3
+        let multipart = S3MultipartUpload(upload: upload, file: file, key: key, sha256: sha256, cache: cache,
+                                          engine: engine, retrying: retrying, progress: uploadProgress)
+        let (sent, kept) = try await multipart.run()
+        if kept > 0 { notes.append("\(target.display): resumed a multipart upload, \(kept) part\(kept == 1 ? "" : "s") already in the store") }
+        return sent
+    }
+
     /// Base64 of the bytes a hex string spells.
     static func base64(hex: String) -> String {
         var bytes: [UInt8] = []

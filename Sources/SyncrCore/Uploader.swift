@@ -231,6 +231,8 @@ struct Uploader: Sendable {
     let reporter: (any ProgressReporter)?
     /// Bytes sent so far, for progress events.
     private let progress = UploadProgress()
+    /// The progress counter, for the multipart upload in Uploader+S3.
+    var uploadProgress: UploadProgress { progress }
 
     init(upload: Upload, item: PlanItem, cache: Cache, engine: TransferEngine, redactor: Redactor,
          reporter: (any ProgressReporter)?) {
@@ -296,6 +298,11 @@ struct Uploader: Sendable {
             case .put:
                 for file in tree.files {
                     let target = Self.target(upload, file: file, tree: tree)
+                    if upload.s3 != nil, file.fingerprint.size >= upload.multipartThreshold {
+                        sent += try await multipart(file, target: target, sha256: context.record.files[file.relative]?.sha256 ?? "",
+                                                    notes: &notes)
+                        continue
+                    }
                     let request = upload.s3 != nil ? try await s3Put(file, target: target)
                         : requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
                                           contentType: upload.contentType ?? ContentType.forFilename(file.relative))
@@ -337,7 +344,7 @@ struct Uploader: Sendable {
     }
 
     /// Every request of this entry is built by one builder.
-    private var requests: RequestBuilder { RequestBuilder(upload: upload) }
+    var requests: RequestBuilder { RequestBuilder(upload: upload) }
 
     /// `zip: true`: zips the folder into the cache (a deterministic archive: the same tree gives
     /// the same bytes) and returns the archive as the one file to send.

@@ -37,13 +37,40 @@ public struct S3ErrorResponse: Sendable, Equatable {
         }
     }
 
-    /// The text of the first `<name>` element, with XML's five entities decoded.
+    /// The text of the first `<name>` element, its entities decoded.
     static func element(_ name: String, in body: String) -> String? {
         guard let open = body.firstRange(of: "<\(name)>"),
               let close = body[open.upperBound...].firstRange(of: "</\(name)>") else { return nil }
-        return String(body[open.upperBound..<close.lowerBound])
-            .replacingAll("&lt;", "<").replacingAll("&gt;", ">").replacingAll("&quot;", "\"")
-            .replacingAll("&apos;", "'").replacingAll("&amp;", "&")
+        return unescaped(body[open.upperBound..<close.lowerBound])
+    }
+
+    /// XML's five named entities and numeric character references (`&#34;`, `&#x22;`: Go's
+    /// encoder, which SeaweedFS uses, writes quotes that way).
+    static func unescaped(_ text: Substring) -> String {
+        guard text.contains("&") else { return String(text) }
+        let named = ["lt": "<", "gt": ">", "quot": "\"", "apos": "'", "amp": "&"]
+        var out = ""
+        var rest = text
+        while let amp = rest.firstIndex(of: "&") {
+            out += rest[..<amp]
+            let after = rest[rest.index(after: amp)...]
+            guard let semi = after.prefix(10).firstIndex(of: ";") else { out += "&"; rest = after; continue }
+            let name = String(after[..<semi])
+            var decoded = named[name]
+            if name.hasPrefix("#x") || name.hasPrefix("#X") {
+                decoded = UInt32(name.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init).map { String($0) }
+            } else if name.hasPrefix("#") {
+                decoded = UInt32(name.dropFirst()).flatMap(Unicode.Scalar.init).map { String($0) }
+            }
+            if let decoded {
+                out += decoded
+                rest = after[after.index(after: semi)...]
+            } else {
+                out += "&"
+                rest = after
+            }
+        }
+        return out + rest
     }
 }
 
