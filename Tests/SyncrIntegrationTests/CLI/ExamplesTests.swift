@@ -31,7 +31,7 @@ struct ExamplesTests {
     }
 
     @Test func theDocumentedExamplesExist() {
-        for name in ["quickstart", "ci-artifacts", "cron", "github-actions", "kubernetes"] {
+        for name in ["quickstart", "ci-artifacts", "cron", "github-actions", "kubernetes", "s3-artifacts"] {
             #expect(Self.examples.contains(name), "examples/\(name)")
         }
         #expect(FileManager.default.fileExists(atPath: DocsRepository.root + "/examples/cron/crontab"))
