@@ -21,6 +21,13 @@ struct MultipartRecord: Codable, Sendable {
     var source: FileFingerprint
     /// Part number -> what the store answered.
     var parts: [Int: Part] = [:]
+    /// The store, so that `syncr cache prune` can abort the upload without the manifest: its
+    /// endpoint as resolved, and where the credentials are to be found (never the keys).
+    var endpoint: String?
+    var region: String?
+    var pathStyle: Bool?
+    var profile: String?
+    var anonymous: Bool?
 }
 
 /// One multipart upload of one file to an object store: CreateMultipartUpload (or the one a
@@ -53,7 +60,9 @@ struct S3MultipartUpload: Sendable {
     var builder: RequestBuilder { RequestBuilder(upload: upload) }
     var object: S3Object { builder.s3! }
     var recordPath: String {
-        cache.directory + "/" + Cache.uploadKey(upload) + "-" + Digest.hex(.md5, of: Array(key.utf8)).prefix(16) + ".multipart"
+        // Named by the upload's key first, so that the cache's inventory counts it in the upload's
+        // entry, and pruning the entry aborts the upload.
+        cache.directory + "/" + Cache.uploadKey(upload) + "." + Digest.hex(.md5, of: Array(key.utf8)).prefix(16) + ".multipart"
     }
 
     /// Sends the file; returns the bytes sent in this run and how many parts an earlier run had
@@ -65,8 +74,11 @@ struct S3MultipartUpload: Sendable {
         var record = try await resumable(partSize: partSize, count: count)
         let kept = record?.parts.count ?? 0
         if record == nil {
+            let endpoint = object.configuration.endpoint
             record = MultipartRecord(uploadID: try await create(), bucket: object.location.bucket, key: key,
-                                     partSize: partSize, source: file.fingerprint)
+                                     partSize: partSize, source: file.fingerprint, endpoint: endpoint.url,
+                                     region: endpoint.region, pathStyle: endpoint.pathStyle,
+                                     profile: upload.settings.s3.profile, anonymous: object.configuration.credentials == nil)
             try save(record!)
         }
         let started = record!

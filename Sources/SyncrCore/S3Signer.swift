@@ -20,6 +20,12 @@ struct S3Object: Sendable {
         self.configuration = configuration
     }
 
+    /// An object of a resolved store.
+    init(location: S3Location, configuration: S3Configuration) {
+        self.location = location
+        self.configuration = configuration
+    }
+
     /// The URL of `key` (the entry's own by default) in the bucket, with `query`.
     func url(key: String? = nil, query: [(name: String, value: String)] = []) -> String {
         configuration.endpoint.request(bucket: location.bucket, key: key ?? location.key, query: query).url

@@ -127,4 +127,31 @@ import Testing
         try #require(down.exitCode == 0, "\(down.stderr)")
         #expect(try await sha256(file: back) == (try await sha256(file: project.file("big.bin"))))
     }
+
+    /// `syncr cache prune` with a manifest that no longer has the upload removes its record and
+    /// aborts the multipart upload in the store.
+    @Test func pruneAbortsAnAbandonedUpload() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try makeFile(path: project.file("big.bin"), size: 80 << 20, seed: 46)
+        let key = SeaweedFS.uniquePrefix("abandoned") + "big.bin"
+        try writeManifest(project, server: server, defaults: "connections: 1,",
+                          upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
+        let (kept, recordText) = try await killDuringUpload(project, server: server)
+        try #require(kept >= 2 && kept < 16)
+        let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
+        let uploadID = try #require(record?["uploadID"] as? String)
+        let aws = AWSCLI(server: server)
+        let before = try await aws.run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
+        try #require(before.stdout.contains(uploadID), "\(before)")
+
+        try "version: 1\ndownloads: []\n".write(to: project.file("other.yml"), atomically: true, encoding: .utf8)
+        let prune = try await project.run(["cache", "prune", "--cache", ".syncr/cache", "other.yml"], environment: server.environment)
+        #expect(prune.exitCode == 0, "\(prune.stdout)\(prune.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: project.file(".syncr/cache").path)
+        #expect(!names.contains { $0.hasSuffix(".multipart") }, "\(names)")
+        let after = try await aws.run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
+        #expect(after.exitCode == 0, "\(after.stderr)")
+        #expect(!after.stdout.contains(uploadID), "\(after.stdout)")
+    }
 }
