@@ -6,6 +6,7 @@
 //                            -> SyncrHTTP     (libcurl)  -> SyncrLock
 //                            -> SyncrArchive  (zlib)     -> SyncrLock
 //                            -> SyncrDigest   (libcrypto)
+//                            -> SyncrS3       (SigV4, S3 addressing) -> SyncrDigest
 import PackageDescription
 
 let package = Package(
@@ -41,17 +42,21 @@ let package = Package(
         .target(name: "SyncrHTTP", dependencies: ["CCurl", "SyncrLock"]),
         .target(name: "SyncrArchive", dependencies: ["CZlib", "SyncrLock"]),
         .target(name: "SyncrDigest", dependencies: ["CCrypto"]),
+        // Object storage: SigV4 signing, s3:// addressing, credentials, S3's XML. Pure logic on
+        // top of SyncrDigest's HMAC; SyncrCore puts it into requests.
+        .target(name: "SyncrS3", dependencies: ["SyncrDigest"]),
 
         // Cache, planner and executor: joins the leaves.
         .target(name: "SyncrCore",
-                dependencies: ["SyncrManifest", "SyncrHTTP", "SyncrArchive", "SyncrDigest", "SyncrLock", "CSystem"]),
+                dependencies: ["SyncrManifest", "SyncrHTTP", "SyncrArchive", "SyncrDigest", "SyncrS3", "SyncrLock", "CSystem"]),
 
         // Argument parsing and rendering only.
         .executableTarget(name: "syncr", dependencies: ["SyncrCore", "SyncrLock"]),
 
         .testTarget(name: "SyncrManifestTests", dependencies: ["SyncrManifest"]),
         .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
-        .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore", "SyncrLock"]),
+        .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore", "SyncrLock", "SyncrS3"]),
+        .testTarget(name: "SyncrS3Tests", dependencies: ["SyncrS3", "SyncrDigest"], exclude: ["Fixtures"]),
         .testTarget(name: "SyncrArchiveTests", dependencies: ["SyncrArchive"]),
         .testTarget(name: "SyncrTarTests", dependencies: ["SyncrArchive"]),
         .testTarget(name: "SyncrArchiveWriterTests", dependencies: ["SyncrArchive"]),

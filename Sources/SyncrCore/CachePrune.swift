@@ -49,6 +49,10 @@ public struct CachePrune: Sendable {
     public static func remove(_ entry: CacheEntry, from directory: String) throws(FileError) {
         let records = entry.files.filter { $0.hasSuffix(".state") || $0.hasSuffix(".upload") }
         let rest = entry.files.filter { !records.contains($0) }
+        // A multipart upload that nothing will finish: abort it, so the store frees its parts.
+        for name in entry.files where name.hasSuffix(".multipart") {
+            S3AbandonedUploads.abort(recordAt: directory + "/" + name)
+        }
         for name in records + rest {
             let path = directory + "/" + name
             if unlink(path) != 0 && errno != ENOENT {

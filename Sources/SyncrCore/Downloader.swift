@@ -159,8 +159,10 @@ struct Downloader: Sendable {
 
     /// Every attempt of this entry is retried by one loop.
     var retrying: Retrying {
-        Retrying(retries: download.settings.retries, index: item.index, kind: .download,
-                 reporter: reporter, redactor: redactor)
+        var retrying = Retrying(retries: download.settings.retries, index: item.index, kind: .download,
+                                reporter: reporter, redactor: redactor)
+        retrying.s3 = requests.s3
+        return retrying
     }
 }
 

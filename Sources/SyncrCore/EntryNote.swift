@@ -19,6 +19,9 @@ public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
     /// The server answered the resume request with 416: the file is shorter than the cached
     /// bytes; restarted from byte 0.
     case resumePastTheEnd
+    /// A multipart upload to an object store went on from where a killed run left it: `parts`
+    /// parts were already in the store and matched the file.
+    case multipartResumed(target: String, parts: Int)
 
     /// The operator's line.
     public var description: String {
@@ -35,6 +38,8 @@ public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
             return "\(why); fell back to one stream from byte 0"
         case .noValidatorForTheRest:
             return "the server gave no strong ETag or Last-Modified to fetch the rest of the file against; restarted from byte 0"
+        case .multipartResumed(let target, let parts):
+            return "\(target): resumed a multipart upload, \(parts) part\(parts == 1 ? "" : "s") already in the store"
         case .resumePastTheEnd:
             return "the server answered the resume request with 416 Range Not Satisfiable (the file is shorter than the "
                 + "cached bytes); restarted from byte 0"
@@ -45,6 +50,7 @@ public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
     func scrubbed(_ redactor: Redactor) -> EntryNote {
         switch self {
         case .noValidatorToResume, .rangeIgnored, .noValidatorForTheRest, .resumePastTheEnd: return self
+        case .multipartResumed(let target, let parts): return .multipartResumed(target: redactor.scrub(target), parts: parts)
         case .resumeDidNotFit(let detail): return .resumeDidNotFit(detail: redactor.scrub(detail))
         case .fellBackToOneStream(let detail): return .fellBackToOneStream(detail: detail.map(redactor.scrub))
         }

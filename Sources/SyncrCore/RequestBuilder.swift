@@ -10,15 +10,19 @@ struct RequestBuilder: Sendable {
     let url: String
     let displayURL: String
     let settings: Settings
+    /// For an `s3://` entry: its object and store, whose signature `finish` adds.
+    let s3: S3Object?
 
     init(download: Download) {
-        url = download.url.expanded
+        s3 = S3Object(url: download.url, settings: download.settings)
+        url = s3?.url() ?? download.url.expanded
         displayURL = download.url.written
         settings = download.settings
     }
 
     init(upload: Upload) {
-        url = upload.url.expanded
+        s3 = S3Object(url: upload.url, settings: upload.settings)
+        url = s3?.url() ?? upload.url.expanded
         displayURL = upload.url.written
         settings = upload.settings
     }
@@ -57,20 +61,24 @@ struct RequestBuilder: Sendable {
         finish(HTTPRequest(method: .head, url: url, displayURL: displayURL, headers: headers), lowSpeed: nil)
     }
 
-    /// A PUT of one file, or a POST of a multipart form, to `url`.
-    func upload(_ body: RequestBody, url: String, displayURL: String, contentType: String? = nil) -> HTTPRequest {
-        var headers = self.headers
+    /// A PUT of one file, or a POST of a multipart form, to `url`; `extraHeaders` are the
+    /// request's own (an object store's checksums and metadata).
+    func upload(_ body: RequestBody, url: String, displayURL: String, contentType: String? = nil,
+                extraHeaders: [(name: String, value: String)] = []) -> HTTPRequest {
+        var headers = self.headers + extraHeaders
         if let contentType { headers.append(("Content-Type", contentType)) }
         return finish(HTTPRequest.upload(body, url: url, displayURL: displayURL, headers: headers), lowSpeed: nil)
     }
 
     /// What every request gets: the entry's trust, redirect and credential settings, and its
-    /// timeouts. `lowSpeed` nil keeps the request kind's own floor.
-    private func finish(_ request: HTTPRequest, lowSpeed: Int?) -> HTTPRequest {
+    /// timeouts; for an `s3://` entry, last, its SigV4 signature (over the headers set before).
+    /// `lowSpeed` nil keeps the request kind's own floor.
+    func finish(_ request: HTTPRequest, lowSpeed: Int?) -> HTTPRequest {
         var request = request.using(settings)
         request.connectTimeoutMilliseconds = settings.timeoutMilliseconds
         request.lowSpeedTimeSeconds = stallSeconds
         if let lowSpeed { request.lowSpeedLimit = lowSpeed }
+        if let s3 { request = s3.sign(request) }
         return request
     }
 }

@@ -1,5 +1,6 @@
 import SyncrHTTP
 import SyncrManifest
+import SyncrS3
 
 /// What one attempt at a request came to, as the retry loop needs it.
 enum Attempt<Value: Sendable>: Sendable {
@@ -28,6 +29,8 @@ struct Retrying: Sendable {
     let redactor: Redactor
     /// The first backoff step in seconds (the policy's; tests make it tiny).
     var baseDelay = 0.5
+    /// For an `s3://` entry: its object and store, so that S3's error codes are explained.
+    var s3: S3Object?
 
     /// Runs `attempt` until it is done, retrying what the policy allows with full-jitter
     /// backoff (or the server's `Retry-After`).
@@ -52,10 +55,10 @@ struct Retrying: Sendable {
             do {
                 delay = try budget.delay(after: failure, position: reached, retryable: retryable)
             } catch {
-                throw SyncError(failure, retries: .init(stop: error.stop, kept: kept(reached)))
+                throw SyncError(failure, retries: .init(stop: error.stop, kept: kept(reached)), s3: s3)
             }
             reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,
-                                       error: SyncError(failure, retries: .willRetry).scrubbed(redactor), kind: kind))
+                                       error: SyncError(failure, retries: .willRetry, s3: s3).scrubbed(redactor), kind: kind))
             do {
                 try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             } catch {

@@ -106,7 +106,7 @@ public final class Session: Sendable {
         cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory, flushes: flushes)
         folders = ChangedFolders(flushes: flushes)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
-        let redactor = Redactor(secrets: manifest.secrets)
+        let redactor = Redactor(secrets: manifest.secrets + S3Stores.secrets(of: manifest))
         self.redactor = redactor
         if let transport {
             engine = transport
@@ -132,17 +132,29 @@ public final class Session: Sendable {
     enum Entry: Sendable {
         case download(Download)
         case upload(Upload)
+        /// An `s3://` prefix download whose objects could not be listed, and why.
+        case unlisted(Download, SyncError)
     }
 
-    /// Downloads first, then uploads, each in manifest order.
-    var entries: [Entry] { manifest.downloads.map(Entry.download) + manifest.uploads.map(Entry.upload) }
+    /// Downloads first, then uploads, each in manifest order, with each `s3://` prefix download
+    /// replaced by the downloads of its objects (listed now, in order).
+    func listedEntries() async -> [Entry] {
+        var result: [Entry] = []
+        for download in manifest.downloads {
+            switch await S3Listing.expand(download, engine: engine, redactor: redactor) {
+            case .success(let downloads): result += downloads.map(Entry.download)
+            case .failure(let failure): result.append(.unlisted(download, failure))
+            }
+        }
+        return result + manifest.uploads.map(Entry.upload)
+    }
 
     /// Asks every server about its file (concurrently) and decides what apply would do.
     /// - Parameter progress: also receives this call's events (`.retrying` while servers are
     ///   asked), with secrets masked, from many tasks at once.
     public func plan(progress: (@Sendable (ProgressEvent) -> Void)? = nil) async -> Plan {
         let reporter = reporter(adding: progress)
-        let entries = self.entries
+        let entries = await listedEntries()
         let skips = await lockedSkips(entries)
         // Probes are small: run more of them at once than transfers, but keep a bound.
         let width = max(jobs, min(16, entries.count))
@@ -156,6 +168,7 @@ public final class Session: Sendable {
                     item = await self.planItem(download, reporter: reporter).noting(download.settings)
                 }
             case .upload(let upload): item = await self.uploadPlanner.plan(upload).noting(upload.settings)
+            case .unlisted(let download, let failure): item = self.unlistedItem(download, failure)
             }
             // Every reason is masked where it is made; once more here, so that no path can print
             // a secret (masking is idempotent).
@@ -226,9 +239,9 @@ public final class Session: Sendable {
         let nothingCached = local.state == nil && local.dataSize == nil
         // A locked entry is always asked about: the answer must match the lock before a byte moves.
         if locked != nil { return (await planItem(download, known: local, reporter: reporter), nothingCached) }
-        let mustAsk = download.unzip
+        let mustAsk = S3Stores.failure(url: download.url, settings: download.settings) != nil || (download.unzip
             ? local.state != nil
-            : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty)
+            : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty))
         guard !mustAsk else { return (await planItem(download, known: local, reporter: reporter), nothingCached) }
         let item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
                             action: .download, size: nil, offset: 0, bytes: nil,
@@ -275,14 +288,19 @@ public final class Session: Sendable {
 
     /// HEAD (or ranged GET) with the entry's retry policy.
     func probe(_ download: Download, reporter: (any ProgressReporter)?) async -> Result<RemoteResource, SyncError> {
-        let request = RequestBuilder(download: download).probe()
-        let retrying = Retrying(retries: download.settings.retries, index: download.index, kind: .download,
+        if let message = S3Stores.failure(url: download.url, settings: download.settings) {
+            return .failure(.other(message: message))
+        }
+        let builder = RequestBuilder(download: download)
+        let request = builder.probe()
+        var retrying = Retrying(retries: download.settings.retries, index: download.index, kind: .download,
                                 reporter: reporter, redactor: redactor)
+        retrying.s3 = builder.s3
         do {
             return .success(try await retrying.run {
                 switch await engine.probe(request) {
                 case .success(let remote): return .done(remote)
-                case .failure(let error): return .failed(error, position: 0)
+                case .failure(let error): return .failed(await Self.explained(error, builder: builder, engine: engine), position: 0)
                 }
             })
         } catch let error as SyncError {
@@ -332,7 +350,7 @@ public final class Session: Sendable {
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
         // More entries in flight than network slots: the extra ones are being flushed and moved.
-        let results = await Self.mapBounded(entries, width: jobs + Self.finishing) { entry -> ItemResult in
+        let results = await Self.mapBounded(await listedEntries(), width: jobs + Self.finishing) { entry -> ItemResult in
             let result: ItemResult
             switch entry {
             case .upload(let upload) where Task.isCancelled:
@@ -342,6 +360,11 @@ public final class Session: Sendable {
                 item.from = upload.from
                 result = ItemResult(item: item, outcome: .interrupted(.beforeStart), transferred: 0, seconds: 0,
                                     notes: [])
+            case .unlisted(let download, let failure):
+                let outcome: ItemResult.Outcome = failure.isInterruption ? .interrupted(.whileAsking)
+                    : .failed(failure.scrubbed(self.redactor))
+                result = ItemResult(item: self.unlistedItem(download, failure), outcome: outcome, transferred: 0,
+                                    seconds: 0, notes: [])
             case .download(let download):
                 let (item, nothingCached) = await self.applyItem(download, reporter: reporter)
                 var downloader = self.downloader(download, item.noting(download.settings), reporter: reporter)
@@ -363,6 +386,12 @@ public final class Session: Sendable {
                            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
+
+    /// The plan item of a prefix download that could not be listed.
+    func unlistedItem(_ download: Download, _ failure: SyncError) -> PlanItem {
+        PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .error,
+                 size: nil, offset: 0, bytes: nil, reason: "").failing(failure, redactor)
+    }
 
     /// Finished files waiting for their flush at most, beyond the `jobs` transferring.
     static let finishing = 64

@@ -3,7 +3,7 @@ extension SyncError {
     /// the JSON report, the `type` of a JUnit failure): `http`, `connection`, `timed_out`, `tls`,
     /// `invalid_response`, `range_ignored`, `redirect`, `transfer_io`, `no_space`, `read_only`,
     /// `file`, `copy_failed`, `destination_blocked`, `checksum_mismatch`, `unpack`,
-    /// `upload_source`, `changed_while_sending`, `zip`, `interrupted`, `other`. A code, once
+    /// `upload_source`, `changed_while_sending`, `zip`, `object_store`, `interrupted`, `other`. A code, once
     /// given, is never changed: scripts match on it.
     public var code: String {
         switch self {
@@ -25,14 +25,17 @@ extension SyncError {
         case .uploadSource: return "upload_source"
         case .changedWhileSending: return "changed_while_sending"
         case .zip: return "zip"
+        case .objectStore: return "object_store"
         case .interrupted: return "interrupted"
         case .other: return "other"
         }
     }
 
-    /// The HTTP status of an `.http` error, nil for every other case.
+    /// The HTTP status of an `.http` or `.objectStore` error, nil for every other case.
     public var httpStatus: Int? {
-        if case .http(let status, _, _, _) = self { return status }
-        return nil
+        switch self {
+        case .http(let status, _, _, _), .objectStore(let status, _, _, _, _, _, _, _): return status
+        default: return nil
+        }
     }
 }

@@ -37,6 +37,9 @@ extension SyncError {
             return "\(path): changed while it was being uploaded; run again to send the new version"
         case .zip(let from, let error):
             return "cannot zip \(from): \(error)"
+        case .objectStore(let status, let url, let bucket, let key, let storeCode, let storeMessage, let advice, let r):
+            return Self.objectStoreText(status: status, url: url, bucket: bucket, key: key, storeCode: storeCode,
+                                        storeMessage: storeMessage, advice: advice) + Self.stopText(r.stop)
         case .interrupted(let interruption):
             return Self.interruptionText(interruption)
         case .other(let message):
@@ -44,11 +47,31 @@ extension SyncError {
         }
     }
 
+    /// `URL: HTTP 403 Forbidden, AccessDenied: Access Denied (bucket b, key k); advice`.
+    private static func objectStoreText(status: Int, url: String, bucket: String, key: String, storeCode: String?,
+                                        storeMessage: String, advice: String?) -> String {
+        let reason = HTTPStatus.reason(status)
+        var text = "\(url): HTTP \(status)" + (reason.isEmpty ? "" : " " + reason)
+        if let storeCode { text += ", \(storeCode)" + (storeMessage.isEmpty ? "" : ": \(storeMessage)") }
+        text += " (bucket \(bucket), key \(key.isEmpty ? "(none)" : key))"
+        return text + (advice.map { "; \($0)" } ?? "")
+    }
+
+    /// Why the retries stopped, as the end of a message; empty when that says nothing new.
+    private static func stopText(_ stop: Retries.Stop?) -> String {
+        switch stop {
+        case .exhausted(let count)?: return " (gave up after \(count) retries)"
+        case .waitTooLong(let seconds)?: return " (the server asks to wait longer than \(seconds) s)"
+        case .notRetryable?, nil: return ""
+        }
+    }
+
     /// The retry loop's facts, for the cases that come from a request.
     public var retries: Retries? {
         switch self {
         case .http(_, _, _, let r), .connection(_, _, _, let r), .timedOut(_, _, let r), .tls(_, _, let r),
-             .invalidResponse(_, _, let r), .rangeIgnored(_, let r), .redirect(_, _, let r), .transferIO(_, _, _, let r):
+             .invalidResponse(_, _, let r), .rangeIgnored(_, let r), .redirect(_, _, let r), .transferIO(_, _, _, let r),
+             .objectStore(_, _, _, _, _, _, _, let r):
             return r
         default:
             return nil

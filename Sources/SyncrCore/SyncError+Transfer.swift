@@ -1,4 +1,5 @@
 import SyncrHTTP
+import SyncrS3
 
 extension SyncError {
     /// The failure of a request, with how its retry loop ended.
@@ -22,6 +23,28 @@ extension SyncError {
             self = .redirect(url: url, message: message, retries: retries)
         case .cancelled:
             self = .other(message: error.description)
+        }
+    }
+
+    /// The failure of a request to an object store (`s3`: its object; nil for any other URL):
+    /// an error answer is worded with S3's code, the bucket and key; anything else as for HTTP.
+    init(_ error: TransferError, retries: Retries, s3: S3Object?) {
+        guard let s3, case .status(let url, let code, _, let body) = error else {
+            self.init(error, retries: retries)
+            return
+        }
+        let location = s3.location
+        let credentials = s3.configuration.credentials
+        if let answer = S3ErrorResponse(parsing: body) {
+            self = .objectStore(status: code, url: url, bucket: location.bucket, key: location.key,
+                                storeCode: answer.code, storeMessage: answer.message,
+                                advice: answer.advice(credentials: credentials), retries: retries)
+        } else {
+            // A HEAD answer carries no body, so only the status tells.
+            let advice = code == 403 ? S3ErrorResponse(code: "AccessDenied").advice(credentials: credentials)
+                : code == 404 ? "no such bucket or key" : nil
+            self = .objectStore(status: code, url: url, bucket: location.bucket, key: location.key, storeCode: nil,
+                                storeMessage: "", advice: advice, retries: retries)
         }
     }
 
@@ -73,6 +96,9 @@ extension SyncError {
         case .zip(let from, let error): return .zip(from: s(from), error: error)
         case .interrupted: return self
         case .other(let message): return .other(message: s(message))
+        case .objectStore(let status, let url, let bucket, let key, let storeCode, let storeMessage, let advice, let r):
+            return .objectStore(status: status, url: s(url), bucket: bucket, key: s(key), storeCode: storeCode,
+                                storeMessage: s(storeMessage), advice: advice.map(s), retries: r)
         }
     }
 }

@@ -62,6 +62,14 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The folder of a `zip: true` upload could not be zipped.
     case zip(from: String, error: ArchiveError)
 
+    // MARK: object stores
+
+    /// An object store answered an `s3://` request with an error: the HTTP status, S3's error
+    /// code and message when the answer carried them, the bucket and key, and what to check
+    /// (naming where the credentials came from, never a secret).
+    case objectStore(status: Int, url: String, bucket: String, key: String, storeCode: String?,
+                     storeMessage: String, advice: String?, retries: Retries)
+
     // MARK: the run
 
     /// The run was interrupted (SIGINT, SIGTERM) before the entry finished.

@@ -74,6 +74,7 @@ struct UploadPlanner: Sendable {
             guard scanned.isDirectory else { return fail(.uploadSource(path: upload.from, problem: .zipNeedsFolder)) }
             return await planZip(upload, folder: scanned, item: item)
         }
+        if upload.s3 != nil { return await planS3(upload, tree: scanned, item: item) }
         let key = Cache.uploadKey(upload)
         let previous = cache.loadUploadRecord(key)
         let tree = scanned
@@ -226,6 +227,8 @@ struct Uploader: Sendable {
     let reporter: (any ProgressReporter)?
     /// Bytes sent so far, for progress events.
     private let progress = UploadProgress()
+    /// The progress counter, for the multipart upload in Uploader+S3.
+    var uploadProgress: UploadProgress { progress }
 
     init(upload: Upload, item: PlanItem, cache: Cache, engine: any Transport, redactor: Redactor,
          reporter: (any ProgressReporter)?) {
@@ -288,8 +291,14 @@ struct Uploader: Sendable {
             case .put:
                 for file in tree.files {
                     let target = Self.target(upload, file: file, tree: tree)
-                    let request = requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
-                                                  contentType: upload.contentType ?? ContentType.forFilename(file.relative))
+                    if upload.s3 != nil, file.fingerprint.size >= upload.multipartThreshold {
+                        sent += try await multipart(file, target: target, sha256: context.record.files[file.relative]?.sha256 ?? "",
+                                                    notes: &notes)
+                        continue
+                    }
+                    let request = upload.s3 != nil ? try await s3Put(file, target: target)
+                        : requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
+                                          contentType: upload.contentType ?? ContentType.forFilename(file.relative))
                     sent += try await send(request, notes: &notes)
                 }
             case .post:
@@ -324,7 +333,7 @@ struct Uploader: Sendable {
     }
 
     /// Every request of this entry is built by one builder.
-    private var requests: RequestBuilder { RequestBuilder(upload: upload) }
+    var requests: RequestBuilder { RequestBuilder(upload: upload) }
 
     /// `zip: true`: zips the folder into the cache (a deterministic archive: the same tree gives
     /// the same bytes) and returns the archive as the one file to send.
@@ -355,8 +364,9 @@ struct Uploader: Sendable {
         var request = base
         request.bodyProgress = progress.current
         let policy = RetryPolicy(maxRetries: upload.settings.retries)
-        let retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
+        var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
+        retrying.s3 = requests.s3
         return try await retrying.run {
             let outcome = await engine.attempt(request, sink: DiscardSink())
             let failure: TransferError
@@ -386,6 +396,7 @@ struct Uploader: Sendable {
     }
 
     static func target(_ upload: Upload, relative: String, isDirectory: Bool) -> (url: String, display: String) {
+        if let s3 = s3Target(upload, relative: relative, isDirectory: isDirectory) { return s3 }
         guard isDirectory else { return (upload.url.expanded, upload.url.written) }
         let encoded = relative.split(separator: "/").map { component in
             String(component).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? String(component)

@@ -10,7 +10,7 @@ public final class Digest {
     }
 
     public let algorithm: Algorithm
-    private let context: OpaquePointer
+    let context: OpaquePointer
 
     public init(_ algorithm: Algorithm) {
         self.algorithm = algorithm

@@ -4,7 +4,7 @@
 /// it and is the only one that ever appears in an error.
 public struct HTTPRequest: Sendable {
     public enum Method: String, Sendable {
-        case get = "GET", head = "HEAD", put = "PUT", post = "POST"
+        case get = "GET", head = "HEAD", put = "PUT", post = "POST", delete = "DELETE"
     }
 
     public var method: Method

@@ -12,13 +12,16 @@ import Glibc
 public enum RequestBody: Sendable, Equatable {
     /// The bytes of one file, as they are when the transfer starts (sent with PUT).
     case file(path: String)
+    /// `length` bytes of a file from `offset` (sent with PUT): one part of an object store's
+    /// multipart upload, read from the file as it is sent.
+    case fileRange(path: String, offset: Int64, length: Int64)
     /// An RFC 7578 `multipart/form-data` form (sent with POST).
     case multipart(MultipartForm)
 
     /// The method a body of this kind is normally sent with.
     public var defaultMethod: HTTPRequest.Method {
         switch self {
-        case .file: return .put
+        case .file, .fileRange: return .put
         case .multipart: return .post
         }
     }
@@ -26,7 +29,7 @@ public enum RequestBody: Sendable, Equatable {
     /// The `Content-Type` the request must carry for the body to be understood, if any.
     public var contentType: String? {
         switch self {
-        case .file: return nil
+        case .file, .fileRange: return nil
         case .multipart(let form): return form.contentType
         }
     }
@@ -59,6 +62,8 @@ final class BodyReader {
         var start: Int64
         /// For a file: what `stat` said when the transfer started.
         var identity: FileIdentity?
+        /// For a file range: where the segment's bytes start in the file.
+        var fileOffset: Int64 = 0
     }
 
     struct FileIdentity: Equatable {
@@ -107,6 +112,16 @@ final class BodyReader {
             switch statFile(path) {
             case .failure(let error): return .failure(error)
             case .success(let st): segments = [.file(path: path, size: Int64(st.st_size))]
+            }
+        case .fileRange(let path, let offset, let length):
+            switch statFile(path) {
+            case .failure(let error): return .failure(error)
+            case .success(let st) where Int64(st.st_size) < offset + length:
+                return .failure(.local(path: path, errno: EIO, message:
+                    "changed since the upload was prepared: it is \(st.st_size) bytes now, too short for bytes \(offset)-\(offset + length - 1)"))
+            case .success(let st):
+                let piece = Piece(segment: .file(path: path, size: length), start: 0, identity: FileIdentity(st), fileOffset: offset)
+                return .success(BodyReader(pieces: [piece]))
             }
         case .multipart(let form):
             segments = form.segments
@@ -164,7 +179,7 @@ final class BodyReader {
                 }
                 advance(&out, &room, &filled, by: wanted)
             case .file(let path, let size):
-                guard let n = readFile(index: index, path: path, at: within, into: out, count: wanted) else {
+                guard let n = readFile(index: index, path: path, at: piece.fileOffset + within, into: out, count: wanted) else {
                     return nil
                 }
                 if within + Int64(n) == size, !stillUnchanged(index: index, path: path) { return nil }

@@ -89,7 +89,7 @@ final class Transfer: @unchecked Sendable {
             if !hasHeader("Content-Type"), case .file(let path)? = request.body {
                 list = curl_slist_append(list, "Content-Type: \(ContentType.forFilename(path))")
             }
-        case (.put, nil), (.post, nil):
+        case (.put, nil), (.post, nil), (.delete, _):
             syncr_easy_setopt_string(h, CURLOPT_CUSTOMREQUEST, request.method.rawValue)
         }
         if let type = request.body?.contentType, !hasHeader("Content-Type") {

@@ -76,7 +76,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             guard request.method == .put || request.method == .post else {
                 let path: String
                 switch body {
-                case .file(let p): path = p
+                case .file(let p), .fileRange(let p, _, _): path = p
                 case .multipart: path = "multipart form"
                 }
                 return TransferOutcome(result: .failure(.local(path: path, errno: EINVAL,

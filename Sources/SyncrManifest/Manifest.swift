@@ -105,6 +105,8 @@ public struct Settings: Sendable, Equatable {
     /// Trust, redirect and credential settings (`ca_cert`, `insecure`, `trusted_redirects`,
     /// `max_redirects`, `allow_insecure_redirects`, `netrc`).
     public var network = NetworkSettings()
+    /// Where `s3://` URLs' stores are and how requests to them are signed (`s3:`).
+    public var s3 = S3Settings()
 
     public static let builtIn = Settings(jobs: 4, retries: 5, timeoutMilliseconds: 30_000, headers: [],
                                          connections: 8, minSplit: 16 << 20, lowSpeed: 1024,
@@ -213,6 +215,9 @@ public struct Download: Sendable {
     /// the free space of the destination's file system limits it.
     public var maxUnpackedSize: Int64?
 
+    /// The bucket and key of an `s3://` URL; nil for http(s).
+    public var s3: S3Location? { try? S3Location(parsing: url.expanded) }
+
     public init(index: Int, location: SourceLocation, url: Template, to: String, destination: String,
                 allowOutside: Bool, checksums: [Checksum], settings: Settings) {
         self.index = index
@@ -286,6 +291,20 @@ public struct Upload: Sendable, Equatable {
     /// settings (`connections`, `min_split`, `low_speed`) only the defaults' values appear here,
     /// and they do not apply to uploads.
     public var settings: Settings
+    /// With an `s3://` target: files at least this large go up as a multipart upload
+    /// (`multipart_threshold:`, default 64 MiB).
+    public var multipartThreshold: Int64 = Upload.defaultMultipartThreshold
+    /// With an `s3://` target: the size of each part of a multipart upload (`part_size:`, default
+    /// 16 MiB), raised as needed to stay within S3's 10,000 parts.
+    public var partSize: Int64 = Upload.defaultPartSize
+
+    /// `multipart_threshold:` when not given.
+    public static let defaultMultipartThreshold: Int64 = 64 << 20
+    /// `part_size:` when not given.
+    public static let defaultPartSize: Int64 = 16 << 20
+
+    /// The bucket and key (or prefix) of an `s3://` target; nil for http(s).
+    public var s3: S3Location? { try? S3Location(parsing: url.expanded) }
 
     /// The form field name of the file part(s) when `field:` is not given.
     public static let defaultField = "file"

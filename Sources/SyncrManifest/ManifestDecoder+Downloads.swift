@@ -39,6 +39,7 @@ extension ManifestDecoder {
         guard let entries = mappingEntries(node, path: path, nullIsEmpty: false) else { return nil }
         var ok = true
         var url: Template?
+        var urlMark: YAMLMark?
         var to: (text: String, mark: YAMLMark)?
         var allowOutside = false
         var unzip = false
@@ -54,6 +55,7 @@ extension ManifestDecoder {
             switch entry.key {
             case "url":
                 url = self.url(entry.value, path: keyPath)
+                urlMark = entry.value.mark
                 if url == nil { ok = false }
             case "to":
                 if let text = string(entry.value, path: keyPath, expected: "a file path") {
@@ -107,12 +109,17 @@ extension ManifestDecoder {
                    "max_unpacked_size applies only with unzip: true; remove it, or set unzip: true")
             ok = false
         }
+        let prefix = url.flatMap { try? S3Location(parsing: $0.expanded) }?.isPrefix ?? false
+        if let url, let urlMark, !checkS3Download(url, at: urlMark, path: path, entries: entries, unzip: unzip,
+                                                  checksums: !checksums.isEmpty) {
+            ok = false
+        }
         // `to` is checked last: whether it may leave the folder depends on allow_outside, and
-        // whether it may name a folder on unzip.
+        // whether it may name a folder on unzip or an s3:// prefix.
         var destination: String?
         if let to {
             destination = self.destination(to.text, at: to.mark, path: path + ".to",
-                                           allowOutside: allowOutside, folder: unzip)
+                                           allowOutside: allowOutside, folder: unzip || prefix)
             if let d = destination {
                 if !claim(d, written: to.text, at: to.mark, index: index, in: &destinations) {
                     ok = false
@@ -135,6 +142,9 @@ extension ManifestDecoder {
     /// quote it as written, since the expanded form may hold secrets.
     mutating func url(_ node: YAMLNode, path: String) -> Template? {
         guard let template = template(node, path: path) else { return nil }
+        if S3Location.isS3URL(template.expanded) || S3Location.isS3URL(template.written) {
+            return s3URL(template, at: node.mark, path: path)
+        }
         guard HTTPSyntax.isHTTPURL(template.expanded) else {
             if template.hasReferences, HTTPSyntax.isHTTPURL(template.written) {
                 report(path, at: node.mark,

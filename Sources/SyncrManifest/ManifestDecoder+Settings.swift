@@ -15,6 +15,7 @@ struct SettingsOverrides {
     var maxRedirects: Int?
     var allowInsecureRedirects: Bool?
     var netrc: Bool?
+    var s3: S3Settings?
 
     /// `base` with these overrides applied. Headers merge by case-insensitive name: an override
     /// replaces the base header in place (keeping the base's position), new names follow in order.
@@ -37,6 +38,7 @@ struct SettingsOverrides {
         if let maxRedirects { result.network.maxRedirects = maxRedirects }
         if let allowInsecureRedirects { result.network.allowInsecureRedirects = allowInsecureRedirects }
         if let netrc { result.network.netrc = netrc }
+        if let s3 { result.s3 = s3.applied(to: base.s3) }
         if let headers {
             var merged = base.headers
             for header in headers {
@@ -121,6 +123,8 @@ extension ManifestDecoder {
             settings.allowInsecureRedirects = bool(entry.value, path: path)
         case "netrc":
             settings.netrc = bool(entry.value, path: path)
+        case "s3":
+            settings.s3 = s3Settings(entry.value, path: path)
         default:
             return false
         }

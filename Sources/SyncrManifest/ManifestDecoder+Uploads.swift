@@ -81,6 +81,8 @@ extension ManifestDecoder {
             case "zip":
                 zip = bool(entry.value, path: keyPath)
                 if zip == nil { ok = false }
+            case "multipart_threshold", "part_size":
+                break  // checked with the target, by s3UploadKeys
             case "deterministic":
                 if let value = bool(entry.value, path: keyPath) {
                     deterministic = (value, entry)
@@ -154,12 +156,16 @@ extension ManifestDecoder {
             }
         }
 
-        guard ok, let from, let url else { return nil }
-        return Upload(index: index, location: entryStart(node.mark), from: from.written,
-                      source: from.source, url: url, method: method ?? .post, field: field,
-                      fields: fields, contentType: contentType, retryPost: retryPost,
-                      zip: zip ?? false, deterministic: deterministic?.value ?? true,
-                      settings: overrides.applied(to: defaults))
+        let s3 = url.map { S3Location.isS3URL($0.expanded) } ?? false
+        let parts = s3UploadKeys(entries, path: path, s3: s3)
+        guard ok, let from, let url, let parts else { return nil }
+        var upload = Upload(index: index, location: entryStart(node.mark), from: from.written,
+                            source: from.source, url: url, method: s3 ? .put : method ?? .post, field: field,
+                            fields: fields, contentType: contentType, retryPost: retryPost,
+                            zip: zip ?? false, deterministic: deterministic?.value ?? true,
+                            settings: overrides.applied(to: defaults))
+        (upload.multipartThreshold, upload.partSize) = parts
+        return upload
     }
 
     /// `from`: a file or folder, as written and resolved. Unlike a download's `to` it may be

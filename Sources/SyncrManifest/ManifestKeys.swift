@@ -16,7 +16,7 @@ enum ManifestKeys {
     /// Settings that `defaults:` sets and each entry may override.
     static let entrySettings = ["retries", "timeout", "headers", "connections", "min_split", "low_speed",
                                 "ca_cert", "trusted_redirects", "max_redirects", "allow_insecure_redirects",
-                                "netrc"]
+                                "netrc", "s3"]
     /// Settings only an entry may set (refused under `defaults:` with a message of their own).
     static let entryOnlySettings = ["insecure"]
     /// Keys of `defaults:`.
@@ -33,7 +33,13 @@ enum ManifestKeys {
     static let uploadSettings = entrySettings.filter { !downloadOnlySettings.contains($0) }
     /// Keys of one `uploads:` entry.
     static let upload = ["from", "to", "method", "field", "fields", "content_type", "retry", "zip",
-                         "deterministic"] + uploadSettings + entryOnlySettings
+                         "deterministic", "multipart_threshold", "part_size"] + uploadSettings + entryOnlySettings
+    /// Keys of an `s3:` block (under `defaults:` or an entry).
+    static let s3 = ["endpoint", "region", "path_style", "profile", "anonymous"]
+    /// Upload keys that only make sense for an `s3://` target.
+    static let s3UploadOnly = ["multipart_threshold", "part_size"]
+    /// Upload keys that make no sense for an `s3://` target (it is always a PUT of the file).
+    static let notForS3Uploads = ["method", "field", "fields", "retry", "zip", "deterministic"]
     /// Keys every `uploads:` entry must have.
     static let uploadRequired = ["from", "to"]
     /// Upload keys that only make sense with `method: post` (multipart).

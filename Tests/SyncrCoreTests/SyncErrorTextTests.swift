@@ -60,6 +60,11 @@ struct SyncErrorTextTests {
          "cannot zip dist: dist/a: cannot open"),
         (.interrupted(.download(kept: 1 << 20, size: 4 << 20)),
          "interrupted with 1.0 MiB of 4.0 MiB kept in the cache; run the same command again to resume"),
+        (.objectStore(status: 403, url: "s3://art/app.tgz", bucket: "art", key: "app.tgz", storeCode: "AccessDenied",
+                      storeMessage: "Access Denied", advice: "check the credentials from AWS_ACCESS_KEY_ID",
+                      retries: .init(stop: .notRetryable, kept: 0)),
+         "s3://art/app.tgz: HTTP 403 Forbidden, AccessDenied: Access Denied (bucket art, key app.tgz); "
+            + "check the credentials from AWS_ACCESS_KEY_ID"),
         (.other(message: "an upload item reached the downloader"),
          "an upload item reached the downloader"),
     ]
@@ -101,16 +106,16 @@ struct SyncErrorTextTests {
     }
 
     /// Every case has a code of its own, a snake_case word that scripts match on; only HTTP
-    /// errors have a status.
+    /// and object-store errors have a status.
     @Test func codesAreDistinctWords() {
         let codes = Self.golden.map(\.0.code)
         let distinct = Set(codes)
         // Two samples each of .http: the rest are one per case.
         #expect(distinct.count == codes.count - 3)
-        #expect(distinct.count == 20, "one code per case of SyncError")
+        #expect(distinct.count == 21, "one code per case of SyncError")
         for code in distinct {
             #expect(code.allSatisfy { $0.isLowercase || $0 == "_" }, "\(code)")
         }
-        #expect(Self.golden.compactMap(\.0.httpStatus) == [404, 401, 503, 429])
+        #expect(Self.golden.compactMap(\.0.httpStatus) == [404, 401, 503, 429, 403])
     }
 }

@@ -419,7 +419,7 @@ import Testing
             syncr.yml:8:5: error: uploads[0].contnet_type: unknown key 'contnet_type'; did you mean 'content_type'?
                 contnet_type: text/plain
                 ^
-            syncr.yml:9:5: error: uploads[0].sha256: unknown key 'sha256'; valid keys are: from, to, method, field, fields, content_type, retry, zip, deterministic, retries, timeout, headers, ca_cert, trusted_redirects, max_redirects, allow_insecure_redirects, netrc, insecure
+            syncr.yml:9:5: error: uploads[0].sha256: unknown key 'sha256'; valid keys are: from, to, method, field, fields, content_type, retry, zip, deterministic, multipart_threshold, part_size, retries, timeout, headers, ca_cert, trusted_redirects, max_redirects, allow_insecure_redirects, netrc, s3, insecure
                 sha256: abc
                 ^
             """)

@@ -31,7 +31,7 @@ struct ExamplesTests {
     }
 
     @Test func theDocumentedExamplesExist() {
-        for name in ["quickstart", "ci-artifacts", "cron", "github-actions", "kubernetes", "kubernetes-indexed-job", "gitlab-parallel", "github-actions-matrix"] {
+        for name in ["quickstart", "ci-artifacts", "cron", "github-actions", "kubernetes", "kubernetes-indexed-job", "gitlab-parallel", "github-actions-matrix", "s3-artifacts"] {
             #expect(Self.examples.contains(name), "examples/\(name)")
         }
         #expect(FileManager.default.fileExists(atPath: DocsRepository.root + "/examples/cron/crontab"))

@@ -1,0 +1,92 @@
+import SyncrHTTP
+import SyncrManifest
+import SyncrS3
+
+extension SyncError {
+    /// The run was interrupted while this entry was being worked on.
+    var isInterruption: Bool {
+        if case .interrupted = self { return true }
+        return false
+    }
+}
+
+/// A download of every object under an `s3://bucket/prefix/`: listed with ListObjectsV2 (every
+/// page), each object becomes a download of its own into the entry's folder, named by the rest
+/// of its key.
+enum S3Listing {
+    /// At most this much of one page's XML is read (a page holds at most 1,000 keys of at most
+    /// 1,024 bytes each, escaped): memory stays bounded whatever the bucket holds.
+    static let pageLimit = 4 << 20
+
+    /// The downloads `download` stands for, or why it could not be listed.
+    static func expand(_ download: Download, engine: any Transport, redactor: Redactor) async -> Result<[Download], SyncError> {
+        guard let location = download.s3, location.isPrefix else { return .success([download]) }
+        if let message = S3Stores.failure(url: download.url, settings: download.settings) {
+            return .failure(.other(message: message))
+        }
+        let builder = RequestBuilder(download: download)
+        var retrying = Retrying(retries: download.settings.retries, index: download.index, kind: .download,
+                                reporter: nil, redactor: redactor)
+        retrying.s3 = builder.s3
+        var downloads: [Download] = []
+        var token: String?
+        repeat {
+            let page: ListObjectsPage
+            do {
+                page = try await fetchPage(location, token: token, builder: builder, retrying: retrying, engine: engine)
+            } catch let failure as SyncError {
+                return .failure(failure)
+            } catch {
+                return .failure(.interrupted(.whileAsking))
+            }
+            for object in page.objects where !object.key.hasSuffix("/") {
+                switch entry(download, key: object.key, under: location) {
+                case .success(let one): downloads.append(one)
+                case .failure(let failure): return .failure(failure)
+                }
+            }
+            token = page.continuationToken
+        } while token != nil
+        return .success(downloads)
+    }
+
+    /// One page, through the retry loop.
+    static func fetchPage(_ location: S3Location, token: String?, builder: RequestBuilder, retrying: Retrying,
+                          engine: any Transport) async throws -> ListObjectsPage {
+        let url = builder.s3!.url(key: "", query: ListObjectsPage.query(prefix: location.key, continuationToken: token))
+        let request = builder.finish(HTTPRequest(url: url, displayURL: builder.displayURL), lowSpeed: nil)
+        return try await retrying.run {
+            let sink = BodyPrefixSink(limit: pageLimit)
+            switch await engine.perform(request, sink: sink) {
+            case .failure(let error):
+                return .failed(error, position: 0)
+            case .success(let response):
+                if let error = response.statusError(url: builder.displayURL) { return .failed(error, position: 0) }
+                guard let page = ListObjectsPage(parsing: String(decoding: sink.bytes, as: UTF8.self)) else {
+                    return .failed(.invalidResponse(url: builder.displayURL, message: "the store's listing could not be read"),
+                                   position: 0, retryable: false)
+                }
+                return .done(page)
+            }
+        }
+    }
+
+    /// The download of one object: the prefix entry's settings, the object's own URL, and a
+    /// destination inside the entry's folder. A key whose rest would leave that folder (`..`,
+    /// a leading `/`, an empty or `.` component) or holds a NUL is refused, naming it.
+    static func entry(_ download: Download, key: String, under location: S3Location) -> Result<Download, SyncError> {
+        let relative = String(key.dropFirst(location.key.count))
+        let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
+        guard !relative.isEmpty, !relative.unicodeScalars.contains("\0"),
+              parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else {
+            return .failure(.other(message:
+                "\(download.url.written): the object key \"\(key)\" would not stay inside \(download.to) (an empty, '.' or '..' part, or a leading '/'); rename it in the bucket, or name the objects one by one"))
+        }
+        var one = download
+        let url = "s3://\(location.bucket)/\(key)"
+        one.url = Template(written: url, expanded: url, secrets: [])
+        one.to = download.to.hasSuffix("/") ? download.to + relative : download.to + "/" + relative
+        one.destination = download.destination + "/" + relative
+        return .success(one)
+    }
+}

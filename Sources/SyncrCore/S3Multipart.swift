@@ -1,0 +1,271 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import SyncrDigest
+import SyncrHTTP
+import SyncrManifest
+import SyncrS3
+
+/// What the cache keeps of a multipart upload in progress, so that a killed run's next run
+/// resumes it: the upload's ID, the file as it was, and the parts the store confirmed.
+struct MultipartRecord: Codable, Sendable {
+    struct Part: Codable, Sendable, Equatable {
+        var etag: String
+        var size: Int64
+    }
+    var uploadID: String
+    var bucket: String
+    var key: String
+    var partSize: Int64
+    var source: FileFingerprint
+    /// Part number -> what the store answered.
+    var parts: [Int: Part] = [:]
+    /// The store, so that `syncr cache prune` can abort the upload without the manifest: its
+    /// endpoint as resolved, and where the credentials are to be found (never the keys).
+    var endpoint: String?
+    var region: String?
+    var pathStyle: Bool?
+    var profile: String?
+    var anonymous: Bool?
+}
+
+/// One multipart upload of one file to an object store: CreateMultipartUpload (or the one a
+/// killed run left, checked with ListParts), its missing parts in parallel, each with its
+/// Content-MD5 and signed SHA-256, then CompleteMultipartUpload.
+///
+/// Memory is bounded by the parts in flight: each part is read from the file as curl sends it,
+/// and hashed before in 1 MiB reads.
+struct S3MultipartUpload: Sendable {
+    let upload: Upload
+    let file: UploadTree.File
+    let key: String
+    /// The whole file's SHA-256, stored as object metadata.
+    let sha256: String
+    let cache: Cache
+    let engine: any Transport
+    let retrying: Retrying
+    let progress: UploadProgress
+
+    /// S3 takes at most 10,000 parts.
+    static let maxParts: Int64 = 10_000
+
+    /// `preferred`, raised to a whole MiB so that `size` fits in 10,000 parts.
+    static func partSize(size: Int64, preferred: Int64) -> Int64 {
+        let least = (size + maxParts - 1) / maxParts
+        guard least > preferred else { return preferred }
+        return (least + (1 << 20) - 1) / (1 << 20) * (1 << 20)
+    }
+
+    var builder: RequestBuilder { RequestBuilder(upload: upload) }
+    var object: S3Object { builder.s3! }
+    var recordPath: String {
+        // Named by the upload's key first, so that the cache's inventory counts it in the upload's
+        // entry, and pruning the entry aborts the upload.
+        cache.directory + "/" + Cache.uploadKey(upload) + "." + Digest.hex(.md5, of: Array(key.utf8)).prefix(16) + ".multipart"
+    }
+
+    /// Sends the file; returns the bytes sent in this run and how many parts an earlier run had
+    /// sent already.
+    func run() async throws -> (sent: Int64, kept: Int) {
+        let size = file.fingerprint.size
+        let partSize = Self.partSize(size: size, preferred: upload.partSize)
+        let count = Int((size + partSize - 1) / partSize)
+        var record = try await resumable(partSize: partSize, count: count)
+        let kept = record?.parts.count ?? 0
+        if record == nil {
+            let endpoint = object.configuration.endpoint
+            record = MultipartRecord(uploadID: try await create(), bucket: object.location.bucket, key: key,
+                                     partSize: partSize, source: file.fingerprint, endpoint: endpoint.url,
+                                     region: endpoint.region, pathStyle: endpoint.pathStyle,
+                                     profile: upload.settings.s3.profile, anonymous: object.configuration.credentials == nil)
+            try save(record!)
+        }
+        let started = record!
+        let uploadID = started.uploadID
+        let book = PartBook(record: started, save: { try self.save($0) })
+        let missing = (1...count).filter { started.parts[$0] == nil }
+        var sent: Int64 = 0
+        try await withThrowingTaskGroup(of: Int64.self) { group in
+            var next = missing.makeIterator()
+            let width = max(1, min(upload.settings.connections, 8))
+            func add() {
+                guard let number = next.next() else { return }
+                group.addTask { try await self.sendPart(number, partSize: partSize, uploadID: uploadID, book: book) }
+            }
+            for _ in 0..<width { add() }
+            while let bytes = try await group.next() {
+                sent += bytes
+                add()
+            }
+        }
+        try await complete(await book.record)
+        FS.remove(recordPath)
+        return (sent, kept)
+    }
+
+    /// The upload an earlier run left for this file, with the parts the store still holds that
+    /// match the file; nil when there is none to go on with. A file changed since that upload
+    /// began has its upload aborted.
+    func resumable(partSize: Int64, count: Int) async throws -> MultipartRecord? {
+        guard let bytes = FS.readAll(recordPath), var record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes))
+        else { return nil }
+        guard record.source == file.fingerprint, record.partSize == partSize, record.key == key,
+              record.bucket == object.location.bucket else {
+            await abort(record.uploadID)
+            FS.remove(recordPath)
+            return nil
+        }
+        guard let listed = try await listParts(record.uploadID) else {
+            FS.remove(recordPath)
+            return nil
+        }
+        var parts: [Int: MultipartRecord.Part] = [:]
+        for (number, part) in listed where number <= count {
+            let length = min(partSize, file.fingerprint.size - Int64(number - 1) * partSize)
+            guard part.size == length else { continue }
+            // The part's ETag is its MD5: the bytes the store holds are the file's.
+            let digests = try await Self.rangeDigests(file.path, offset: Int64(number - 1) * partSize, length: length)
+            if digests.md5 == part.etag.lowercased() { parts[number] = .init(etag: part.etag, size: length) }
+        }
+        record.parts = parts
+        try save(record)
+        return record
+    }
+
+    /// ListParts over every page; nil when the store no longer knows the upload.
+    func listParts(_ uploadID: String) async throws -> [Int: ListPartsPage.Part]? {
+        var all: [ListPartsPage.Part] = []
+        var marker: String?
+        repeat {
+            let query = [("uploadId", uploadID)] + (marker.map { [("part-number-marker", $0)] } ?? [])
+            let sink = BodyPrefixSink(limit: 4 << 20)
+            let request = builder.finish(HTTPRequest(url: object.url(key: key, query: query), displayURL: display), lowSpeed: nil)
+            guard let text = try await call(request, sink: sink, missingIsNil: true) else { return nil }
+            guard let page = ListPartsPage(parsing: text) else {
+                throw SyncError.other(message: "\(display): the store's list of parts could not be read")
+            }
+            all += page.parts
+            marker = page.nextMarker
+        } while marker != nil
+        return ListPartsPage.newest(all)
+    }
+
+    var display: String { "s3://\(object.location.bucket)/\(key)" }
+
+    func create() async throws -> String {
+        var request = HTTPRequest(method: .post, url: object.url(key: key, query: [("uploads", "")]), displayURL: display,
+                                  headers: [(S3Metadata.sha256Header, sha256),
+                                            ("Content-Type", upload.contentType ?? ContentType.forFilename(file.relative))])
+        request = builder.finish(request, lowSpeed: nil)
+        guard let text = try await call(request, sink: BodyPrefixSink(limit: 64 << 10)),
+              let id = ListPartsPage.uploadID(text) else {
+            throw SyncError.other(message: "\(display): the store did not start a multipart upload (no UploadId)")
+        }
+        return id
+    }
+
+    func sendPart(_ number: Int, partSize: Int64, uploadID: String, book: PartBook) async throws -> Int64 {
+        let offset = Int64(number - 1) * partSize
+        let length = min(partSize, file.fingerprint.size - offset)
+        let digests = try await Self.rangeDigests(file.path, offset: offset, length: length)
+        var request = HTTPRequest(method: .put,
+                                  url: object.url(key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)]),
+                                  displayURL: display,
+                                  headers: [("X-Amz-Content-SHA256", digests.sha256), ("Content-MD5", Uploader.base64(hex: digests.md5))],
+                                  body: .fileRange(path: file.path, offset: offset, length: length))
+        request = builder.finish(request, lowSpeed: nil)
+        let response = try await callResponse(request, sink: DiscardSink())
+        let etag = response.head.value("ETag").map(ListPartsPage.unquotedETag) ?? digests.md5
+        try await book.finished(number, part: .init(etag: etag, size: length))
+        progress.requestDone(length)
+        return length
+    }
+
+    func complete(_ record: MultipartRecord) async throws {
+        let xml = ListPartsPage.completion(record.parts.map { ($0.key, $0.value.etag) })
+        let path = recordPath + ".complete"
+        try FS.writeAtomically(Array(xml.utf8), to: path, durable: false)
+        defer { FS.remove(path) }
+        var request = HTTPRequest(method: .post, url: object.url(key: key, query: [("uploadId", record.uploadID)]),
+                                  displayURL: display, headers: [("Content-Type", "application/xml")], body: .file(path: path))
+        request = builder.finish(request, lowSpeed: nil)
+        let sink = BodyPrefixSink(limit: 64 << 10)
+        _ = try await call(request, sink: sink)
+        // S3 may answer 200 and still fail the completion, in the body.
+        if let error = S3ErrorResponse(parsing: sink.text) {
+            throw SyncError.other(message: "\(display): completing the multipart upload failed: \(error.code): \(error.message)")
+        }
+    }
+
+    /// Aborts an upload; a failure is left for `syncr cache prune` or the store's lifecycle rules.
+    func abort(_ uploadID: String) async {
+        let request = builder.finish(HTTPRequest(method: .delete, url: object.url(key: key, query: [("uploadId", uploadID)]),
+                                                 displayURL: display), lowSpeed: nil)
+        _ = await engine.perform(request, sink: DiscardSink())
+    }
+
+    /// The body of a 2xx answer as text (nil for a 404 when `missingIsNil`).
+    func call(_ request: HTTPRequest, sink: BodyPrefixSink, missingIsNil: Bool = false) async throws -> String? {
+        do {
+            _ = try await callResponse(request, sink: sink)
+            return String(decoding: sink.bytes, as: UTF8.self)
+        } catch let failure as SyncError where missingIsNil {
+            if failure.httpStatus == 404 { return nil }
+            throw failure
+        }
+    }
+
+    func callResponse(_ request: HTTPRequest, sink: ResponseSink) async throws -> HTTPResponse {
+        try await retrying.run {
+            switch await engine.perform(request, sink: sink) {
+            case .failure(let error): return .failed(error, position: 0)
+            case .success(let response):
+                if let error = response.statusError(url: request.displayURL) { return .failed(error, position: 0) }
+                return .done(response)
+            }
+        }
+    }
+
+    func save(_ record: MultipartRecord) throws {
+        try cache.prepare()
+        try FS.writeAtomically(Array(try JSONEncoder().encode(record)), to: recordPath, durable: cache.flushes)
+    }
+
+    /// MD5 and SHA-256 (hex) of `length` bytes of a file from `offset`, read in 1 MiB pieces.
+    static func rangeDigests(_ path: String, offset: Int64, length: Int64) async throws -> (md5: String, sha256: String) {
+        try await BlockingIO.run {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+            defer { close(fd) }
+            let md5 = Digest(.md5), sha = Digest(.sha256)
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            var done: Int64 = 0
+            while done < length {
+                let want = Int(min(Int64(buffer.count), length - done))
+                let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset + done)) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { throw FileError(path: path, operation: "read", errno: n < 0 ? errno : EIO) }
+                buffer.withUnsafeBytes { md5.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])); sha.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                done += Int64(n)
+            }
+            return (md5.finalizeHex(), sha.finalizeHex())
+        }
+    }
+}
+
+/// The parts finished so far, written to the cache after each one.
+actor PartBook {
+    private(set) var record: MultipartRecord
+    private let save: @Sendable (MultipartRecord) throws -> Void
+
+    init(record: MultipartRecord, save: @escaping @Sendable (MultipartRecord) throws -> Void) {
+        self.record = record
+        self.save = save
+    }
+
+    func finished(_ number: Int, part: MultipartRecord.Part) throws {
+        record.parts[number] = part
+        try save(record)
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import SyncrHTTP
+import SyncrManifest
+import SyncrS3
+
+/// The object metadata syncr stores with every object it uploads: the SHA-256 of its bytes, so
+/// that the next plan can tell from a HEAD whether the object is still what the file is.
+enum S3Metadata {
+    static let sha256Header = "x-amz-meta-syncr-sha256"
+}
+
+extension UploadPlanner {
+    /// An upload to `s3://`: up to date when every object has the file's size and carries the
+    /// file's SHA-256 as `x-amz-meta-syncr-sha256` (an object without it, or put there by
+    /// another tool, is sent again). The record is not needed to decide, only to spare hashing.
+    func planS3(_ upload: Upload, tree: UploadTree, item: PlanItem) async -> PlanItem {
+        var item = item
+        if let message = S3Stores.failure(url: upload.url, settings: upload.settings) {
+            item.action = .error
+            item.reason = redactor.scrub(message)
+            return item
+        }
+        let previous = cache.loadUploadRecord(Cache.uploadKey(upload))
+        let files: [String: UploadRecord.SentFile]
+        do {
+            files = try await BlockingIO.run { try Self.digests(tree, reusing: previous?.files) }
+        } catch {
+            item.action = .error
+            item.reason = redactor.scrub("\(error)")
+            return item
+        }
+        let record = UploadRecord(method: upload.method.rawValue, url: redactor.scrub(upload.url.written), from: upload.from, files: files)
+        item.uploadContext = UploadContext(tree: tree, record: record, digestsPending: false)
+        item.size = tree.totalSize
+        item.bytes = tree.totalSize
+        if force {
+            item.reason = "--force"
+            return item
+        }
+        var stale: [String] = []
+        for file in tree.files {
+            let target = Uploader.target(upload, relative: file.relative, isDirectory: tree.isDirectory)
+            if let why = await objectDifference(upload, target: target, file: files[file.relative]) { stale.append(why) }
+        }
+        guard stale.isEmpty else {
+            item.reason = redactor.scrub(stale.count == 1 ? stale[0] : "\(stale.count) objects differ (\(stale[0]), ...)")
+            return item
+        }
+        item.action = .skip
+        item.bytes = 0
+        item.reason = "unchanged: the object\(tree.files.count == 1 ? " has" : "s have") the same size and SHA-256"
+        return item
+    }
+
+    /// Why the object at `target` is not `file`, or nil when it is.
+    private func objectDifference(_ upload: Upload, target: (url: String, display: String),
+                                  file: UploadRecord.SentFile?) async -> String? {
+        let request = RequestBuilder(upload: upload).head(url: target.url, displayURL: target.display)
+        switch await engine.perform(request, sink: DiscardSink()) {
+        case .success(let response) where response.head.status == 404:
+            return "\(target.display) is not in the store"
+        case .success(let response) where response.head.isSuccess:
+            if let length = response.head.contentLength, length != file?.size {
+                return "\(target.display) is \(length) bytes in the store, \(file?.size ?? 0) here"
+            }
+            guard let stored = response.head.value(S3Metadata.sha256Header), stored == file?.sha256 else {
+                return "\(target.display) has another SHA-256, or none recorded by syncr"
+            }
+            return nil
+        case .success(let response):
+            return "\(target.display): the store answered HTTP \(response.head.status) to HEAD"
+        case .failure(let error):
+            return "\(target.display): \(error.description)"
+        }
+    }
+}
+
+extension Uploader {
+    /// The PutObject of one file: its SHA-256 signed as the payload hash (the store checks the
+    /// body against it), its MD5 as `Content-MD5` (checked too, by stores that do not check the
+    /// payload hash), and the SHA-256 stored as object metadata for the next plan.
+    func s3Put(_ file: UploadTree.File, target: (url: String, display: String)) async throws -> HTTPRequest {
+        let path = file.path
+        let digests: [String: String]
+        do {
+            digests = try await BlockingIO.run { try FS.digests(of: path, algorithms: ["md5", "sha256"]) }
+        } catch {
+            throw SyncError.other(message: "\(error)")
+        }
+        let sha256 = digests["sha256"] ?? "", md5 = digests["md5"] ?? ""
+        let headers = [("X-Amz-Content-SHA256", sha256), ("Content-MD5", Self.base64(hex: md5)),
+                       (S3Metadata.sha256Header, sha256)]
+        return RequestBuilder(upload: upload).upload(.file(path: path), url: target.url, displayURL: target.display,
+                                                     contentType: upload.contentType ?? ContentType.forFilename(file.relative),
+                                                     extraHeaders: headers)
+    }
+
+    /// A file at or above `multipart_threshold`: a multipart upload, resumed when an earlier run
+    /// left one. Notes how many parts an earlier run had sent.
+    func multipart(_ file: UploadTree.File, target: (url: String, display: String), sha256: String,
+                   notes: inout [EntryNote]) async throws -> Int64 {
+        let key = String(target.display.dropFirst("s3://".count).drop { $0 != "/" }.dropFirst())
+        var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
+                                reporter: reporter, redactor: redactor)
+        retrying.s3 = requests.s3
+        let multipart = S3MultipartUpload(upload: upload, file: file, key: key, sha256: sha256, cache: cache,
+                                          engine: engine, retrying: retrying, progress: uploadProgress)
+        let (sent, kept) = try await multipart.run()
+        if kept > 0 { notes.append(.multipartResumed(target: target.display, parts: kept)) }
+        return sent
+    }
+
+    /// Base64 of the bytes a hex string spells.
+    static func base64(hex: String) -> String {
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for c in hex.utf8 {
+            let v: UInt8 = c <= UInt8(ascii: "9") ? c - UInt8(ascii: "0") : (c | 0x20) - UInt8(ascii: "a") + 10
+            if let h = high { bytes.append(h << 4 | v); high = nil } else { high = v }
+        }
+        return Data(bytes).base64EncodedString()
+    }
+
+    /// Where one file of an `s3://` upload goes: the key itself for a file, or the prefix joined
+    /// with the file's path for a folder.
+    static func s3Target(_ upload: Upload, relative: String, isDirectory: Bool) -> (url: String, display: String)? {
+        guard let object = S3Object(url: upload.url, settings: upload.settings) else { return nil }
+        let base = object.location.key
+        let key = !isDirectory ? base : base.isEmpty || base.hasSuffix("/") ? base + relative : base + "/" + relative
+        return (object.url(key: key), "s3://\(object.location.bucket)/\(key)")
+    }
+}

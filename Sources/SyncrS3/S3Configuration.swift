@@ -1,0 +1,121 @@
+/// What an entry says about its store (`s3:` in the manifest), before the environment and the
+/// shared files fill in the rest.
+public struct S3Options: Sendable, Equatable {
+    public var endpoint: String?
+    public var region: String?
+    public var pathStyle: Bool?
+    public var profile: String?
+    public var anonymous: Bool
+
+    /// Creates options; nil leaves a value to the environment and the defaults.
+    public init(endpoint: String? = nil, region: String? = nil, pathStyle: Bool? = nil, profile: String? = nil,
+                anonymous: Bool = false) {
+        self.endpoint = endpoint
+        self.region = region
+        self.pathStyle = pathStyle
+        self.profile = profile
+        self.anonymous = anonymous
+    }
+}
+
+/// An entry's store, resolved: where requests go, and the credentials they are signed with (nil
+/// for anonymous requests).
+public struct S3Configuration: Sendable, Equatable {
+    public var endpoint: S3Endpoint
+    public var credentials: S3Credentials?
+
+    /// Creates a configuration.
+    public init(endpoint: S3Endpoint, credentials: S3Credentials?) {
+        self.endpoint = endpoint
+        self.credentials = credentials
+    }
+
+    /// Resolves `options` the way the AWS tools do.
+    ///
+    /// - Endpoint: `options.endpoint`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, else AWS.
+    /// - Region: `options.region`, `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region` in
+    ///   the config file, else `us-east-1`.
+    /// - Path style: `options.pathStyle`, else true with a custom endpoint, false on AWS.
+    /// - Credentials (unless anonymous): `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` /
+    ///   `AWS_SESSION_TOKEN` unless the manifest names a profile, then the profile
+    ///   (`options.profile`, `AWS_PROFILE`, `default`) in `AWS_SHARED_CREDENTIALS_FILE` (or
+    ///   `~/.aws/credentials`), then in `AWS_CONFIG_FILE` (or `~/.aws/config`).
+    /// - Throws: `S3ConfigError` when no credentials are found, a named profile does not exist,
+    ///   or a file cannot be read.
+    public static func resolve(_ options: S3Options, environment: [String: String]) throws(S3ConfigError) -> S3Configuration {
+        func env(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let files = try SharedFiles(environment: environment)
+        let profile = options.profile ?? env("AWS_PROFILE") ?? "default"
+        let url = options.endpoint ?? env("AWS_ENDPOINT_URL_S3") ?? env("AWS_ENDPOINT_URL")
+        let region = options.region ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION")
+            ?? files.config?.sections[configSection(profile)]?["region"] ?? "us-east-1"
+        let endpoint = S3Endpoint(url: url.map(trimmedEndpoint), region: region, pathStyle: options.pathStyle ?? (url != nil))
+        guard !options.anonymous else { return S3Configuration(endpoint: endpoint, credentials: nil) }
+        if options.profile == nil, let key = env("AWS_ACCESS_KEY_ID") {
+            guard let secret = env("AWS_SECRET_ACCESS_KEY") else { throw .secretMissing(source: "the environment") }
+            return S3Configuration(endpoint: endpoint, credentials: S3Credentials(
+                accessKeyID: key, secretAccessKey: secret, sessionToken: env("AWS_SESSION_TOKEN"),
+                source: "the environment (AWS_ACCESS_KEY_ID)"))
+        }
+        let candidates = [(files.credentials, profile), (files.config, configSection(profile))]
+        for case let (file?, section) in candidates {
+            guard let values = file.sections[section], let key = values["aws_access_key_id"] else { continue }
+            let source = "profile '\(profile)' in \(file.path)"
+            guard let secret = values["aws_secret_access_key"] else { throw .secretMissing(source: source) }
+            return S3Configuration(endpoint: endpoint, credentials: S3Credentials(
+                accessKeyID: key, secretAccessKey: secret, sessionToken: values["aws_session_token"], source: source))
+        }
+        throw .noCredentials(profile: profile, explicitProfile: options.profile != nil || env("AWS_PROFILE") != nil,
+                             looked: files.paths)
+    }
+
+    /// The config file names a profile `[profile name]`, except `[default]`.
+    static func configSection(_ profile: String) -> String {
+        profile == "default" ? "default" : "profile \(profile)"
+    }
+
+    static func trimmedEndpoint(_ url: String) -> String {
+        var url = url
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+}
+
+/// The two shared files, where they are looked for and what they hold.
+struct SharedFiles {
+    var credentials: SharedConfigFile?
+    var config: SharedConfigFile?
+    var paths: [String]
+
+    init(environment: [String: String]) throws(S3ConfigError) {
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "~"
+        let credentialsPath = environment["AWS_SHARED_CREDENTIALS_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? home + "/.aws/credentials"
+        let configPath = environment["AWS_CONFIG_FILE"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.aws/config"
+        credentials = try SharedConfigFile(path: credentialsPath)
+        config = try SharedConfigFile(path: configPath)
+        paths = [credentialsPath, configPath]
+    }
+}
+
+/// Why an entry's store could not be set up; `description` says what to do.
+public enum S3ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    case noCredentials(profile: String, explicitProfile: Bool, looked: [String])
+    case secretMissing(source: String)
+    case unreadable(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .noCredentials(let profile, let explicit, let looked):
+            let files = looked.joined(separator: " or ")
+            if explicit {
+                return "no credentials for profile '\(profile)' in \(files); add aws_access_key_id and aws_secret_access_key to it"
+            }
+            return "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or add a [\(profile)] profile to \(files), or set anonymous: true under s3: for a public bucket"
+        case .secretMissing(let source):
+            return "\(source) has an access key ID but no secret access key; set AWS_SECRET_ACCESS_KEY (or aws_secret_access_key)"
+        case .unreadable(let path, let reason):
+            return "cannot read \(path): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import SyncrCore
+import SyncrManifest
+import SyncrS3
+
+@Suite(.timeLimit(.minutes(1))) struct S3ListingTests {
+    static func prefixDownload() -> Download {
+        let url = "s3://bucket/data/"
+        return Download(index: 2, location: SourceLocation(file: "syncr.yml", line: 1, column: 1),
+                        url: Template(literal: url), to: "out/", destination: "/p/out", allowOutside: false,
+                        checksums: [], settings: .builtIn)
+    }
+
+    @Test func objectsBecomeDownloadsInsideTheFolder() throws {
+        let location = try S3Location(parsing: "s3://bucket/data/")
+        let one = try S3Listing.entry(Self.prefixDownload(), key: "data/sub/a b.txt", under: location).get()
+        #expect(one.url.expanded == "s3://bucket/data/sub/a b.txt")
+        #expect(one.destination == "/p/out/sub/a b.txt")
+        #expect(one.to == "out/sub/a b.txt")
+        #expect(one.index == 2)
+    }
+
+    /// Keys whose rest would leave the folder are refused, naming the key.
+    @Test(arguments: ["data/../escape", "data//abs", "data/./x", "data/a/..", "data/x\u{0}y"])
+    func escapingKeysAreRefused(key: String) throws {
+        let location = try S3Location(parsing: "s3://bucket/data/")
+        switch S3Listing.entry(Self.prefixDownload(), key: key, under: location) {
+        case .success(let d): Issue.record("accepted \(key) as \(d.destination)")
+        case .failure(let failure): #expect(failure.description.contains("\"\(key)\""))
+        }
+    }
+
+    @Test func pagesAreRead() throws {
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix>p/</Prefix>\
+            <IsTruncated>true</IsTruncated><NextContinuationToken>tok/+=</NextContinuationToken>\
+            <Contents><Key>p/a &amp; b.txt</Key><Size>12</Size><ETag>"x"</ETag></Contents>\
+            <Contents><Key>p/c</Key><Size>0</Size></Contents></ListBucketResult>
+            """
+        let page = try #require(ListObjectsPage(parsing: xml))
+        #expect(page.objects == [.init(key: "p/a & b.txt", size: 12), .init(key: "p/c", size: 0)])
+        #expect(page.continuationToken == "tok/+=")
+        #expect(ListObjectsPage(parsing: xml.replacingOccurrences(of: "true", with: "false"))?.continuationToken == nil)
+        #expect(ListObjectsPage(parsing: "<Error><Code>NoSuchBucket</Code></Error>") == nil)
+    }
+}

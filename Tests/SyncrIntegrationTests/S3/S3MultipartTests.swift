@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// Multipart uploads to SeaweedFS: parts in parallel, each checked by the store, resumable
+/// after a killed run from the parts the store holds.
+@Suite(.timeLimit(.minutes(10))) struct S3MultipartTests {
+    func writeManifest(_ project: Project, server: SeaweedFS.Server, defaults: String = "", upload: String) throws {
+        let text = """
+            version: 1
+            defaults: { retries: 2, timeout: 20s, \(defaults) s3: { endpoint: "\(server.endpoint)" } }
+            uploads:
+              - \(upload)
+
+            """
+        try text.write(to: project.file("syncr.yml"), atomically: true, encoding: .utf8)
+    }
+
+    /// Starts `apply`, and SIGKILLs it once the cache records at least two finished parts.
+    /// Returns the parts recorded then, and the record's text (for messages).
+    func killDuringUpload(_ project: Project, server: SeaweedFS.Server) async throws -> (Int, String) {
+        let process = Process()
+        process.executableURL = project.binary
+        process.arguments = ["apply"]
+        process.currentDirectoryURL = project.folder.url
+        process.environment = ProcessInfo.processInfo.environment.merging(server.environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try launch(process)
+        let child = ChildProcess(process)
+        let cache = project.file(".syncr/cache")
+        let partsAtKill = LockedBox(0)
+        let killed = await pollOnItsOwnThread(timeout: .seconds(120)) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: cache.path)) ?? []
+            guard let name = names.first(where: { $0.hasSuffix(".multipart") }),
+                  let data = FileManager.default.contents(atPath: cache.appendingPathComponent(name).path),
+                  let record = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  let parts = record["parts"] as? [String: Any], parts.count >= 2 else { return false }
+            kill(child.pid, SIGKILL)
+            partsAtKill.withLock { $0 = parts.count }
+            return true
+        }
+        kill(child.pid, SIGKILL)
+        _ = child.wait(timeout: .seconds(30))
+        try #require(killed, "the cache should record finished parts before the upload ends")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: cache.path)) ?? []
+        let recordText = names.first { $0.hasSuffix(".multipart") }
+            .flatMap { try? String(contentsOf: cache.appendingPathComponent($0), encoding: .utf8) } ?? "(no record)"
+        return (partsAtKill.withLock { $0 }, recordText)
+    }
+
+    /// A file above multipart_threshold goes up in parts; `aws s3 cp` downloads it identical,
+    /// it carries its SHA-256, and the next plan finds it unchanged.
+    @Test func largeFileGoesUpInParts() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try makeFile(path: project.file("big.bin"), size: 23 << 20 | 12_345, seed: 41)
+        let key = SeaweedFS.uniquePrefix("multipart") + "big.bin"
+        try writeManifest(project, server: server,
+                          upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
+        let result = try await project.run(["apply"], environment: server.environment)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let aws = AWSCLI(server: server)
+        let down = try await aws.run(["s3", "cp", "--only-show-errors", "s3://syncr-test/\(key)", project.file("back.bin").path])
+        try #require(down.exitCode == 0, "\(down.stderr)")
+        let digest = try await sha256(file: project.file("big.bin"))
+        #expect(try await sha256(file: project.file("back.bin")) == digest)
+        let head = try await aws.run(["s3api", "head-object", "--bucket", "syncr-test", "--key", key])
+        #expect(head.stdout.contains("\"syncr-sha256\": \"\(digest)\""), "\(head.stdout)")
+        #expect(head.stdout.contains("-5\\\""), "the ETag of a 5-part upload ends in -5: \(head.stdout)")
+        let plan = try await project.run(["plan"], environment: server.environment)
+        #expect(plan.stdout.contains("unchanged"), "\(plan.stdout)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: project.file(".syncr/cache").path)
+        #expect(!leftovers.contains { $0.hasSuffix(".multipart") }, "the record goes once the upload is complete")
+    }
+
+    /// Killed during a multipart upload, the next run asks the store which parts it holds
+    /// (ListParts), keeps those that match the file, sends the rest and completes: the object
+    /// is identical, and the parts sent before the kill are not sent again.
+    @Test func killedUploadResumesFromThePartsTheStoreHolds() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try makeFile(path: project.file("big.bin"), size: 80 << 20, seed: 43)
+        let key = SeaweedFS.uniquePrefix("killed") + "big.bin"
+        // One part at a time, so that the kill lands between parts.
+        try writeManifest(project, server: server, defaults: "connections: 1,",
+                          upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
+        let (kept, recordText) = try await killDuringUpload(project, server: server)
+        try #require(kept < 16, "killed before the last part")
+
+        let rerun = try await project.run(["apply", "--json"], environment: server.environment)
+        #expect(rerun.exitCode == 0, "\(rerun.stderr)")
+        let item = try #require((try jsonObject(rerun.stdout)["items"] as? [[String: Any]])?.first)
+        let notes = (item["notes"] as? [String] ?? []).joined()
+        let resumed = notes.firstRange(of: "resumed a multipart upload, ").map { notes[$0.upperBound...].prefix { $0.isNumber } }
+        let keptNow = Int(resumed ?? "") ?? 0
+        #expect(keptNow >= kept, "parts kept from the first run: \(notes)\nrecord at the kill: \(recordText)")
+        // Only the other parts went up again.
+        #expect(item["transferred"] as? Int == (80 << 20) - keptNow * (5 << 20), "\(item)")
+        let back = project.file("back.bin")
+        let down = try await AWSCLI(server: server).run(["s3", "cp", "--only-show-errors", "s3://syncr-test/\(key)", back.path])
+        try #require(down.exitCode == 0, "\(down.stderr)")
+        #expect(try await sha256(file: back) == (try await sha256(file: project.file("big.bin"))))
+    }
+
+    /// A source changed since the killed upload began: that upload is aborted and a new one
+    /// sends every part of the new file.
+    @Test func changedSourceStartsAgain() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try makeFile(path: project.file("big.bin"), size: 80 << 20, seed: 44)
+        let key = SeaweedFS.uniquePrefix("changed") + "big.bin"
+        try writeManifest(project, server: server, defaults: "connections: 1,",
+                          upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
+        let (kept, _) = try await killDuringUpload(project, server: server)
+        try #require(kept >= 2 && kept < 16)
+        try makeFile(path: project.file("big.bin"), size: 81 << 20, seed: 45)
+        let second = try await project.run(["apply", "--json"], environment: server.environment)
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        #expect(!second.stdout.contains("resumed a multipart upload"), "\(second.stdout)")
+        let item = try #require((try jsonObject(second.stdout)["items"] as? [[String: Any]])?.first)
+        #expect(item["transferred"] as? Int == 81 << 20)
+        let back = project.file("back.bin")
+        let down = try await AWSCLI(server: server).run(["s3", "cp", "--only-show-errors", "s3://syncr-test/\(key)", back.path])
+        try #require(down.exitCode == 0, "\(down.stderr)")
+        #expect(try await sha256(file: back) == (try await sha256(file: project.file("big.bin"))))
+    }
+
+    /// `syncr cache prune` with a manifest that no longer has the upload removes its record and
+    /// aborts the multipart upload in the store.
+    @Test func pruneAbortsAnAbandonedUpload() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try makeFile(path: project.file("big.bin"), size: 80 << 20, seed: 46)
+        let key = SeaweedFS.uniquePrefix("abandoned") + "big.bin"
+        try writeManifest(project, server: server, defaults: "connections: 1,",
+                          upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
+        let (kept, recordText) = try await killDuringUpload(project, server: server)
+        try #require(kept >= 2 && kept < 16)
+        let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
+        let uploadID = try #require(record?["uploadID"] as? String)
+        let aws = AWSCLI(server: server)
+        let before = try await aws.run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
+        try #require(before.stdout.contains(uploadID), "\(before)")
+
+        try "version: 1\ndownloads: []\n".write(to: project.file("other.yml"), atomically: true, encoding: .utf8)
+        let prune = try await project.run(["cache", "prune", "--cache", ".syncr/cache", "other.yml"], environment: server.environment)
+        #expect(prune.exitCode == 0, "\(prune.stdout)\(prune.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: project.file(".syncr/cache").path)
+        #expect(!names.contains { $0.hasSuffix(".multipart") }, "\(names)")
+        let after = try await aws.run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
+        #expect(after.exitCode == 0, "\(after.stderr)")
+        #expect(!after.stdout.contains(uploadID), "\(after.stdout)")
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+/// `s3://bucket/prefix/` downloads: every object under the prefix, listed with ListObjectsV2
+/// over every page, each downloaded into the folder under the rest of its key.
+@Suite(.timeLimit(.minutes(10))) struct S3PrefixTests {
+    /// A tree synced up with `aws s3 sync` comes down identical, nested keys and all; a second
+    /// run finds every object up to date.
+    @Test func mirrorsEveryObjectUnderThePrefix() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let tree = project.file("src")
+        let files = ["a.txt", "sub/b c.txt", "sub/deeper/ü.bin"]
+        for (i, name) in files.enumerated() {
+            try FileManager.default.createDirectory(at: tree.appendingPathComponent(name).deletingLastPathComponent(),
+                                                    withIntermediateDirectories: true)
+            try makeFile(path: tree.appendingPathComponent(name), size: 10_000 * (i + 1), seed: UInt64(i + 3))
+        }
+        let prefix = SeaweedFS.uniquePrefix("prefix")
+        let sync = try await AWSCLI(server: server).run(["s3", "sync", "--only-show-errors", tree.path, "s3://syncr-test/\(prefix)"])
+        try #require(sync.exitCode == 0, "\(sync.stderr)")
+        try project.writeManifest(defaults: "{ retries: 2, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://syncr-test/\(prefix)\", to: data/ }"])
+        let plan = try await project.run(["plan"], environment: server.environment)
+        #expect(plan.exitCode == 0, "\(plan)")
+        #expect(plan.stdout.contains("3 to download"), "\(plan.stdout)")
+        let first = try await project.run(["apply"], environment: server.environment)
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        for name in files {
+            #expect(try await sha256(file: project.file("data/" + name)) == (try await sha256(file: tree.appendingPathComponent(name))), "\(name)")
+        }
+        let second = try await project.run(["apply"], environment: server.environment)
+        #expect(second.stderr.contains("0 transferred, 3 up to date"), "\(second.stderr)")
+    }
+
+    /// More objects than one ListObjectsV2 page holds (1,000): the next pages are asked for
+    /// with the continuation token, and every object arrives.
+    @Test func followsEveryPage() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let tree = project.file("many")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        for i in 0..<1_005 { try Data("object \(i)\n".utf8).write(to: tree.appendingPathComponent(String(format: "f%04d.txt", i))) }
+        let prefix = SeaweedFS.uniquePrefix("paging")
+        let sync = try await AWSCLI(server: server).run(["s3", "sync", "--only-show-errors", tree.path, "s3://syncr-test/\(prefix)"])
+        try #require(sync.exitCode == 0, "\(sync.stderr)")
+        try project.writeManifest(defaults: "{ retries: 2, jobs: 16, fsync: false, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://syncr-test/\(prefix)\", to: out/ }"])
+        let result = try await project.run(["apply"], environment: server.environment)
+        #expect(result.exitCode == 0, "\(result.stderr.suffix(2000))")
+        let names = try FileManager.default.contentsOfDirectory(atPath: project.file("out").path).filter { !$0.hasPrefix(".") }
+        #expect(names.count == 1_005)
+        #expect(try String(contentsOf: project.file("out/f1004.txt"), encoding: .utf8) == "object 1004\n")
+    }
+
+    /// A prefix in a bucket that does not exist fails its entry with S3's code, before any
+    /// object is asked about.
+    @Test func missingBucketFailsTheListing() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 0, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://no-such-bucket-syncr/p/\", to: out/ }"])
+        let result = try await project.run(["apply"], environment: server.environment)
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(result.stderr.contains("NoSuchBucket"), "\(result.stderr)")
+    }
+}

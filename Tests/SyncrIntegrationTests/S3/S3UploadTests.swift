@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+/// Uploads to `s3://` against SeaweedFS: PutObject with Content-MD5 and a signed SHA-256, the
+/// SHA-256 kept as object metadata, skip-if-unchanged decided from HEAD.
+@Suite(.timeLimit(.minutes(10))) struct S3UploadTests {
+    func writeManifest(_ project: Project, server: SeaweedFS.Server, uploads: [String]) throws {
+        var text = "version: 1\ndefaults: { retries: 2, timeout: 10s, s3: { endpoint: \"\(server.endpoint)\" } }\nuploads:\n"
+        for u in uploads { text += "  - \(u)\n" }
+        try text.write(to: project.file("syncr.yml"), atomically: true, encoding: .utf8)
+    }
+
+    /// What syncr uploads, `aws s3 cp` downloads byte-identical; the object carries its SHA-256;
+    /// the next plan skips it, and plans it again once another tool replaced the object.
+    @Test func awsCLIDownloadsWhatSyncrUploaded() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try FileManager.default.createDirectory(at: project.file("dist"), withIntermediateDirectories: true)
+        try makeFile(path: project.file("dist/app.bin"), size: 3_000_017, seed: 21)
+        let key = SeaweedFS.uniquePrefix("upload") + "builds/app ü.bin"
+        try writeManifest(project, server: server, uploads: ["{ from: dist/app.bin, to: \"s3://syncr-test/\(key)\" }"])
+        let first = try await project.run(["apply"], environment: server.environment)
+        #expect(first.exitCode == 0, "\(first)")
+        let aws = AWSCLI(server: server)
+        let down = try await aws.run(["s3", "cp", "--only-show-errors", "s3://syncr-test/\(key)", project.file("back.bin").path])
+        try #require(down.exitCode == 0, "\(down.stderr)")
+        let digest = try await sha256(file: project.file("dist/app.bin"))
+        #expect(try await sha256(file: project.file("back.bin")) == digest)
+        let head = try await aws.run(["s3api", "head-object", "--bucket", "syncr-test", "--key", key])
+        #expect(head.stdout.contains("\"syncr-sha256\": \"\(digest)\""), "\(head.stdout)")
+
+        let again = try await project.run(["plan"], environment: server.environment)
+        #expect(again.stdout.contains("unchanged: the object has the same size and SHA-256"), "\(again.stdout)")
+        try makeFile(path: project.file("other.bin"), size: 3_000_017, seed: 22)
+        let replaced = try await aws.run(["s3", "cp", "--only-show-errors", project.file("other.bin").path, "s3://syncr-test/\(key)"])
+        try #require(replaced.exitCode == 0, "\(replaced.stderr)")
+        let stale = try await project.run(["plan"], environment: server.environment)
+        #expect(stale.stdout.contains("another SHA-256, or none recorded by syncr"), "\(stale.stdout)")
+    }
+
+    /// A folder goes up under the prefix, one object per file; `aws s3 sync` brings the same
+    /// tree back.
+    @Test func folderUploadsUnderThePrefix() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let names = ["index.html", "css/site.css", "img/a b.png"]
+        for (i, name) in names.enumerated() {
+            try FileManager.default.createDirectory(at: project.file("site/" + name).deletingLastPathComponent(),
+                                                    withIntermediateDirectories: true)
+            try makeFile(path: project.file("site/" + name), size: 5_000 + i * 777, seed: UInt64(30 + i))
+        }
+        let prefix = SeaweedFS.uniquePrefix("site")
+        try writeManifest(project, server: server, uploads: ["{ from: site/, to: \"s3://syncr-test/\(prefix)\" }"])
+        let result = try await project.run(["apply"], environment: server.environment)
+        #expect(result.exitCode == 0, "\(result)")
+        let back = project.file("back")
+        let sync = try await AWSCLI(server: server).run(["s3", "sync", "--only-show-errors", "s3://syncr-test/\(prefix)", back.path])
+        try #require(sync.exitCode == 0, "\(sync.stderr)")
+        for name in names {
+            #expect(try await sha256(file: back.appendingPathComponent(name)) == (try await sha256(file: project.file("site/" + name))), "\(name)")
+        }
+        let again = try await project.run(["apply"], environment: server.environment)
+        #expect(again.stderr.contains("0 transferred, 1 up to date"), "\(again.stderr)")
+    }
+}

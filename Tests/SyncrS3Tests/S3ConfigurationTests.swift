@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+import SyncrS3
+
+@Suite(.timeLimit(.minutes(1))) struct S3ConfigurationTests {
+    let home: String
+
+    init() throws {
+        home = NSTemporaryDirectory() + "s3config-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: home + "/.aws", withIntermediateDirectories: true)
+        try """
+            [default]
+            aws_access_key_id = AKIDFILE
+            aws_secret_access_key = file/secret
+            # a comment
+            [ci]
+            aws_access_key_id=AKIDCI
+            aws_secret_access_key=ci-secret
+            aws_session_token = ci-token
+            """.write(toFile: home + "/.aws/credentials", atomically: true, encoding: .utf8)
+        try """
+            [default]
+            region = ap-south-1
+            [profile other]
+            region = sa-east-1
+            aws_access_key_id = AKIDCONFIG
+            aws_secret_access_key = config-secret
+            s3 =
+              addressing_style = path
+            """.write(toFile: home + "/.aws/config", atomically: true, encoding: .utf8)
+    }
+
+    @Test func environmentComesFirst() throws {
+        let env = ["HOME": home, "AWS_ACCESS_KEY_ID": "AKIDENV", "AWS_SECRET_ACCESS_KEY": "env-secret", "AWS_SESSION_TOKEN": "tok"]
+        let config = try S3Configuration.resolve(S3Options(), environment: env)
+        #expect(config.credentials == S3Credentials(accessKeyID: "AKIDENV", secretAccessKey: "env-secret", sessionToken: "tok",
+                                                    source: "the environment (AWS_ACCESS_KEY_ID)"))
+        #expect(config.endpoint == S3Endpoint(url: nil, region: "ap-south-1", pathStyle: false))
+    }
+
+    @Test func sharedFilesForTheProfile() throws {
+        let ci = try S3Configuration.resolve(S3Options(profile: "ci"), environment: ["HOME": home, "AWS_ACCESS_KEY_ID": "AKIDENV"])
+        #expect(ci.credentials?.accessKeyID == "AKIDCI")
+        #expect(ci.credentials?.sessionToken == "ci-token")
+        #expect(ci.credentials?.source == "profile 'ci' in \(home)/.aws/credentials")
+        let other = try S3Configuration.resolve(S3Options(), environment: ["HOME": home, "AWS_PROFILE": "other"])
+        #expect(other.credentials?.accessKeyID == "AKIDCONFIG")
+        #expect(other.endpoint.region == "sa-east-1")
+    }
+
+    @Test func endpointAndRegionFromTheEnvironment() throws {
+        let env = ["HOME": home, "AWS_ENDPOINT_URL": "http://other:1", "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:8333/",
+                   "AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-west-2"]
+        let config = try S3Configuration.resolve(S3Options(anonymous: true), environment: env)
+        #expect(config.endpoint == S3Endpoint(url: "http://127.0.0.1:8333", region: "eu-west-1", pathStyle: true))
+        #expect(config.credentials == nil)
+        let manifest = try S3Configuration.resolve(S3Options(endpoint: "http://m:2", region: "r1", pathStyle: false, anonymous: true), environment: env)
+        #expect(manifest.endpoint == S3Endpoint(url: "http://m:2", region: "r1", pathStyle: false))
+    }
+
+    @Test func missingCredentialsSayWhereTheyWereLookedFor() {
+        let env = ["HOME": home + "/nowhere"]
+        #expect(throws: S3ConfigError.noCredentials(profile: "default", explicitProfile: false,
+                                                    looked: [home + "/nowhere/.aws/credentials", home + "/nowhere/.aws/config"])) {
+            try S3Configuration.resolve(S3Options(), environment: env)
+        }
+        let text = S3ConfigError.noCredentials(profile: "default", explicitProfile: false, looked: ["a", "b"]).description
+        #expect(text.contains("AWS_ACCESS_KEY_ID") && text.contains("anonymous: true"))
+        #expect(throws: S3ConfigError.self) { try S3Configuration.resolve(S3Options(profile: "nope"), environment: ["HOME": home]) }
+    }
+
+    @Test func credentialsNeverDescribeTheirSecrets() throws {
+        let config = try S3Configuration.resolve(S3Options(profile: "ci"), environment: ["HOME": home])
+        let text = "\(config.credentials!)"
+        #expect(!text.contains("ci-secret") && !text.contains("ci-token"))
+        #expect(config.credentials!.secrets == ["ci-secret", "ci-token"])
+    }
+}
