@@ -17,6 +17,25 @@ struct SuiteTimeLimitTests {
         #expect(sources.count > 50, "the test sources were found")
     }
 
+    /// No limit under 3 minutes: in a full run the 2-thread cooperative pool can be held for
+    /// about 2 minutes by CPU-bound archive tests, and a shorter limit then fails tests that
+    /// merely waited their turn (the scripted and S3 suites did, at 1 and 2 minutes).
+    @Test func noLimitIsShorterThanAFullRunCanStall() throws {
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let names = (FileManager.default.enumerator(atPath: tests.path)?.allObjects as? [String] ?? [])
+            .filter { $0.hasSuffix(".swift") && !$0.hasSuffix("SuiteTimeLimitTests.swift") }
+        var short: [String] = []
+        for name in names {
+            let text = try String(contentsOfFile: tests.path + "/" + name, encoding: .utf8)
+            for (number, line) in text.components(separatedBy: "\n").enumerated() {
+                guard let range = line.range(of: ".timeLimit(.minutes(") else { continue }
+                let digits = line[range.upperBound...].prefix { $0.isNumber }
+                if let minutes = Int(digits), minutes < 3 { short.append("\(name):\(number + 1)") }
+            }
+        }
+        #expect(short.isEmpty, "raise to at least .minutes(3):\n\(short.joined(separator: "\n"))")
+    }
+
     /// The check itself, on sources that break the rule and sources that keep it.
     @Test func theCheckFindsWhatLacksALimit() {
         let bad = """
