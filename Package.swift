@@ -50,6 +50,7 @@ let package = Package(
         .executableTarget(name: "syncr", dependencies: ["SyncrCore", "SyncrLock"]),
 
         .testTarget(name: "SyncrManifestTests", dependencies: ["SyncrManifest"]),
+        .testTarget(name: "SyncrLockTests", dependencies: ["SyncrLock"]),
         .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
         .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore", "SyncrLock"]),
         .testTarget(name: "SyncrArchiveTests", dependencies: ["SyncrArchive"]),
