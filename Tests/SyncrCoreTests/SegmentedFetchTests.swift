@@ -95,6 +95,24 @@ struct SegmentedFetchTests {
         #expect(result.notes.contains { $0.contains("fell back to one stream") }, "\(result.notes)")
     }
 
+    @Test func serverIgnoresIfRangeAndAnswers206FromTheNewVersion() async throws {
+        let project = try resumable()
+        let newer = Resource(bytes: Resource.pattern(4 * Self.mib, seed: 7), etag: "\"v2\"")
+        let server = ScriptedTransport { request, _ in
+            if request.method == .head { return Self.file.answer(request) }
+            var ignoring = request
+            ignoring.ifRange = nil
+            return newer.answer(ignoring)
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.error ?? "")")
+        // No piece of v2 lands beside the first MiB of v1.
+        #expect(project.difference("big.bin", from: newer.bytes) == nil)
+        #expect(project.record("big.bin")?.etag?.headerValue == "\"v2\"")
+        #expect(result.notes.contains { $0.contains("the file changed") && $0.contains("fell back to one stream") },
+                "\(result.notes)")
+    }
+
     @Test func status416ForARangePastTheEnd() async throws {
         let project = try resumable()
         // Between HEAD and the pieces the file shrank to 512 KiB, under the same validator: every
