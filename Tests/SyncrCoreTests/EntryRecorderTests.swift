@@ -8,7 +8,7 @@ import SyncrHTTP
 
 /// The recorder's rules, on a real cache folder: a record vouches only for flushed bytes, it
 /// goes before the bytes it counted when starting over, and it names the version the bytes are of.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct EntryRecorderTests {
     let folder: TemporaryFolder
     let key = "0123456789abcdef0123456789abcdef"

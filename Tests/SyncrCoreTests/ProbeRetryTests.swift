@@ -6,7 +6,7 @@ import SyncrManifest
 
 /// The retry helper on the requests `plan` makes (HEAD, and the ranged GET that stands in for a
 /// refused HEAD), against a scripted server: each test names the server behaviour it scripts.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct ProbeRetryTests {
     static let file = Resource(bytes: Resource.pattern(1000))
 

@@ -3,7 +3,7 @@ import Testing
 @testable import SyncrCore
 
 /// The set of byte ranges on disk, and how the missing ones are cut into pieces.
-@Suite struct RangeSetTests {
+@Suite(.timeLimit(.minutes(10))) struct RangeSetTests {
     @Test(arguments: [
         // (ranges inserted, the set)
         ([0..<10, 20..<30], [0..<10, 20..<30]),

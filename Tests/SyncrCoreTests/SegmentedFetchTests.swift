@@ -9,7 +9,7 @@ import SyncrManifest
 /// helps) against a scripted server: each test names the server behaviour it scripts.
 ///
 /// Pieces are never cut below `SegmentedFetch.minimumPiece` (1 MiB), so the files are a few MiB.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct SegmentedFetchTests {
     static let mib = 1 << 20
     static let file = Resource(bytes: Resource.pattern(4 * mib))

@@ -6,7 +6,7 @@ import SyncrManifest
 
 /// The fetch stage over one stream (`Downloader+Fetch`), against a scripted server: each test
 /// names the server behaviour it scripts and checks the file that lands and the requests made.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct StreamFetchTests {
     static let file = Resource(bytes: Resource.pattern(1000))
 

@@ -6,7 +6,7 @@ import SyncrLock
 import Testing
 
 /// The one lock type: mutual exclusion, and waiting for a value on threads of one's own.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct LockedTests {
     /// Runs `body` on `count` threads of its own (not Swift's pool: they block) and waits for all.
     /// A thread never woken would hang the whole test run (the suite's time limit cannot stop a
