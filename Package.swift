@@ -54,6 +54,7 @@ let package = Package(
         .executableTarget(name: "syncr", dependencies: ["SyncrCore", "SyncrLock"]),
 
         .testTarget(name: "SyncrManifestTests", dependencies: ["SyncrManifest"]),
+        .testTarget(name: "SyncrLockTests", dependencies: ["SyncrLock"]),
         .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
         .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore", "SyncrLock", "SyncrS3"]),
         .testTarget(name: "SyncrS3Tests", dependencies: ["SyncrS3", "SyncrDigest"], exclude: ["Fixtures"]),

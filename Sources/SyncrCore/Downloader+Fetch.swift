@@ -129,13 +129,14 @@ extension Downloader {
         fs.leadTried = fs.leadTried || leading
         let base = fs.offset
         let range = base > 0 ? ByteRange(start: base) : (leading ? ByteRange(start: 0, end: leadLength - 1) : nil)
-        let request = requests.get(range: range, ifRange: base > 0 ? state.ifRangeValidator : nil)
+        let ifRange = base > 0 ? state.ifRangeValidator : nil
+        let request = requests.get(range: range, ifRange: ifRange)
         let headSignal = OneShot<HTTPResponseHead>()
         var onResponse: (@Sendable (HTTPResponseHead) -> Void)?
         if leading { onResponse = { head in headSignal.fulfil(head) } }
         let sink = FileSink(fd: file.fd, offset: base, requestedRange: range,
-                            expectedTotal: base > 0 ? state.size : nil, displayURL: url, displayPath: file.path,
-                            wholeFileAllowed: leading, onResponse: onResponse)
+                            expectedTotal: base > 0 ? state.size : nil, ifRange: ifRange, displayURL: url,
+                            displayPath: file.path, wholeFileAllowed: leading, onResponse: onResponse)
         let ticker = checkpoints(sink, base: base, recorder: recorder)
         let outcome: Result<HTTPResponse, TransferError>
         var helped: Helped?

@@ -149,7 +149,7 @@ struct SegmentedFetch: Sendable {
             try await retrying.run(from: start, kept: { _ in 0 }) {
                 let range = ByteRange(start: start, end: end - 1)
                 let sink = FileSink(fd: fd, offset: start, requestedRange: range, expectedTotal: size,
-                                    displayURL: url, displayPath: dataPath)
+                                    ifRange: validator, displayURL: url, displayPath: dataPath)
                 await board.begin(sink)
                 let outcome = await engine.perform(requests.piece(range: range, ifRange: validator), sink: sink)
                 let written = sink.written

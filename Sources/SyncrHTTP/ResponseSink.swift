@@ -54,6 +54,8 @@ public final class FileSink: ResponseSink {
     public let requestedRange: ByteRange?
     /// The total size the caller expects (from a probe or the state file), if known.
     public let expectedTotal: Int64?
+    /// The `If-Range` validator sent with `requestedRange`, if any: a 206 must be of that version.
+    public let ifRange: String?
     public let displayURL: String
     public let displayPath: String
     /// Called on the engine thread once the response was checked and accepted.
@@ -100,7 +102,7 @@ public final class FileSink: ResponseSink {
     /// The response head, once the response started.
     public var head: HTTPResponseHead? { headBox.withLock { $0 } }
 
-    public init(fd: Int32, offset: Int64, requestedRange: ByteRange?, expectedTotal: Int64?,
+    public init(fd: Int32, offset: Int64, requestedRange: ByteRange?, expectedTotal: Int64?, ifRange: String? = nil,
                 displayURL: String, displayPath: String, wholeFileAllowed: Bool = false,
                 onResponse: (@Sendable (HTTPResponseHead) -> Void)? = nil) {
         self.onResponse = onResponse
@@ -109,6 +111,7 @@ public final class FileSink: ResponseSink {
         self.offset = offset
         self.requestedRange = requestedRange
         self.expectedTotal = expectedTotal
+        self.ifRange = ifRange
         self.displayURL = displayURL
         self.displayPath = displayPath
         // The limit counts the range's length from `offset`, wherever in the file that is.
@@ -168,7 +171,7 @@ public final class FileSink: ResponseSink {
             onResponse?(head)
             return .proceed
         }
-        switch ResponseCheck.check(head, requested: requestedRange, expectedTotal: expectedTotal) {
+        switch ResponseCheck.check(head, requested: requestedRange, expectedTotal: expectedTotal, ifRange: ifRange) {
         case .ok:
             onResponse?(head)
             return .proceed
@@ -259,7 +262,9 @@ public enum ResponseCheck: Equatable, Sendable {
     /// - Parameters:
     ///   - requested: the `Range` that was sent, if any.
     ///   - expectedTotal: the resource size the caller knows of, if any.
-    public static func check(_ head: HTTPResponseHead, requested: ByteRange?, expectedTotal: Int64?) -> ResponseCheck {
+    ///   - ifRange: the `If-Range` validator sent with it, if any.
+    public static func check(_ head: HTTPResponseHead, requested: ByteRange?, expectedTotal: Int64?,
+                             ifRange: String? = nil) -> ResponseCheck {
         guard let requested else {
             if head.status == 206 {
                 return .invalid("206 Partial Content to a request without Range")
@@ -271,6 +276,7 @@ public enum ResponseCheck: Equatable, Sendable {
             return requested.start == 0 && requested.end == nil ? .ok : .rangeIgnored
         }
         guard head.status == 206 else { return .invalid("status \(head.status) to a Range request") }
+        if let ifRange, let changed = otherVersion(head, ifRange: ifRange) { return .invalid(changed) }
         guard let raw = head.value("Content-Range") else {
             return .invalid("206 Partial Content without Content-Range")
         }
@@ -297,5 +303,19 @@ public enum ResponseCheck: Equatable, Sendable {
             return .invalid("Content-Length \(length) does not match Content-Range \"\(raw.prefix(80))\"")
         }
         return .ok
+    }
+
+    /// Why a 206 is not of the version `If-Range` named, if it says so. A server that honours
+    /// Range but ignores If-Range (RFC 9110 §13.1.5 makes it a MUST) answers a changed file with
+    /// a part of the new version, which must never be joined to the bytes of the old one. Only a
+    /// validator of the same kind, present in the answer, is compared; a weak ETag says nothing.
+    static func otherVersion(_ head: HTTPResponseHead, ifRange: String) -> String? {
+        // An entity tag is sent quoted (`headerValue`); anything else is an HTTP date.
+        if ifRange.hasPrefix("\""), let asked = EntityTag(parsing: ifRange) {
+            guard let sent = head.etag, !sent.isWeak, !sent.strongMatch(asked) else { return nil }
+            return "the file changed: the server sent ETag \(sent.headerValue.prefix(80)) for If-Range \(ifRange.prefix(80))"
+        }
+        guard let sent = head.lastModified, sent != ifRange else { return nil }
+        return "the file changed: the server sent Last-Modified \"\(sent.prefix(80))\" for If-Range \"\(ifRange.prefix(80))\""
     }
 }

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 @testable import SyncrCore
 import SyncrHTTP
-import SyncrLock
 import SyncrManifest
 
 /// One entry through every stage (decide, reserve, fetch, verify, place: `Downloader.transfer`)
@@ -74,19 +73,20 @@ struct PipelineTests {
     @Test func runInterruptedWhileTheServerIsSendingKeepsWhatArrived() async throws {
         let project = try ScriptedProject()
         let large = Resource(bytes: Resource.pattern(600_000))
-        let paused = Locked(false)
+        let paused = OneShot<Bool>()
         // The server sends 300 000 bytes, then nothing more until the run is cancelled.
         let server = ScriptedTransport { request, _ in
             var reply = large.answer(request)
             reply.pause = .init(after: 300_000) {
-                paused.withLock { $0 = true }
-                while !Task.isCancelled { await Task.yield() }
+                paused.fulfil(true)
+                // Ends at once when the run is cancelled; the hour is never waited.
+                try? await Task.sleep(for: .seconds(3600))
             }
             return reply
         }
         let session = project.session(project.download("big.bin"), over: server)
         let run = Task { await session.apply().results[0] }
-        while !paused.withLock({ $0 }) { await Task.yield() }
+        _ = await paused.wait()
         run.cancel()
         let result = await run.value
         #expect(result.status == .interrupted)

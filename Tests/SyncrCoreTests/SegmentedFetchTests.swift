@@ -96,6 +96,24 @@ struct SegmentedFetchTests {
         #expect(result.noteTexts.contains { $0.contains("fell back to one stream") }, "\(result.noteTexts)")
     }
 
+    @Test func serverIgnoresIfRangeAndAnswers206FromTheNewVersion() async throws {
+        let project = try resumable()
+        let newer = Resource(bytes: Resource.pattern(4 * Self.mib, seed: 7), etag: "\"v2\"")
+        let server = ScriptedTransport { request, _ in
+            if request.method == .head { return Self.file.answer(request) }
+            var ignoring = request
+            ignoring.ifRange = nil
+            return newer.answer(ignoring)
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        // No piece of v2 lands beside the first MiB of v1.
+        #expect(project.difference("big.bin", from: newer.bytes) == nil)
+        #expect(project.record("big.bin")?.etag?.headerValue == "\"v2\"")
+        #expect(result.noteTexts.contains { $0.contains("the file changed") && $0.contains("fell back to one stream") },
+                "\(result.noteTexts)")
+    }
+
     @Test func status416ForARangePastTheEnd() async throws {
         let project = try resumable()
         // Between HEAD and the pieces the file shrank to 512 KiB, under the same validator: every
@@ -143,16 +161,23 @@ struct SegmentedFetchTests {
         try project.leavePartial("big.bin", of: large, ranges: [0..<Int64(Self.mib)])
         let firstPiece = Int64(Self.mib)
         let holder = Locked<ScriptedTransport?>(nil)
+        let lastByte = Int64(8 * Self.mib - 1)
         let server = ScriptedTransport { request, _ in
-            let reply = large.answer(request)
-            guard request.range?.start == firstPiece, let end = request.range?.end else { return reply }
-            // The first piece is slow: after 64 KiB it waits for another connection to take
-            // over part of what it has left.
-            var slow = reply
-            slow.pause = .init(after: 64 << 10) {
-                await holder.withLock { $0 }?.wait { $0.contains { $0.range.map { $0.start > firstPiece && $0.start <= end } ?? false } }
+            var reply = large.answer(request)
+            guard request.method == .get, let range = request.range, let end = range.end else { return reply }
+            func until(_ condition: @escaping @Sendable ([HTTPRequest]) -> Bool) -> @Sendable () async -> Void {
+                { await holder.withLock { $0 }?.wait(until: condition) }
             }
-            return slow
+            if range.start == firstPiece {
+                // The first piece is slow: after 64 KiB it waits for another connection to take
+                // over part of what it has left.
+                reply.pause = .init(after: 64 << 10, until: until { $0.contains { $0.range.map { $0.start > firstPiece && $0.start <= end } ?? false } })
+            } else if end == lastByte && range.start > firstPiece + Int64(Self.mib) {
+                // The other piece starts only once the first is running, so that there is a
+                // running piece to take from when it ends, however the threads are scheduled.
+                reply.pause = .init(after: 0, until: until { $0.contains { $0.range?.start == firstPiece } })
+            }
+            return reply
         }
         holder.withLock { $0 = server }
         let result = await project.apply(project.download("big.bin"), over: server)

@@ -80,6 +80,26 @@ struct StreamFetchTests {
         #expect(server.gets.first?.ifRange == "\"v1\"")
     }
 
+    @Test func serverIgnoresIfRangeAndAnswers206FromTheNewVersion() async throws {
+        let project = try ScriptedProject()
+        try project.leavePartial("f.bin", of: Self.file, ranges: [0..<400])
+        // A server that honours Range but not If-Range: the rest of v2, labelled v2.
+        let newer = Resource(bytes: Resource.pattern(1000, seed: 7), etag: "\"v2\"")
+        let server = ScriptedTransport { request, _ in
+            if request.method == .head { return Self.file.answer(request) }
+            var ignoring = request
+            ignoring.ifRange = nil
+            return newer.answer(ignoring)
+        }
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        // Never 400 bytes of v1 joined to 600 of v2.
+        #expect(project.difference("f.bin", from: newer.bytes) == nil)
+        #expect(project.record("f.bin")?.etag?.headerValue == "\"v2\"")
+        #expect(server.gets.map(\.rangeText) == ["bytes=400-", "-"])
+        #expect(result.noteTexts.contains { $0.contains("the file changed") }, "\(result.noteTexts)")
+    }
+
     @Test func status416ForARangePastTheEnd() async throws {
         let project = try ScriptedProject()
         try project.leavePartial("f.bin", of: Self.file, ranges: [0..<600])

@@ -174,4 +174,24 @@ struct ResponseCheckTests {
         #expect(!message.isEmpty)
         #expect(message.count < 200)
     }
+
+    // MARK: If-Range
+
+    @Test("a 206 of another version than If-Range named is invalid: the server ignored If-Range", arguments: [
+        // (If-Range sent, the 206's validators, verdict is .ok)
+        ("\"v1\"", [("ETag", "\"v1\"")], true),
+        ("\"v1\"", [("ETag", "\"v2\"")], false),
+        ("\"v1\"", [], true),                                   // no ETag in the answer: nothing to compare
+        ("\"v1\"", [("ETag", "W/\"v2\"")], true),              // a weak ETag says nothing
+        ("\"v1\"", [("Last-Modified", "Wed, 02 Oct 2024 10:00:00 GMT")], true),
+        ("Tue, 01 Oct 2024 10:00:00 GMT", [("Last-Modified", "Tue, 01 Oct 2024 10:00:00 GMT")], true),
+        ("Tue, 01 Oct 2024 10:00:00 GMT", [("Last-Modified", "Wed, 02 Oct 2024 10:00:00 GMT")], false),
+        ("Tue, 01 Oct 2024 10:00:00 GMT", [("ETag", "\"v2\"")], true),
+    ] as [(String, [(String, String)], Bool)])
+    func ifRangeVersion(ifRange: String, validators: [(String, String)], ok: Bool) {
+        let head = makeHead(206, [("Content-Range", "bytes 100-999/1000"), ("Content-Length", "900")] + validators)
+        let verdict = ResponseCheck.check(head, requested: ByteRange(start: 100), expectedTotal: 1000, ifRange: ifRange)
+        #expect((verdict == .ok) == ok, "\(verdict)")
+        if !ok, case .invalid(let message) = verdict { #expect(message.contains("the file changed"), "\(message)") }
+    }
 }

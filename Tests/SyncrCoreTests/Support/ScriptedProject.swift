@@ -88,8 +88,9 @@ final class ScriptedProject {
         FileManager.default.contents(atPath: cache.dataPath(key(name))).map { [UInt8]($0) }
     }
 
-    /// Leaves a partial download in the cache, as an interrupted run would: `bytes` at their
-    /// offsets, and a record of `resource` that vouches for `ranges`.
+    /// Leaves a partial download in the cache, as an interrupted run would: the bytes of
+    /// `resource` in `ranges` at their offsets (a file cut after a lone prefix, else preallocated
+    /// to the full size with zeros in the holes), and a record of `resource` that vouches for them.
     func leavePartial(_ name: String, of resource: Resource, ranges: [Range<Int64>]) throws {
         try cache.prepare()
         var data = [UInt8](repeating: 0, count: resource.size)
