@@ -17,9 +17,9 @@ struct SuiteTimeLimitTests {
         #expect(sources.count > 50, "the test sources were found")
     }
 
-    /// No limit under 3 minutes: in a full run the 2-thread cooperative pool can be held for
-    /// about 2 minutes by CPU-bound archive tests, and a shorter limit then fails tests that
-    /// merely waited their turn (the scripted and S3 suites did, at 1 and 2 minutes).
+    /// No limit under 5 minutes: in a full run on 2 cores the cooperative pool has been seen
+    /// held for over 3 minutes (cause not yet found), and a shorter limit then fails tests that
+    /// merely waited their turn (the scripted, S3 and completion suites did, at 1 to 3 minutes).
     @Test func noLimitIsShorterThanAFullRunCanStall() throws {
         let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         let names = (FileManager.default.enumerator(atPath: tests.path)?.allObjects as? [String] ?? [])
@@ -30,10 +30,10 @@ struct SuiteTimeLimitTests {
             for (number, line) in text.components(separatedBy: "\n").enumerated() {
                 guard let range = line.range(of: ".timeLimit(.minutes(") else { continue }
                 let digits = line[range.upperBound...].prefix { $0.isNumber }
-                if let minutes = Int(digits), minutes < 3 { short.append("\(name):\(number + 1)") }
+                if let minutes = Int(digits), minutes < 5 { short.append("\(name):\(number + 1)") }
             }
         }
-        #expect(short.isEmpty, "raise to at least .minutes(3):\n\(short.joined(separator: "\n"))")
+        #expect(short.isEmpty, "raise to at least .minutes(5):\n\(short.joined(separator: "\n"))")
     }
 
     /// The check itself, on sources that break the rule and sources that keep it.

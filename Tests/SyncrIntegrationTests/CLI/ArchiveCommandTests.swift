@@ -60,7 +60,7 @@ import Testing
     /// Ctrl-C while `syncr zip` works: it stops, removes its half-written archive, leaves the
     /// old one as it was and exits 130. (The tree is one 16 GiB sparse file: minutes of work,
     /// so the signal lands mid-way however slow the machine.)
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(5)))
     func anInterruptedZipLeavesNothingHalfWritten() async throws {
         let dir = try TemporaryDirectory(prefix: "zipint")
         let src = try dir.makeDirectory("src")

@@ -4,7 +4,7 @@ import Testing
 
 /// `syncr completions SHELL` prints scripts the shells accept, that complete what the parser
 /// accepts; `make install` puts them (and the binary and man pages) in place.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct CompletionsTests {
     static let checks: [(shell: String, executable: String, arguments: [String])] = [
         ("bash", "bash", ["-n"]),

@@ -6,7 +6,7 @@ import Testing
 
 /// `syncr apply --progress ...` run as a user runs it: plain lines off a terminal, a bar redrawn
 /// in place on a pseudo-terminal (made by util-linux `script`, in Debian's essential set).
-@Suite("progress output", .timeLimit(.minutes(3)))
+@Suite("progress output", .timeLimit(.minutes(5)))
 struct ProgressTests {
     /// A server with a throttled file (it takes at least 1.5 s, so periodic lines and several
     /// frames must appear whatever the machine's speed), a small file and a missing one.

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// `apply --report FILE` and `--junit FILE`: files for CI, written whatever the outcome.
-@Suite("apply reports", .timeLimit(.minutes(3)))
+@Suite("apply reports", .timeLimit(.minutes(5)))
 struct ReportTests {
     static let secret = "rep-Kq4Zt8Wm3Xv"
 
