@@ -159,4 +159,29 @@ struct LockfileTests {
         let none = try await Project().run(["plan", "--locked"])
         #expect(none.exitCode == 65)
     }
+
+    /// An `unzip:` entry: the lock pins the archive (its SHA-256 from the archive kept in the
+    /// cache), and a locked no-op run asks nothing even though the folder is not one file.
+    @Test func unzipEntryPinsTheArchive() async throws {
+        let www = try TemporaryDirectory(prefix: "www-lock-unzip")
+        let tree = try TemporaryDirectory(prefix: "tree")
+        try FileManager.default.createDirectory(at: tree.appending("top"), withIntermediateDirectories: true)
+        try Data("hello\n".utf8).write(to: tree.appending("top/a.txt"))
+        let tar = try await runProcess(executable: "tar", arguments: ["-czf", www.appending("t.tar.gz").path, "-C", tree.path, "top"])
+        try #require(tar.exitCode == 0, "\(tar.stderr)")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/t.tar.gz")), to: out/t, unzip: true, strip_components: 1 }"])
+        let hashed = try await project.run(["lock", "--hash"])
+        try #require(hashed.exitCode == 0, "\(hashed.stderr)")
+        let text = try String(contentsOf: project.file("syncr.lock"), encoding: .utf8)
+        let sha = try await sha256(file: www.appending("t.tar.gz"))
+        #expect(text.contains("sha256: \"\(sha)\"") && text.contains("unzip: true"), "\(text)")
+        #expect(project.exists("out/t/a.txt"))
+        let before = try await nginx.settledAccessLog().count
+        let r = try await project.run(["apply", "--locked", "--progress", "none"])
+        #expect(r.exitCode == 0 && r.stderr.contains("1 up to date"), "\(r.stderr)")
+        #expect(try await nginx.settledAccessLog().count == before, "no request")
+    }
 }
