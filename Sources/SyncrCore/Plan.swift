@@ -97,9 +97,10 @@ public struct Plan: Sendable {
         self.fsync = fsync
     }
 
-    /// Bytes all downloads would fetch (unknown sizes count as 0; see `unknownSizes`).
     // Sums without `filter`, which copies every item: a plan of 100,000 entries is summed a
     // dozen times to print one line.
+
+    /// Bytes all downloads would fetch (unknown sizes count as 0; see `unknownSizes`).
     public var downloadBytes: Int64 { items.reduce(0) { $1.kind == "download" ? $0 + ($1.bytes ?? 0) : $0 } }
     /// Bytes all uploads would send.
     public var uploadBytes: Int64 { items.reduce(0) { $1.kind == "upload" ? $0 + ($1.bytes ?? 0) : $0 } }
