@@ -184,4 +184,24 @@ struct LockfileTests {
         #expect(r.exitCode == 0 && r.stderr.contains("1 up to date"), "\(r.stderr)")
         #expect(try await nginx.settledAccessLog().count == before, "no request")
     }
+
+    /// A server that cannot be asked leaves no lock at all (a partial lock would pin half a
+    /// manifest), and says which entry and why; an existing lock stays as it was.
+    @Test func unreachableEntryWritesNoLock() async throws {
+        let s = try await Self.setUp()
+        defer { s.nginx.stop() }
+        let env = Self.environment(s)
+        let first = try await s.project.run(["lock"], environment: env)
+        try #require(first.exitCode == 0, "\(first.stderr)")
+        let before = try Self.lockText(s)
+        try s.project.writeManifest(defaults: "{ retries: 0, timeout: 5s }", downloads: [
+            "{ url: \"${LOCK_BASE}/a.bin?token=${LOCK_TOKEN}\", to: out/a.bin }",
+            "{ url: \"\(s.nginx.url("/gone.bin"))\", to: out/gone.bin }",
+        ])
+        let r = try await s.project.run(["lock"], environment: env)
+        #expect(r.exitCode == 1)
+        #expect(r.stderr.contains("cannot lock out/gone.bin") && r.stderr.contains("404"), "\(r.stderr)")
+        #expect(r.stderr.contains("syncr.lock was not written"))
+        #expect(try Self.lockText(s) == before)
+    }
 }
