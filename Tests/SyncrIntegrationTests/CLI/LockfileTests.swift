@@ -205,3 +205,30 @@ struct LockfileTests {
         #expect(try Self.lockText(s) == before)
     }
 }
+
+/// `cache: .` puts the cache's own lock file at `syncr.lock` beside `syncr.yml`, the lockfile's
+/// name: neither `syncr lock` nor `apply` may write one over the other.
+@Suite(.timeLimit(.minutes(2)))
+struct LockfileNameClashTests {
+    @Test func cacheInTheManifestsFolderIsRefused() async throws {
+        let harness = try CLIHarness()
+        let closed = try CLIHarness.closedPort()
+        try harness.write("syncr.yml", """
+            version: 1
+            cache: .
+            downloads:
+              - { url: "http://127.0.0.1:\(closed)/a.bin", to: out/a.bin }
+            """)
+        let lock = try await harness.run(["lock"])
+        #expect(lock.status == 65)
+        #expect(lock.stderr.contains("would replace the lock file of the cache"), "\(lock.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/syncr.lock"))
+
+        let written = "# Written by 'syncr lock' from syncr.yml.\nversion: 1\ndownloads: []\n"
+        try harness.write("syncr.lock", written)
+        let apply = try await harness.run(["apply", "--progress", "none"])
+        #expect(apply.status == 65)
+        #expect(apply.stderr.contains("is a lockfile written by 'syncr lock'"), "\(apply.stderr)")
+        #expect(try String(contentsOfFile: harness.folder + "/syncr.lock", encoding: .utf8) == written, "left as it was")
+    }
+}
