@@ -5,7 +5,7 @@ import Testing
 
 /// The rules of `--locked`, from values: what counts as a changed server, and when the record
 /// vouches for the destination without a request.
-@Suite(.timeLimit(.minutes(2))) struct LockCheckTests {
+@Suite(.timeLimit(.minutes(10))) struct LockCheckTests {
     static let entry = LockedEntry(to: "a.bin", url: "https://example.com/file.bin", size: Fixture.size,
                                    etag: Fixture.strongV1.headerValue, sha256: Fixture.sha)
 

@@ -3,7 +3,7 @@ import Testing
 
 /// `--shard auto` reads each CI engine's own variables, says which, and fails clearly when none
 /// is set, a set is incomplete, or two disagree.
-@Suite(.timeLimit(.minutes(2))) struct ShardEnvironmentTests {
+@Suite(.timeLimit(.minutes(10))) struct ShardEnvironmentTests {
     @Test(arguments: [
         (["CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "4"], "2/4", "CI_NODE_INDEX=2, CI_NODE_TOTAL=4 (GitLab)"),
         (["CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "1"], "1/1", "CI_NODE_INDEX=1"),

@@ -5,7 +5,7 @@ import Foundation
 
 /// `--shard I/N`: every entry lands in exactly one shard, every machine computes the same split,
 /// and a lock balances the shards by bytes.
-@Suite(.timeLimit(.minutes(5))) struct ShardTests {
+@Suite(.timeLimit(.minutes(10))) struct ShardTests {
     /// A small deterministic generator, so a failing case can be run again from its seed.
     struct Generator: RandomNumberGenerator {
         var state: UInt64

@@ -2,7 +2,7 @@
 import Testing
 
 /// The lockfile format: named after the manifest, written deterministically, read back as written.
-@Suite(.timeLimit(.minutes(2))) struct LockfileFormatTests {
+@Suite(.timeLimit(.minutes(10))) struct LockfileFormatTests {
     @Test(arguments: [("syncr.yml", "syncr.lock"), ("data.yaml", "data.lock"), ("ci/data.yml", "ci/data.lock"),
                       ("list", "list.lock"), (".yml", ".yml.lock"), ("a.yml.txt", "a.yml.txt.lock")])
     func namedAfterTheManifest(manifest: String, lock: String) {
