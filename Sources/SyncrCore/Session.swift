@@ -250,7 +250,7 @@ public final class Session: Sendable {
     }
 
     /// In a locked run, the skip of every download the record vouches for, found in chunks of
-    /// 512 (one task per chunk, not per entry: a task each cost a second at 100,000 entries).
+    /// 512 over the cores: no request is needed, so one task per chunk rather than per entry.
     func lockedSkips(_ entries: [Entry]) async -> [PlanItem?] {
         guard locked != nil else { return [PlanItem?](repeating: nil, count: entries.count) }
         let chunks = stride(from: 0, to: entries.count, by: 512).map { $0..<min($0 + 512, entries.count) }

@@ -4,6 +4,9 @@ public struct Lockfile: Sendable, Equatable {
     /// The format's version; this syncr reads and writes 1.
     public static let currentVersion = 1
 
+    /// How a lockfile begins, so that nothing else mistakes one for a file of its own.
+    public static let header = "# Written by 'syncr lock'"
+
     /// The manifest's file name, for the reader.
     public var manifest: String
     /// One record per download entry, sorted by destination.
@@ -76,7 +79,7 @@ extension Lockfile {
     /// The lock as YAML: the same lock always gives the same bytes (no dates, fixed key order,
     /// every string double-quoted), so a lock run against unchanged servers changes nothing.
     public var yaml: String {
-        var out = "# Written by 'syncr lock' from \(manifest.replacingNewlines). Check it in beside the manifest:\n"
+        var out = Self.header + " from \(manifest.replacingNewlines). Check it in beside the manifest:\n"
         out += "# 'syncr apply --locked' then fetches exactly these files or fails. Run 'syncr lock' again\n"
         out += "# to accept new versions.\n"
         out += "version: \(Self.currentVersion)\n"

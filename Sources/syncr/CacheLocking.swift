@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SyncrCore
 import SyncrManifest
 
@@ -15,6 +18,10 @@ enum CacheLocking {
     /// Locks `directory`, waiting up to the timeout for another run. Exits 75 (EX_TEMPFAIL)
     /// when the other run keeps it, naming its PID.
     static func acquire(directory: String, timeoutMilliseconds: Int, quiet: Bool) async -> Outcome {
+        if let clash = lockfileClash(directory: directory) {
+            Output.err("syncr: error: \(clash)")
+            return .failed(ExitCode.invalidManifest)
+        }
         let timeout = Duration.milliseconds(timeoutMilliseconds)
         do {
             let lock = try await CacheLock.acquire(directory: directory, timeout: timeout) { pid in
@@ -40,5 +47,19 @@ enum CacheLocking {
             // Cancelled while waiting (SIGINT, SIGTERM): the caller exits 130 or 143.
             return .failed(ExitCode.failures)
         }
+    }
+
+    /// The cache's lock file and a manifest's lockfile share the name `syncr.lock`: with the
+    /// cache in the manifest's own folder (`cache: .`), taking the cache lock would write a PID
+    /// over the lockfile. Says so when the file there is a lockfile.
+    static func lockfileClash(directory: String) -> String? {
+        let path = directory + "/" + CacheLock.fileName
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var head = [UInt8](repeating: 0, count: 32)
+        let n = fread(&head, 1, head.count, file)
+        guard String(decoding: head[0..<n], as: UTF8.self).hasPrefix(Lockfile.header) else { return nil }
+        return "\(path) is a lockfile written by 'syncr lock', where the cache \(directory) keeps its own lock file "
+            + "of that name; give the cache a folder of its own ('cache:' in the manifest, or --cache DIR)"
     }
 }

@@ -19,8 +19,7 @@ enum Help {
       cache prune           Remove cache entries nothing uses (--older-than, --dry-run).
       completions SHELL     Print a completion script for bash, zsh or fish.
       lock [MANIFEST]       Write the lockfile (syncr.lock): size, ETag, SHA-256 of each download.
-      report merge -o OUT FILE...
-                            Merge the --report (or --junit) files of a sharded run into one.
+      report merge FILE...  Merge the --report (or --junit) files of a sharded run (-o OUT).
 
     MANIFEST defaults to syncr.yml in the current folder.
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SyncrCore
 import SyncrManifest
 
@@ -32,6 +35,10 @@ enum LockCommand {
         let path = Lockfile.path(forManifest: options.manifest)
         let session = Session(manifest: manifest, options: RunOptions(cacheDirectory: options.cacheDirectory, jobs: options.jobs))
         defer { session.close() }
+        if let clash = clash(lockPath: path, cache: session.cache.directory) {
+            Output.err("syncr: error: \(clash)")
+            return ExitCode.invalidManifest
+        }
         if options.hash && !manifest.downloads.isEmpty {
             if let code = await hashEverything(session, quiet: options.quiet) { return code }
         }
@@ -77,5 +84,21 @@ enum LockCommand {
             return ExitCode.failures
         }
         return nil
+    }
+
+    /// The lockfile would replace the cache's own lock file (`cache: .` puts both at
+    /// `syncr.lock` in the manifest's folder): a running apply would then lose its lock.
+    static func clash(lockPath: String, cache: String) -> String? {
+        func canonical(_ path: String) -> String {
+            let slash = path.lastIndex(of: "/")
+            let folder = slash.map { String(path[..<$0]) } ?? "."
+            let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+            guard let real = realpath(folder.isEmpty ? "/" : folder, nil) else { return path }
+            defer { free(real) }
+            return String(cString: real) + "/" + name
+        }
+        guard canonical(lockPath) == canonical(cache + "/" + CacheLock.fileName) else { return nil }
+        return "the lockfile \(lockPath) would replace the lock file of the cache \(cache), which has the same name; "
+            + "give the cache a folder of its own ('cache:' in the manifest, or --cache DIR)"
     }
 }

@@ -91,22 +91,37 @@ import Foundation
     }
 
     /// With a lock, 100,000 entries of random sizes (1 KiB to 64 MiB, log-uniform) fall into
-    /// 8 shards whose bytes differ from the mean by at most 2%.
+    /// 8 shards whose bytes differ from the mean by at most 2%. (`balance` is what the lock's
+    /// sizes go through; a manifest of 100,000 entries would only slow the test.)
     @Test func lockBalancesBytesWithinTwoPercent() throws {
         var random = Generator(state: 99)
-        let n = 100_000
-        let manifest = try Self.manifest(downloads: n, uploads: 0)
-        let entries = manifest.downloads.map { d in
-            LockedEntry(to: d.to, url: d.url.written, size: Int64(1024.0 * pow(2, Double.random(in: 0..<16, using: &random))))
+        let sized: [(id: EntryID, key: String, size: Int64)] = (0..<100_000).map { i in
+            (.download(i), "data/\(i).bin", Int64(1024.0 * pow(2, Double.random(in: 0..<16, using: &random))))
         }
-        let lock = Lockfile(manifest: "syncr.yml", entries: entries)
-        let assignment = ShardAssignment(manifest: manifest, lock: lock, count: 8)
-        #expect(assignment.method == .bytes)
         var bytes = [Int64](repeating: 0, count: 9)
-        for d in manifest.downloads { bytes[assignment.shards[.download(d.index)]!] += lock.entry(to: d.to)!.size! }
+        for (id, shard) in ShardAssignment.balance(sized, count: 8) {
+            guard case .download(let i) = id else { continue }
+            bytes[shard] += sized[i].size
+        }
         let mean = Double(bytes[1...].reduce(0, +)) / 8
         let worst = bytes[1...].map { abs(Double($0) - mean) / mean }.max()!
         #expect(worst <= 0.02, "shard bytes \(bytes[1...]), worst \(worst * 100)% from the mean")
+    }
+
+    /// A lock that sizes the downloads switches the split to bytes; what it does not size
+    /// (here: uploads) still goes by hash.
+    @Test func aLockSwitchesToBytes() throws {
+        let manifest = try Self.manifest(downloads: 40, uploads: 3)
+        let lock = Lockfile(manifest: "syncr.yml", entries: manifest.downloads.map {
+            LockedEntry(to: $0.to, url: $0.url.written, size: Int64($0.index + 1) * 1000)
+        })
+        let assignment = ShardAssignment(manifest: manifest, lock: lock, count: 4)
+        #expect(assignment.method == .bytes)
+        let byHash = ShardAssignment(manifest: manifest, lock: nil, count: 4)
+        for u in manifest.uploads { #expect(assignment.shards[.upload(u.index)] == byHash.shards[.upload(u.index)]) }
+        var bytes = [Int64](repeating: 0, count: 5)
+        for d in manifest.downloads { bytes[assignment.shards[.download(d.index)]!] += Int64(d.index + 1) * 1000 }
+        #expect(bytes[1...].max()! - bytes[1...].min()! <= 40_000, "\(bytes[1...])")
     }
 
     /// Largest first onto the lightest shard, ties by destination: 9, 7, 6, 5, 4 over 2 shards.

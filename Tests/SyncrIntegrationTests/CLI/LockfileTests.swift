@@ -159,4 +159,76 @@ struct LockfileTests {
         let none = try await Project().run(["plan", "--locked"])
         #expect(none.exitCode == 65)
     }
+
+    /// An `unzip:` entry: the lock pins the archive (its SHA-256 from the archive kept in the
+    /// cache), and a locked no-op run asks nothing even though the folder is not one file.
+    @Test func unzipEntryPinsTheArchive() async throws {
+        let www = try TemporaryDirectory(prefix: "www-lock-unzip")
+        let tree = try TemporaryDirectory(prefix: "tree")
+        try FileManager.default.createDirectory(at: tree.appending("top"), withIntermediateDirectories: true)
+        try Data("hello\n".utf8).write(to: tree.appending("top/a.txt"))
+        let tar = try await runProcess(executable: "tar", arguments: ["-czf", www.appending("t.tar.gz").path, "-C", tree.path, "top"])
+        try #require(tar.exitCode == 0, "\(tar.stderr)")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/t.tar.gz")), to: out/t, unzip: true, strip_components: 1 }"])
+        let hashed = try await project.run(["lock", "--hash"])
+        try #require(hashed.exitCode == 0, "\(hashed.stderr)")
+        let text = try String(contentsOf: project.file("syncr.lock"), encoding: .utf8)
+        let sha = try await sha256(file: www.appending("t.tar.gz"))
+        #expect(text.contains("sha256: \"\(sha)\"") && text.contains("unzip: true"), "\(text)")
+        #expect(project.exists("out/t/a.txt"))
+        let before = try await nginx.settledAccessLog().count
+        let r = try await project.run(["apply", "--locked", "--progress", "none"])
+        #expect(r.exitCode == 0 && r.stderr.contains("1 up to date"), "\(r.stderr)")
+        #expect(try await nginx.settledAccessLog().count == before, "no request")
+    }
+
+    /// A server that cannot be asked leaves no lock at all (a partial lock would pin half a
+    /// manifest), and says which entry and why; an existing lock stays as it was.
+    @Test func unreachableEntryWritesNoLock() async throws {
+        let s = try await Self.setUp()
+        defer { s.nginx.stop() }
+        let env = Self.environment(s)
+        let first = try await s.project.run(["lock"], environment: env)
+        try #require(first.exitCode == 0, "\(first.stderr)")
+        let before = try Self.lockText(s)
+        try s.project.writeManifest(defaults: "{ retries: 0, timeout: 5s }", downloads: [
+            "{ url: \"${LOCK_BASE}/a.bin?token=${LOCK_TOKEN}\", to: out/a.bin }",
+            "{ url: \"\(s.nginx.url("/gone.bin"))\", to: out/gone.bin }",
+        ])
+        let r = try await s.project.run(["lock"], environment: env)
+        #expect(r.exitCode == 1)
+        #expect(r.stderr.contains("cannot lock out/gone.bin") && r.stderr.contains("404"), "\(r.stderr)")
+        #expect(r.stderr.contains("syncr.lock was not written"))
+        #expect(try Self.lockText(s) == before)
+    }
+}
+
+/// `cache: .` puts the cache's own lock file at `syncr.lock` beside `syncr.yml`, the lockfile's
+/// name: neither `syncr lock` nor `apply` may write one over the other.
+@Suite(.timeLimit(.minutes(5)))
+struct LockfileNameClashTests {
+    @Test func cacheInTheManifestsFolderIsRefused() async throws {
+        let harness = try CLIHarness()
+        let closed = try CLIHarness.closedPort()
+        try harness.write("syncr.yml", """
+            version: 1
+            cache: .
+            downloads:
+              - { url: "http://127.0.0.1:\(closed)/a.bin", to: out/a.bin }
+            """)
+        let lock = try await harness.run(["lock"])
+        #expect(lock.status == 65)
+        #expect(lock.stderr.contains("would replace the lock file of the cache"), "\(lock.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/syncr.lock"))
+
+        let written = "# Written by 'syncr lock' from syncr.yml.\nversion: 1\ndownloads: []\n"
+        try harness.write("syncr.lock", written)
+        let apply = try await harness.run(["apply", "--progress", "none"])
+        #expect(apply.status == 65)
+        #expect(apply.stderr.contains("is a lockfile written by 'syncr lock'"), "\(apply.stderr)")
+        #expect(try String(contentsOfFile: harness.folder + "/syncr.lock", encoding: .utf8) == written, "left as it was")
+    }
 }
