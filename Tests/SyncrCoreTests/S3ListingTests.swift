@@ -4,7 +4,7 @@ import Testing
 import SyncrManifest
 import SyncrS3
 
-@Suite(.timeLimit(.minutes(1))) struct S3ListingTests {
+@Suite(.timeLimit(.minutes(10))) struct S3ListingTests {
     static func prefixDownload() -> Download {
         let url = "s3://bucket/data/"
         return Download(index: 2, location: SourceLocation(file: "syncr.yml", line: 1, column: 1),

@@ -2,7 +2,7 @@ import Testing
 @testable import SyncrManifest
 
 /// `s3://` URLs and the `s3:` block: what is read, and the exact errors for bad values.
-@Suite(.timeLimit(.minutes(1))) struct S3ManifestTests {
+@Suite(.timeLimit(.minutes(10))) struct S3ManifestTests {
     @Test func parsesBucketAndKey() throws {
         #expect(try S3Location(parsing: "s3://artifacts/builds/123/app.tar.gz") == S3Location(bucket: "artifacts", key: "builds/123/app.tar.gz"))
         #expect(try S3Location(parsing: "S3://data/images/val/").isPrefix)

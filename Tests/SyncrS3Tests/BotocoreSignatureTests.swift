@@ -5,7 +5,7 @@ import SyncrS3
 /// Signatures botocore (the AWS CLI) computes for the S3 requests syncr sends
 /// (Fixtures/botocore-s3-signatures.json, made by scripts/s3-fixtures.py): the same URL, the
 /// same canonical request, the same `Authorization` header.
-@Suite(.timeLimit(.minutes(1))) struct BotocoreSignatureTests {
+@Suite(.timeLimit(.minutes(10))) struct BotocoreSignatureTests {
     static var fixture: [String: Any] {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Fixtures/botocore-s3-signatures.json")

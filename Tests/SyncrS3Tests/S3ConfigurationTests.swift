@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import SyncrS3
 
-@Suite(.timeLimit(.minutes(1))) struct S3ConfigurationTests {
+@Suite(.timeLimit(.minutes(10))) struct S3ConfigurationTests {
     let home: String
 
     init() throws {

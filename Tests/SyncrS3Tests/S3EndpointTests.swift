@@ -2,7 +2,7 @@ import Testing
 import SyncrDigest
 import SyncrS3
 
-@Suite(.timeLimit(.minutes(1))) struct S3EndpointTests {
+@Suite(.timeLimit(.minutes(10))) struct S3EndpointTests {
     /// A bucket with a dot goes path-style even where virtual-hosted is asked for: `a.b.s3...`
     /// would not match the wildcard certificate `*.s3.<region>.amazonaws.com`.
     @Test func dottedBucketGoesPathStyle() {
@@ -26,7 +26,7 @@ import SyncrS3
 }
 
 /// The XML answers syncr reads: error documents, ListParts pages and their entities.
-@Suite(.timeLimit(.minutes(1))) struct S3XMLTests {
+@Suite(.timeLimit(.minutes(10))) struct S3XMLTests {
     @Test func errorDocument() throws {
         let error = try #require(S3ErrorResponse(parsing: "<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code><Message>The key &amp; &lt;more&gt;</Message></Error>"))
         #expect(error == S3ErrorResponse(code: "NoSuchKey", message: "The key & <more>"))
