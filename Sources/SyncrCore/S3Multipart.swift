@@ -222,7 +222,7 @@ struct S3MultipartUpload: Sendable {
 
     func callResponse(_ request: HTTPRequest, sink: ResponseSink) async throws -> HTTPResponse {
         try await retrying.run {
-            switch await engine.perform(request, sink: sink) {
+            switch await engine.perform(S3Object.resigned(request, by: object), sink: sink) {
             case .failure(let error): return .failed(error, position: 0)
             case .success(let response):
                 if let error = response.statusError(url: request.displayURL) { return .failed(error, position: 0) }
