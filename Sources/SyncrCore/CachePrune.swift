@@ -27,16 +27,25 @@ public struct CachePrune: Sendable {
         self.olderThan = olderThan
     }
 
-    /// Everything the manifest refers to (with its variables expanded as the run would).
+    /// Everything the manifest refers to (with its variables expanded as the run would): cache
+    /// keys, and the URLs of `s3://` prefix downloads, whose objects (known only by listing the
+    /// bucket) keep every entry recorded under them.
     public static func keys(referencedBy manifest: Manifest) -> Set<String> {
         var keys = Set(manifest.downloads.map { Cache.key(for: $0.url.expanded) })
         keys.formUnion(manifest.uploads.map { Cache.uploadKey($0) })
+        keys.formUnion(manifest.downloads.filter { $0.s3?.isPrefix == true }.map(\.url.expanded))
         return keys
+    }
+
+    /// Whether `entry` is an object under an `s3://` prefix that `referenced` names.
+    func underReferencedPrefix(_ entry: CacheEntry) -> Bool {
+        guard let referenced, let url = entry.url, url.hasPrefix("s3://") else { return false }
+        return referenced.contains { $0.hasPrefix("s3://") && url.hasPrefix($0) }
     }
 
     /// Whether `entry` should go.
     public func selects(_ entry: CacheEntry, now: Int64) -> Bool {
-        if let referenced, referenced.contains(entry.key) { return false }
+        if let referenced, referenced.contains(entry.key) || underReferencedPrefix(entry) { return false }
         if let olderThan, entry.age(now: now) < olderThan { return false }
         if referenced == nil, entry.destinationInPlace { return false }
         return referenced != nil || olderThan != nil

@@ -57,7 +57,7 @@ enum S3Listing {
         let request = builder.finish(HTTPRequest(url: url, displayURL: builder.displayURL), lowSpeed: nil)
         return try await retrying.run {
             let sink = BodyPrefixSink(limit: pageLimit)
-            switch await engine.perform(request, sink: sink) {
+            switch await engine.perform(S3Object.resigned(request, by: builder.s3), sink: sink) {
             case .failure(let error):
                 return .failed(error, position: 0)
             case .success(let response):

@@ -125,7 +125,8 @@ struct S3MultipartUpload: Sendable {
             let length = min(partSize, file.fingerprint.size - Int64(number - 1) * partSize)
             guard part.size == length else { continue }
             // The part's ETag is its MD5: the bytes the store holds are the file's.
-            let digests = try await Self.rangeDigests(file.path, offset: Int64(number - 1) * partSize, length: length)
+            let digests = try await Self.rangeDigests(file.path, offset: Int64(number - 1) * partSize, length: length,
+                                                      sha256: false)
             if digests.md5 == part.etag.lowercased() { parts[number] = .init(etag: part.etag, size: length) }
         }
         record.parts = parts
@@ -168,11 +169,14 @@ struct S3MultipartUpload: Sendable {
     func sendPart(_ number: Int, partSize: Int64, uploadID: String, book: PartBook) async throws -> Int64 {
         let offset = Int64(number - 1) * partSize
         let length = min(partSize, file.fingerprint.size - offset)
-        let digests = try await Self.rangeDigests(file.path, offset: offset, length: length)
+        // Content-MD5 is the part's integrity check (the store verifies it, and its ETag is that
+        // MD5); the payload is not hashed again for the signature (UNSIGNED-PAYLOAD): that would
+        // cost a SHA-256 of every byte on both sides, and the CPU is the limit on a small machine.
+        let digests = try await Self.rangeDigests(file.path, offset: offset, length: length, sha256: false)
         var request = HTTPRequest(method: .put,
                                   url: object.url(key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)]),
                                   displayURL: display,
-                                  headers: [("X-Amz-Content-SHA256", digests.sha256), ("Content-MD5", Uploader.base64(hex: digests.md5))],
+                                  headers: [("Content-MD5", Uploader.base64(hex: digests.md5))],
                                   body: .fileRange(path: file.path, offset: offset, length: length))
         request = builder.finish(request, lowSpeed: nil)
         let response = try await callResponse(request, sink: DiscardSink())
@@ -218,7 +222,7 @@ struct S3MultipartUpload: Sendable {
 
     func callResponse(_ request: HTTPRequest, sink: ResponseSink) async throws -> HTTPResponse {
         try await retrying.run {
-            switch await engine.perform(request, sink: sink) {
+            switch await engine.perform(S3Object.resigned(request, by: object), sink: sink) {
             case .failure(let error): return .failed(error, position: 0)
             case .success(let response):
                 if let error = response.statusError(url: request.displayURL) { return .failed(error, position: 0) }
@@ -232,13 +236,15 @@ struct S3MultipartUpload: Sendable {
         try FS.writeAtomically(Array(try JSONEncoder().encode(record)), to: recordPath, durable: cache.flushes)
     }
 
-    /// MD5 and SHA-256 (hex) of `length` bytes of a file from `offset`, read in 1 MiB pieces.
-    static func rangeDigests(_ path: String, offset: Int64, length: Int64) async throws -> (md5: String, sha256: String) {
+    /// MD5 and (unless not wanted: then "") SHA-256, hex, of `length` bytes of a file from
+    /// `offset`, read in 1 MiB pieces.
+    static func rangeDigests(_ path: String, offset: Int64, length: Int64,
+                             sha256: Bool = true) async throws -> (md5: String, sha256: String) {
         try await BlockingIO.run {
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
             defer { close(fd) }
-            let md5 = Digest(.md5), sha = Digest(.sha256)
+            let md5 = Digest(.md5), sha = sha256 ? Digest(.sha256) : nil
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             var done: Int64 = 0
             while done < length {
@@ -246,10 +252,13 @@ struct S3MultipartUpload: Sendable {
                 let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset + done)) }
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else { throw FileError(path: path, operation: "read", errno: n < 0 ? errno : EIO) }
-                buffer.withUnsafeBytes { md5.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])); sha.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                buffer.withUnsafeBytes {
+                    md5.update(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+                    sha?.update(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+                }
                 done += Int64(n)
             }
-            return (md5.finalizeHex(), sha.finalizeHex())
+            return (md5.finalizeHex(), sha?.finalizeHex() ?? "")
         }
     }
 }

@@ -35,9 +35,13 @@ struct S3Object: Sendable {
     /// hash is the request's `X-Amz-Content-SHA256` when the caller set one, else that of no
     /// bytes for a request without a body, else `UNSIGNED-PAYLOAD` (the body's integrity is
     /// then checked by the store through `Content-MD5` or `x-amz-checksum-sha256`).
+    ///
+    /// Signing again replaces the earlier signature: a retry signs anew, since a store refuses a
+    /// signature older than 15 minutes (a large PUT that failed late, a long backoff).
     func sign(_ request: HTTPRequest) -> HTTPRequest {
         guard let credentials = configuration.credentials else { return request }
         var request = request
+        request.headers.removeAll { Self.signatureHeaders.contains($0.name.lowercased()) }
         let given = request.headers.firstIndex { $0.name.lowercased() == "x-amz-content-sha256" }
         let payloadHash = given.map { request.headers.remove(at: $0).value }
             ?? (request.body == nil ? SigV4.emptyPayloadHash : SigV4.unsignedPayload)
@@ -47,6 +51,14 @@ struct S3Object: Sendable {
         let signer = SigV4(credentials: credentials, region: configuration.endpoint.region)
         request.headers += signer.sign(signable, at: time(nil))
         return request
+    }
+
+    /// What `sign` adds besides `X-Amz-Content-SHA256` (which it keeps as the payload hash).
+    static let signatureHeaders: Set<String> = ["authorization", "x-amz-date", "x-amz-security-token"]
+
+    /// `request` signed again for now when it is an `s3://` request (see `sign`).
+    static func resigned(_ request: HTTPRequest, by object: S3Object?) -> HTTPRequest {
+        object.map { $0.sign(request) } ?? request
     }
 
     /// Host, path and decoded query of a URL that `url(key:query:)` made (so encoded exactly as

@@ -298,7 +298,7 @@ public final class Session: Sendable {
         retrying.s3 = builder.s3
         do {
             return .success(try await retrying.run {
-                switch await engine.probe(request) {
+                switch await engine.probe(S3Object.resigned(request, by: builder.s3)) {
                 case .success(let remote): return .done(remote)
                 case .failure(let error): return .failed(await Self.explained(error, builder: builder, engine: engine), position: 0)
                 }

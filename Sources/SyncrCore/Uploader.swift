@@ -367,8 +367,9 @@ struct Uploader: Sendable {
         var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
         retrying.s3 = requests.s3
+        let s3 = retrying.s3
         return try await retrying.run {
-            let outcome = await engine.attempt(request, sink: DiscardSink())
+            let outcome = await engine.attempt(S3Object.resigned(request, by: s3), sink: DiscardSink())
             let failure: TransferError
             switch outcome.result {
             case .success(let response):

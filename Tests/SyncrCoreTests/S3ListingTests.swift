@@ -46,3 +46,27 @@ import SyncrS3
         #expect(ListObjectsPage(parsing: "<Error><Code>NoSuchBucket</Code></Error>") == nil)
     }
 }
+
+/// `syncr cache prune MANIFEST` keeps the records of the objects of an `s3://` prefix download
+/// (their keys are known only by listing the bucket): pruning them would make the next run
+/// download every object again.
+@Suite(.timeLimit(.minutes(10))) struct S3PruneTests {
+    static func entry(_ url: String) -> CacheEntry {
+        CacheEntry(key: Cache.key(for: url), kind: .download, status: .complete, files: [], bytesOnDisk: 1, url: url,
+                   source: nil, modified: 0)
+    }
+
+    @Test func objectsUnderAReferencedPrefixAreKept() throws {
+        let manifest = try ManifestLoader.parse(text: """
+            version: 1
+            downloads:
+              - { url: "s3://bucket/data/", to: out/ }
+              - { url: "https://h/f", to: f }
+            """, path: "syncr.yml", directory: "/p", environment: [:])
+        let prune = CachePrune(referenced: CachePrune.keys(referencedBy: manifest), olderThan: nil)
+        #expect(!prune.selects(Self.entry("s3://bucket/data/sub/a.txt"), now: 0))
+        #expect(!prune.selects(Self.entry("https://h/f"), now: 0))
+        #expect(prune.selects(Self.entry("s3://bucket/other/a.txt"), now: 0))
+        #expect(prune.selects(Self.entry("s3://bucket/database"), now: 0))
+    }
+}

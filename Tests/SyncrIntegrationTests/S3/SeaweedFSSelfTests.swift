@@ -20,4 +20,19 @@ import Testing
         #expect(refused.exitCode != 0)
         #expect(refused.stderr.contains("403"), "\(refused)")
     }
+
+    /// The store checks Content-MD5 (so the uploads' integrity checks are real here): a PUT whose
+    /// header does not match its body is refused with BadDigest.
+    @Test func refusesABodyThatDoesNotMatchItsContentMD5() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let folder = try TemporaryDirectory(prefix: "s3-md5")
+        let file = folder.appending("f.txt")
+        try Data("the body\n".utf8).write(to: file)
+        let key = SeaweedFS.uniquePrefix("md5") + "f.txt"
+        // The MD5 of the empty string, not of the body.
+        let put = try await AWSCLI(server: server).run(["s3api", "put-object", "--bucket", "syncr-test", "--key", key,
+                                                        "--body", file.path, "--content-md5", "1B2M2Y8AsgTpgAmY7PhCfg=="])
+        #expect(put.exitCode != 0)
+        #expect(put.stderr.contains("BadDigest") || put.stderr.contains("InvalidDigest"), "\(put.stderr)")
+    }
 }

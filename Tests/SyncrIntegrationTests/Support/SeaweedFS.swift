@@ -63,8 +63,10 @@ actor SeaweedFS {
     }
 
     private func startServer() async throws -> Server {
+        Self.removeFoldersOfEndedRuns()
         let folder = try TemporaryDirectory(prefix: "seaweedfs")
         self.folder = folder
+        try String(getpid()).write(to: folder.appending("owner.pid"), atomically: true, encoding: .utf8)
         let config = folder.appending("s3.json")
         let identities: [String: Any] = ["identities": [["name": "syncr", "credentials": [["accessKey": Self.accessKey, "secretKey": Self.secretKey]],
                                                          "actions": ["Admin", "Read", "Write", "List", "Tagging"]]]]
@@ -98,6 +100,21 @@ actor SeaweedFS {
             lastLog = String((try? String(contentsOf: log, encoding: .utf8))?.suffix(3000) ?? "")
         }
         throw Failure.didNotStart(log: lastLog)
+    }
+
+    /// The shared server's folder outlives its test process (a static is never deinitialised),
+    /// and holds a few hundred MB of objects: the folders of test processes that have ended
+    /// (their `owner.pid` names no live process) are removed before a new one is made.
+    static func removeFoldersOfEndedRuns() {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []
+        for name in names where name.hasPrefix("syncr-seaweedfs-") {
+            let folder = base + "/" + name
+            guard let text = try? String(contentsOfFile: folder + "/owner.pid", encoding: .utf8),
+                  let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0,
+                  !FileManager.default.fileExists(atPath: "/proc/\(pid)") else { continue }
+            try? FileManager.default.removeItem(atPath: folder)
+        }
     }
 
     /// Every port `weed mini` would otherwise take at a fixed number (so that two test runs on
