@@ -219,10 +219,10 @@ public final class Session: Sendable {
         var facts = LocalFacts()
         facts.state = cache.loadState(key)
         facts.dataSize = FS.fileSize(cache.dataPath(key))
-        switch FS.kind(download.destination) {
-        case .file: facts.destination = FS.fingerprint(download.destination)
-        case .directory, .other: facts.destinationBlocked = true
-        case .missing: break
+        switch FS.kindAndFingerprint(download.destination) {
+        case (.file, let fingerprint): facts.destination = fingerprint
+        case (.directory, _), (.other, _): facts.destinationBlocked = true
+        case (.missing, _): break
         }
         return facts
     }
@@ -244,6 +244,7 @@ public final class Session: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
+        let leftovers = LeftoverIndex()
         // More entries in flight than network slots: the extra ones are being flushed and moved.
         let results = await Self.mapBounded(entries, width: jobs + Self.finishing) { entry -> ItemResult in
             let result: ItemResult
@@ -259,6 +260,7 @@ public final class Session: Sendable {
                 let (item, nothingCached) = await self.applyItem(download, reporter: reporter)
                 var downloader = self.downloader(download, item.noting(download.settings), reporter: reporter)
                 downloader.nothingCached = nothingCached
+                downloader.leftovers = leftovers
                 result = await downloader.run()
             case .upload(let upload):
                 let item = await self.uploadPlanner.plan(upload).noting(upload.settings)
