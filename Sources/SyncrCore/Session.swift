@@ -102,7 +102,19 @@ public final class Session: Sendable {
     }
 
     /// Downloads first, then uploads, each in manifest order.
-    var entries: [Entry] { manifest.downloads.map(Entry.download) + manifest.uploads.map(Entry.upload) }
+    var entries: Entries { Entries(downloads: manifest.downloads, uploads: manifest.uploads) }
+
+    /// The manifest's entries as one list, each made when it is reached: an array of them
+    /// would copy every entry (a few hundred bytes each) for the whole run.
+    struct Entries: RandomAccessCollection, Sendable {
+        let downloads: [Download]
+        let uploads: [Upload]
+        var startIndex: Int { 0 }
+        var endIndex: Int { downloads.count + uploads.count }
+        subscript(position: Int) -> Entry {
+            position < downloads.count ? .download(downloads[position]) : .upload(uploads[position - downloads.count])
+        }
+    }
 
     /// Asks every server about its file (concurrently) and decides what apply would do.
     /// - Parameter progress: also receives this call's events (`.retrying` while servers are
@@ -296,10 +308,16 @@ public final class Session: Sendable {
     }
 
     /// Maps with at most `width` operations in flight, keeping the input order.
-    static func mapBounded<T: Sendable, R: Sendable>(_ input: [T], width: Int,
-                                                      _ transform: @escaping @Sendable (T) async -> R) async -> [R] {
+    static func mapBounded<C: RandomAccessCollection & Sendable, R: Sendable>(
+        _ input: C, width: Int, _ transform: @escaping @Sendable (C.Element) async -> R
+    ) async -> [R] where C.Index == Int, C.Element: Sendable {
         await withTaskGroup(of: (Int, R).self) { group in
-            var results = [R?](repeating: nil, count: input.count)
+            // Results join the array in order as they come; the few that finish ahead of an
+            // earlier one wait aside, so the results are never held twice (an array of
+            // optionals unwrapped at the end would be).
+            var results: [R] = []
+            results.reserveCapacity(input.count)
+            var ahead: [Int: R] = [:]
             var next = 0
             func launch() {
                 guard next < input.count else { return }
@@ -310,10 +328,11 @@ public final class Session: Sendable {
             }
             for _ in 0..<min(max(1, width), input.count) { launch() }
             while let (index, result) = await group.next() {
-                results[index] = result
+                ahead[index] = result
+                while let done = ahead.removeValue(forKey: results.count) { results.append(done) }
                 launch()
             }
-            return results.map { $0! }
+            return results
         }
     }
 }

@@ -56,7 +56,8 @@ public enum QueryCredentials {
             out += "***"
             copied = value.endIndex
         }
-        return out + text[copied...]
+        // Nothing masked: the text itself, not a copy (a report keeps every entry's URL).
+        return copied == text.startIndex ? text : out + text[copied...]
     }
 
     /// Calls `body` with the value of every `?name=value` or `&name=value` in `text` whose name
