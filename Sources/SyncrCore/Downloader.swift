@@ -36,7 +36,7 @@ struct Downloader: Sendable {
 
     var url: String { download.url.written }
     /// The folder the destination is in.
-    var parent: String { (download.destination as NSString).deletingLastPathComponent }
+    var parent: String { FS.parentFolder(download.destination) }
     /// Beside the destination, named by the entry's key: the copy made when the cache is on
     /// another file system, and the folder an archive is unpacked into before the swap.
     var copyPath: String { parent + "/" + copyName }

@@ -93,6 +93,18 @@ enum FS {
 
     static func fileSize(_ path: String) -> Int64? { fingerprint(path)?.size }
 
+    /// The folder `path` is in, as `NSString.deletingLastPathComponent` gives it, found on the
+    /// bytes for the absolute, normalized paths destinations are (Foundation's version cost
+    /// more than a system call per entry); any other path is left to Foundation.
+    static func parentFolder(_ path: String) -> String {
+        let utf8 = path.utf8
+        guard utf8.first == UInt8(ascii: "/"), utf8.count > 1, utf8.last != UInt8(ascii: "/"),
+              !zip(utf8, utf8.dropFirst()).contains(where: { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: "/") }),
+              let slash = utf8.lastIndex(of: UInt8(ascii: "/"))
+        else { return (path as NSString).deletingLastPathComponent }
+        return slash == utf8.startIndex ? "/" : String(path[..<slash])
+    }
+
     /// Creates a folder and its parents (like `mkdir -p`).
     static func makeDirectories(_ path: String) throws(FileError) {
         if kind(path) == .directory { return }

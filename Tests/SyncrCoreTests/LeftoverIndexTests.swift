@@ -37,6 +37,13 @@ import Testing
         #expect(!LeftoverIndex().contains(".syncr-dddd.tmp", in: folder.path + "/not/there"))
     }
 
+    /// The byte version gives what Foundation gives for absolute, normalized paths (others go
+    /// to Foundation itself).
+    @Test(arguments: ["/a/b/c.bin", "/a", "/a/./b", "/ü/ñ.bin", "/a/../b", "/a b/.c d"])
+    func parentFolderIsFoundationsAnswer(path: String) {
+        #expect(FS.parentFolder(path) == (path as NSString).deletingLastPathComponent)
+    }
+
     @Test(arguments: [0, 1, 300, 64 * 1024 + 5])
     func readAllReadsWholeFiles(size: Int) throws {
         let folder = try TemporaryFolder()
