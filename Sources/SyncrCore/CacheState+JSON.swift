@@ -27,7 +27,7 @@ extension EntryState {
         self.ranges.insert(0..<(json["good"]?.int ?? 0))
         complete = json["complete"]?.bool ?? false
         if case .object(let members)? = json["verified"] {
-            for (algorithm, hex) in members { verified[algorithm] = hex.string }
+            for member in members { verified[member.key] = member.value.string }
         }
         destination = json["destination"]?.string
         if let fp = json["destinationFingerprint"] {
@@ -49,21 +49,21 @@ extension EntryState {
             "good": .int(good),
             "ranges": .array(ranges.ranges.map { .array([.int($0.lowerBound), .int($0.upperBound)]) }),
             "complete": .bool(complete),
-            "verified": .object(verified.mapValues(RecordJSON.string)),
+            "verified": .members(verified.mapValues(RecordJSON.string)),
             "updated": .int(updated),
         ]
         if let finalURL { members["finalURL"] = .string(finalURL) }
         if let size { members["size"] = .int(size) }
-        if let etag { members["etag"] = .object(["opaque": .string(etag.opaque), "isWeak": .bool(etag.isWeak)]) }
+        if let etag { members["etag"] = .members(["opaque": .string(etag.opaque), "isWeak": .bool(etag.isWeak)]) }
         if let lastModified { members["lastModified"] = .string(lastModified) }
         if let destination { members["destination"] = .string(destination) }
         if let fp = destinationFingerprint {
-            members["destinationFingerprint"] = .object([
+            members["destinationFingerprint"] = .members([
                 "device": .int(Int64(bitPattern: fp.device)), "inode": .int(Int64(bitPattern: fp.inode)),
                 "size": .int(fp.size), "mtimeNanoseconds": .int(fp.mtimeNanoseconds),
             ])
         }
         if let destinationTree { members["destinationTree"] = .string(destinationTree) }
-        return RecordJSON.object(members).bytes
+        return RecordJSON.members(members).bytes
     }
 }

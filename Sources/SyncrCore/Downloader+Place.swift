@@ -110,7 +110,7 @@ extension Downloader {
     func promote(dataPath: String, recorder: EntryRecorder,
                          finish: @Sendable (inout EntryState) -> Void) async throws {
         let destination = download.destination
-        let folder = (destination as NSString).deletingLastPathComponent
+        let folder = FS.parentFolder(destination)
         try FS.makeDirectories(folder)
         switch FS.kind(destination) {
         case .directory, .other:

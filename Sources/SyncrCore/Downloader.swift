@@ -28,16 +28,22 @@ struct Downloader: Sendable {
     /// The plan found neither a record nor data in the cache for this entry, so there is
     /// nothing to remove before a fresh download.
     var nothingCached = false
+    /// The run's listing of `.syncr-` names in destination folders; nil: look for this entry's
+    /// leftovers by name.
+    var leftovers: LeftoverIndex?
     /// How often progress is made durable while bytes flow.
     var checkpointInterval: Duration = EntryRecorder.interval
 
     var url: String { download.url.written }
     /// The folder the destination is in.
-    var parent: String { (download.destination as NSString).deletingLastPathComponent }
+    var parent: String { FS.parentFolder(download.destination) }
     /// Beside the destination, named by the entry's key: the copy made when the cache is on
     /// another file system, and the folder an archive is unpacked into before the swap.
-    var copyPath: String { parent + "/.syncr-" + key + ".tmp" }
-    var stagingPath: String { parent + "/.syncr-unpack-" + key }
+    var copyPath: String { parent + "/" + copyName }
+    var stagingPath: String { parent + "/" + stagingName }
+    /// Their names, each starting with `LeftoverIndex.prefix`.
+    var copyName: String { LeftoverIndex.prefix + key + ".tmp" }
+    var stagingName: String { LeftoverIndex.prefix + "unpack-" + key }
 
     func run() async -> ItemResult {
         let clock = ContinuousClock()
@@ -104,8 +110,9 @@ struct Downloader: Sendable {
     /// with the entry: one that is up to date from now on would otherwise keep it for good.
     /// `apply` holds the cache lock, so no other run is writing these names.
     private func removeLeftovers() {
-        FS.remove(copyPath)
-        FolderReplace.removeTree(stagingPath)
+        let folder = parent
+        if leftovers?.contains(copyName, in: folder) ?? true { FS.remove(folder + "/" + copyName) }
+        if leftovers?.contains(stagingName, in: folder) ?? true { FolderReplace.removeTree(folder + "/" + stagingName) }
     }
 
     /// What an interrupted entry kept, from its record on disk: what the next run resumes from.

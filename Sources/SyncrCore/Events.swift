@@ -64,7 +64,10 @@ public struct ItemResult: Sendable {
         /// Already up to date: nothing was transferred.
         case skipped
         /// Failed; the error says why and what to do.
-        case failed(SyncError)
+        ///
+        /// `indirect`: a report keeps an outcome per entry, and most are `.ok` or `.skipped`;
+        /// inline, the error's room made every outcome ten times larger.
+        indirect case failed(SyncError)
         /// Stopped by SIGINT or SIGTERM before it finished; what arrived is kept in the cache and
         /// the next run resumes it.
         case interrupted(SyncError.Interruption)

@@ -67,14 +67,43 @@ enum FS {
         }
     }
 
+    /// The kind of `path` (not following a symbolic link) and, for a regular file, its
+    /// fingerprint: `kind` and `fingerprint` in one `lstat` (for a regular file `lstat` and
+    /// `stat` agree).
+    static func kindAndFingerprint(_ path: String) -> (Kind, FileFingerprint?) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return (.missing, nil) }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: return (.file, fingerprint(st))
+        case S_IFDIR: return (.directory, nil)
+        default: return (.other, nil)
+        }
+    }
+
+    private static func fingerprint(_ st: stat) -> FileFingerprint {
+        FileFingerprint(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
+                        mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+    }
+
     static func fingerprint(_ path: String) -> FileFingerprint? {
         var st = stat()
         guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return FileFingerprint(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
-                               mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+        return fingerprint(st)
     }
 
     static func fileSize(_ path: String) -> Int64? { fingerprint(path)?.size }
+
+    /// The folder `path` is in, as `NSString.deletingLastPathComponent` gives it, found on the
+    /// bytes for the absolute, normalized paths destinations are (Foundation's version cost
+    /// more than a system call per entry); any other path is left to Foundation.
+    static func parentFolder(_ path: String) -> String {
+        let utf8 = path.utf8
+        guard utf8.first == UInt8(ascii: "/"), utf8.count > 1, utf8.last != UInt8(ascii: "/"),
+              !zip(utf8, utf8.dropFirst()).contains(where: { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: "/") }),
+              let slash = utf8.lastIndex(of: UInt8(ascii: "/"))
+        else { return (path as NSString).deletingLastPathComponent }
+        return slash == utf8.startIndex ? "/" : String(path[..<slash])
+    }
 
     /// Creates a folder and its parents (like `mkdir -p`).
     static func makeDirectories(_ path: String) throws(FileError) {
@@ -134,11 +163,31 @@ enum FS {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        // Read straight into an array of the file's size (a record is a few hundred bytes):
+        // a zeroed 64 KiB buffer per read cost more than the read.
+        var st = stat()
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size < limit {
+            let size = Int(st.st_size)
+            var out = [UInt8](repeating: 0, count: size + 1)
+            var filled = 0
+            while filled <= size {
+                let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, size + 1 - filled) }
+                if n < 0 { if errno == EINTR { continue }; return nil }
+                if n == 0 { break }
+                filled += n
+            }
+            // One byte more than `fstat` said is room to notice a file that grew meanwhile;
+            // then it is read the general way below.
+            if filled <= size {
+                out.removeLast(out.count - filled)
+                return out
+            }
+            guard lseek(fd, 0, SEEK_SET) == 0 else { return nil }
+        }
         var out: [UInt8] = []
         // Sized by the file (a record is a few hundred bytes): a 64 KiB buffer zeroed for each
         // of 100,000 records was a tenth of a locked plan.
-        var st = stat()
-        let size = fstat(fd, &st) == 0 ? Int(clamping: st.st_size) : 64 * 1024
+        let size = st.st_size > 0 ? Int(clamping: st.st_size) : 64 * 1024
         var buffer = [UInt8](repeating: 0, count: max(1, min(64 * 1024, size + 1)))
         while out.count < limit {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }

@@ -54,11 +54,31 @@ public struct PlanItem: Sendable {
     /// What the server said (nil when the probe failed).
     public var remote: RemoteResource?
     /// Why the entry could not be planned, for `.error` items (`reason` is its description).
-    public var error: SyncError?
+    public var error: SyncError? {
+        get { rare?.error }
+        set { rare = Rare(error: newValue, uploadContext: rare?.uploadContext) }
+    }
     /// Destination digests computed while planning, to record on skip.
     var destinationDigests: [String: String]?
     /// What an upload will send.
-    var uploadContext: UploadContext?
+    var uploadContext: UploadContext? {
+        get { rare?.uploadContext }
+        set { rare = Rare(error: error, uploadContext: newValue) }
+    }
+
+    /// `error` and `uploadContext`, which most items lack, held apart: inline they were two
+    /// fifths of an item, and a report keeps one item per entry. Never changed in place (a
+    /// setter makes a new one), so items keep value semantics.
+    private final class Rare: Sendable {
+        let error: SyncError?
+        let uploadContext: UploadContext?
+
+        init(error: SyncError?, uploadContext: UploadContext?) {
+            self.error = error
+            self.uploadContext = uploadContext
+        }
+    }
+    private var rare: Rare?
 
     /// Creates a plan line from its parts; the others (`from`, `remote`, `insecure`, ...) are set
     /// afterwards where they apply.

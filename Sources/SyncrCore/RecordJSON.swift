@@ -9,7 +9,20 @@ enum RecordJSON: Equatable {
     case int(Int64)
     case string(String)
     case array([RecordJSON])
-    case object([String: RecordJSON])
+    /// Members in the order read; a record has about a dozen, which a linear search finds
+    /// sooner than a dictionary is built and hashed (every entry reads its record each run).
+    case object([Member])
+
+    /// One `"key": value` of an object.
+    struct Member: Equatable {
+        var key: String
+        var value: RecordJSON
+    }
+
+    /// An object of these members (written with sorted keys whatever their order here).
+    static func members(_ members: [String: RecordJSON]) -> RecordJSON {
+        .object(members.map { Member(key: $0.key, value: $0.value) })
+    }
 
     // MARK: reading
 
@@ -26,7 +39,12 @@ enum RecordJSON: Equatable {
         var index = 0
 
         mutating func skipSpace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
         }
 
         mutating func value(depth: Int) -> RecordJSON? {
@@ -46,8 +64,8 @@ enum RecordJSON: Equatable {
         }
 
         mutating func literal(_ word: String, _ value: RecordJSON) -> RecordJSON? {
-            let utf8 = Array(word.utf8)
-            guard bytes.count - index >= utf8.count, Array(bytes[index..<index + utf8.count]) == utf8 else { return nil }
+            let utf8 = word.utf8
+            guard bytes.count - index >= utf8.count, bytes[index..<index + utf8.count].elementsEqual(utf8) else { return nil }
             index += utf8.count
             return value
         }
@@ -78,6 +96,15 @@ enum RecordJSON: Equatable {
 
         mutating func string() -> String? {
             index += 1  // the opening quote
+            // Most strings have no escape: made from their bytes in place.
+            var end = index
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 {
+                end += 1
+            }
+            if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+                defer { index = end + 1 }
+                return String(validating: bytes[index..<end], as: UTF8.self)
+            }
             var out: [UInt8] = []
             while index < bytes.count {
                 let byte = bytes[index]
@@ -152,7 +179,7 @@ enum RecordJSON: Equatable {
 
         mutating func object(depth: Int) -> RecordJSON? {
             index += 1
-            var members: [String: RecordJSON] = [:]
+            var members: [Member] = []
             skipSpace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
             while true {
@@ -162,7 +189,7 @@ enum RecordJSON: Equatable {
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
                 index += 1
                 guard let item = value(depth: depth + 1) else { return nil }
-                members[key] = item
+                members.append(Member(key: key, value: item))
                 skipSpace()
                 guard index < bytes.count else { return nil }
                 index += 1
@@ -197,11 +224,11 @@ enum RecordJSON: Equatable {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, key) in members.keys.sorted().enumerated() {
+            for (i, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                Self.writeString(key, into: &out)
+                Self.writeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                members[key]!.write(into: &out)
+                member.value.write(into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -225,8 +252,9 @@ enum RecordJSON: Equatable {
 
     // MARK: access
 
+    /// The value of `key` in an object (the last one, when a key is repeated).
     subscript(key: String) -> RecordJSON? {
-        if case .object(let members) = self { return members[key] }
+        if case .object(let members) = self { return members.last { $0.key == key }?.value }
         return nil
     }
 

@@ -138,7 +138,8 @@ public final class Session: Sendable {
 
     /// Downloads first, then uploads, each in manifest order, with each `s3://` prefix download
     /// replaced by the downloads of its objects (listed now, in order).
-    func listedEntries() async -> [Entry] {
+    func listedEntries() async -> Entries {
+        guard manifest.downloads.contains(where: { $0.s3?.isPrefix == true }) else { return entries }
         var result: [Entry] = []
         for download in manifest.downloads {
             switch await S3Listing.expand(download, engine: engine, redactor: redactor) {
@@ -146,7 +147,27 @@ public final class Session: Sendable {
             case .failure(let failure): result.append(.unlisted(download, failure))
             }
         }
-        return result + manifest.uploads.map(Entry.upload)
+        var listed = entries
+        listed.listed = result + manifest.uploads.map(Entry.upload)
+        return listed
+    }
+
+    /// Downloads first, then uploads, each in manifest order.
+    var entries: Entries { Entries(downloads: manifest.downloads, uploads: manifest.uploads) }
+
+    /// The manifest's entries as one list, each made when it is reached: an array of them
+    /// would copy every entry (a few hundred bytes each) for the whole run.
+    struct Entries: RandomAccessCollection, Sendable {
+        let downloads: [Download]
+        let uploads: [Upload]
+        /// Every entry, made up front, once `s3://` prefixes were listed into their objects.
+        var listed: [Entry]?
+        var startIndex: Int { 0 }
+        var endIndex: Int { listed?.count ?? downloads.count + uploads.count }
+        subscript(position: Int) -> Entry {
+            if let listed { return listed[position] }
+            return position < downloads.count ? .download(downloads[position]) : .upload(uploads[position - downloads.count])
+        }
     }
 
     /// Asks every server about its file (concurrently) and decides what apply would do.
@@ -251,7 +272,7 @@ public final class Session: Sendable {
 
     /// In a locked run, the skip of every download the record vouches for, found in chunks of
     /// 512 over the cores: no request is needed, so one task per chunk rather than per entry.
-    func lockedSkips(_ entries: [Entry]) async -> [PlanItem?] {
+    func lockedSkips(_ entries: Entries) async -> [PlanItem?] {
         guard locked != nil else { return [PlanItem?](repeating: nil, count: entries.count) }
         let chunks = stride(from: 0, to: entries.count, by: 512).map { $0..<min($0 + 512, entries.count) }
         let found = await Self.mapBounded(chunks, width: ProcessInfo.processInfo.activeProcessorCount) { range in
@@ -324,10 +345,10 @@ public final class Session: Sendable {
         var facts = LocalFacts()
         facts.state = cache.loadState(key)
         facts.dataSize = FS.fileSize(cache.dataPath(key))
-        switch FS.kind(download.destination) {
-        case .file: facts.destination = FS.fingerprint(download.destination)
-        case .directory, .other: facts.destinationBlocked = true
-        case .missing: break
+        switch FS.kindAndFingerprint(download.destination) {
+        case (.file, let fingerprint): facts.destination = fingerprint
+        case (.directory, _), (.other, _): facts.destinationBlocked = true
+        case (.missing, _): break
         }
         return facts
     }
@@ -349,6 +370,7 @@ public final class Session: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
+        let leftovers = LeftoverIndex()
         // More entries in flight than network slots: the extra ones are being flushed and moved.
         let results = await Self.mapBounded(await listedEntries(), width: jobs + Self.finishing) { entry -> ItemResult in
             let result: ItemResult
@@ -369,6 +391,7 @@ public final class Session: Sendable {
                 let (item, nothingCached) = await self.applyItem(download, reporter: reporter)
                 var downloader = self.downloader(download, item.noting(download.settings), reporter: reporter)
                 downloader.nothingCached = nothingCached
+                downloader.leftovers = leftovers
                 result = await downloader.run()
             case .upload(let upload):
                 let item = await self.uploadPlanner.plan(upload).noting(upload.settings)
@@ -410,10 +433,16 @@ public final class Session: Sendable {
     }
 
     /// Maps with at most `width` operations in flight, keeping the input order.
-    static func mapBounded<T: Sendable, R: Sendable>(_ input: [T], width: Int,
-                                                      _ transform: @escaping @Sendable (T) async -> R) async -> [R] {
+    static func mapBounded<C: RandomAccessCollection & Sendable, R: Sendable>(
+        _ input: C, width: Int, _ transform: @escaping @Sendable (C.Element) async -> R
+    ) async -> [R] where C.Index == Int, C.Element: Sendable {
         await withTaskGroup(of: (Int, R).self) { group in
-            var results = [R?](repeating: nil, count: input.count)
+            // Results join the array in order as they come; the few that finish ahead of an
+            // earlier one wait aside, so the results are never held twice (an array of
+            // optionals unwrapped at the end would be).
+            var results: [R] = []
+            results.reserveCapacity(input.count)
+            var ahead: [Int: R] = [:]
             var next = 0
             func launch() {
                 guard next < input.count else { return }
@@ -424,10 +453,11 @@ public final class Session: Sendable {
             }
             for _ in 0..<min(max(1, width), input.count) { launch() }
             while let (index, result) = await group.next() {
-                results[index] = result
+                ahead[index] = result
+                while let done = ahead.removeValue(forKey: results.count) { results.append(done) }
                 launch()
             }
-            return results.map { $0! }
+            return results
         }
     }
 }

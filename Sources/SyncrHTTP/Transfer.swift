@@ -60,7 +60,10 @@ final class Transfer: @unchecked Sendable {
         syncr_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, request.connectTimeoutMilliseconds)
         syncr_easy_setopt_long(h, CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedLimit)
         syncr_easy_setopt_long(h, CURLOPT_LOW_SPEED_TIME, request.lowSpeedTimeSeconds)
-        syncr_easy_setopt_long(h, CURLOPT_BUFFERSIZE, bufferSize)
+        // A HEAD answer has no body: curl's default 16 KiB holds its head. The large buffer is
+        // for bodies; curl allocates it for every transfer, and with dozens of probes in flight
+        // the pages they touch spread over tens of megabytes of heap.
+        syncr_easy_setopt_long(h, CURLOPT_BUFFERSIZE, request.method == .head ? min(bufferSize, 16 << 10) : bufferSize)
         syncr_easy_setopt_long(h, CURLOPT_TCP_KEEPALIVE, 1)
         configureConnectionSharing()
         syncr_easy_setopt_pointer(h, CURLOPT_ERRORBUFFER, errorBuffer)

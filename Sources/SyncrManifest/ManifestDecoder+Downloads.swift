@@ -22,6 +22,9 @@ extension ManifestDecoder {
             return []
         }
         var downloads: [Download] = []
+        // As many as there are items (a few hundred bytes each): an array grown by doubling
+        // would keep up to twice that for the whole run.
+        downloads.reserveCapacity(items.count)
         var index = DestinationIndex()
         for (i, item) in items.enumerated() {
             if let download = decodeDownload(item, index: i, defaults: defaults, destinations: &index) {

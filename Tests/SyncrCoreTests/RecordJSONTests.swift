@@ -52,6 +52,15 @@ struct RecordJSONTests {
         #expect(EntryState(recordJSON: Array(text.utf8)) == nil)
     }
 
+    /// A repeated key counts with its last value, as it did when objects were read into a
+    /// dictionary.
+    @Test func aRepeatedKeyTakesItsLastValue() {
+        let text = #"{"format":1,"url":"first","size":1,"url":"second","size":2}"#
+        let state = EntryState(recordJSON: Array(text.utf8))
+        #expect(state?.url == "second")
+        #expect(state?.size == 2)
+    }
+
     /// Keys come out sorted, so a record's bytes depend only on its content.
     @Test func keysAreSorted() {
         var state = Self.full()

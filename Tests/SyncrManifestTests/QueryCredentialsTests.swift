@@ -31,6 +31,29 @@ import Testing
         #expect(URLCredentials.masked(text) == shown, "the one masking every output goes through")
     }
 
+    /// ASCII text is scanned byte by byte, other text character by character: both give the
+    /// same masks (a non-ASCII word in front sends the same text down the other path).
+    @Test(arguments: [
+        "https://h/x?token=abc&v=1", "https://h/x?access_token=abc#part",
+        "https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIA%2F2026&X-Amz-Signature=9f86d0",
+        "GET https://h/x?token=abc: 403 (see \"https://h/y?sig=zz\")",
+        "x?API_KEY=v1\tx?Session=v2\r\nx?PassWord=v3 x?[k]=v4", "?TOKEN=a(b)c`d'e<f>g",
+    ])
+    func asciiAndOtherTextMaskAlike(text: String) {
+        #expect(QueryCredentials.masked("é " + text) == "é " + QueryCredentials.masked(text))
+        #expect(QueryCredentials.masked(text) != text)
+    }
+
+    @Test func credentialNamesMatchInAnyCase() {
+        #expect(QueryCredentials.isCredential(name: "X-Amz-SIGNATURE"))
+        #expect(QueryCredentials.isCredential(name: "myApiKey"))
+        #expect(QueryCredentials.isCredential(name: "sig"))
+        #expect(!QueryCredentials.isCredential(name: "si"))
+        #expect(!QueryCredentials.isCredential(name: "version"))
+        #expect(!QueryCredentials.isCredential(name: "tökén"))
+        #expect(!QueryCredentials.isCredential(name: ""))
+    }
+
     @Test func userInformationAndQueryTogether() {
         #expect(URLCredentials.masked("https://u:pw12@h/x?api_key=k1") == "https://u:***@h/x?api_key=***")
     }

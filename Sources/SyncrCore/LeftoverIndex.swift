@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncrLock
+
+/// Which of syncr's own temporary names (`.syncr-*`) a run's destination folders hold, read
+/// once per folder: a killed run may leave a copy or a staging folder beside a destination, and
+/// every entry must remove its own, but almost never is there one. One `readdir` per folder
+/// replaces an `unlink` and an `lstat` of absent names per entry.
+///
+/// Built fresh for each `apply`, which holds the cache lock: no other run creates these names
+/// meanwhile, and each entry asks before it creates its own.
+final class LeftoverIndex: Sendable {
+    /// The prefix every temporary name syncr puts beside a destination starts with.
+    static let prefix = ".syncr-"
+
+    /// Folder → the `.syncr-` names in it when it was first asked about.
+    private let folders = Locked<[String: Set<String>]>([:])
+
+    /// Whether `name` was in `folder` when the folder was first listed (this run); false when
+    /// the folder could not be read (it does not exist yet: nothing to remove).
+    func contains(_ name: String, in folder: String) -> Bool {
+        if let names = folders.withLock({ $0[folder] }) { return names.contains(name) }
+        // Listed outside the lock: two entries of one folder may both list it, harmlessly.
+        let names = Self.temporaryNames(in: folder)
+        folders.withLock { $0[folder] = names }
+        return names.contains(name)
+    }
+
+    /// The names in `folder` that start with `prefix`; empty when it cannot be read.
+    static func temporaryNames(in folder: String) -> Set<String> {
+        guard let dir = opendir(folder) else { return [] }
+        defer { closedir(dir) }
+        var names: Set<String> = []
+        while let entry = readdir(dir) {
+            // The prefix is checked on the bytes in place: most names are not ours.
+            let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+            let raw = (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: UInt8.self)
+            guard strncmp(UnsafeRawPointer(raw).assumingMemoryBound(to: CChar.self), prefix, prefix.utf8.count) == 0
+            else { continue }
+            names.insert(directoryEntryName(entry))
+        }
+        return names
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+@testable import SyncrCore
+
+/// The run's listing of `.syncr-` names beside destinations, which decides whether an entry
+/// has a killed run's copy or staging folder to remove; and `FS.readAll`, which reads records.
+@Suite(.timeLimit(.minutes(10))) struct LeftoverIndexTests {
+    @Test func findsOnlySyncrNamesThatExistWhenTheFolderIsFirstListed() throws {
+        let folder = try TemporaryFolder()
+        let fm = FileManager.default
+        try Data("half a copy".utf8).write(to: URL(fileURLWithPath: folder.path + "/.syncr-aaaa.tmp"))
+        try fm.createDirectory(atPath: folder.path + "/.syncr-unpack-aaaa/deep", withIntermediateDirectories: true)
+        try Data("a".utf8).write(to: URL(fileURLWithPath: folder.path + "/file.bin"))
+        try Data("b".utf8).write(to: URL(fileURLWithPath: folder.path + "/.syncr"))
+        let index = LeftoverIndex()
+        #expect(index.contains(".syncr-aaaa.tmp", in: folder.path))
+        #expect(index.contains(".syncr-unpack-aaaa", in: folder.path))
+        #expect(!index.contains(".syncr-bbbb.tmp", in: folder.path))
+        #expect(!index.contains("file.bin", in: folder.path), "only syncr's temporary names are listed")
+        #expect(!index.contains(".syncr", in: folder.path))
+        #expect(LeftoverIndex.temporaryNames(in: folder.path) == [".syncr-aaaa.tmp", ".syncr-unpack-aaaa"])
+    }
+
+    /// A folder is listed once per run: names that appear later are this run's own, which the
+    /// entry that made them looks after.
+    @Test func listsAFolderOncePerRun() throws {
+        let folder = try TemporaryFolder()
+        let index = LeftoverIndex()
+        #expect(!index.contains(".syncr-cccc.tmp", in: folder.path))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: folder.path + "/.syncr-cccc.tmp"))
+        #expect(!index.contains(".syncr-cccc.tmp", in: folder.path))
+        #expect(LeftoverIndex().contains(".syncr-cccc.tmp", in: folder.path), "a new run lists it again")
+    }
+
+    @Test func aMissingFolderHasNoLeftovers() throws {
+        let folder = try TemporaryFolder()
+        #expect(!LeftoverIndex().contains(".syncr-dddd.tmp", in: folder.path + "/not/there"))
+    }
+
+    /// The byte version gives what Foundation gives for absolute, normalized paths (others go
+    /// to Foundation itself).
+    @Test(arguments: ["/a/b/c.bin", "/a", "/a/./b", "/ü/ñ.bin", "/a/../b", "/a b/.c d"])
+    func parentFolderIsFoundationsAnswer(path: String) {
+        #expect(FS.parentFolder(path) == (path as NSString).deletingLastPathComponent)
+    }
+
+    @Test(arguments: [0, 1, 300, 64 * 1024 + 5])
+    func readAllReadsWholeFiles(size: Int) throws {
+        let folder = try TemporaryFolder()
+        let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try Data(bytes).write(to: URL(fileURLWithPath: folder.path + "/f"))
+        #expect(FS.readAll(folder.path + "/f") == bytes)
+        #expect(FS.readAll(folder.path + "/missing") == nil)
+    }
+}
