@@ -30,6 +30,26 @@ import Testing
 
     /// A missing key, a missing bucket and a wrong secret each fail their entry with S3's code,
     /// the bucket and key, and where the credentials came from; never the secret. Exit 1.
+    /// An empty object has no range to give: the store answers the first request (a range from
+    /// byte 0) with 416 InvalidRange, and a plain GET then fetches the empty file.
+    @Test func anEmptyObjectDownloads() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let source = project.file("upload/empty")
+        try FileManager.default.createDirectory(at: source.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data().write(to: source)
+        let key = SeaweedFS.uniquePrefix("empty") + "empty"
+        let put = try await AWSCLI(server: server).run(["s3", "cp", "--only-show-errors", source.path, "s3://syncr-test/\(key)"])
+        try #require(put.exitCode == 0, "\(put.stderr)")
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 10s, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://syncr-test/\(key)\", to: out/empty }"])
+        let result = try await project.run(["apply"], environment: server.environment)
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try Data(contentsOf: project.file("out/empty")).isEmpty)
+        let again = try await project.run(["apply"], environment: server.environment)
+        #expect(again.stderr.contains("0 transferred, 1 up to date"), "\(again.stderr)")
+    }
+
     @Test func missingKeyMissingBucketAndBadCredentialsAreExplained() async throws {
         let server = try await SeaweedFS.shared.start()
         let project = try Project()
