@@ -267,10 +267,13 @@ private actor Board {
             let seconds = (now - began) / .seconds(1)
             let received = sink.received
             mayCutLater = true
-            // Its pace so far; with nothing received yet, only a whole `cutAfter` of nothing
-            // says it is slow (an answer may be a round trip away).
-            let secondsLeft = received > 0 && seconds > 0.05 ? Double(sink.remaining) * seconds / Double(received)
-                : (received == 0 ? seconds : 0)
+            // Its pace over a quarter of `cutAfter` at least: over less, a process still starting
+            // its other connections (or a busy machine) makes a fast transfer look slow. With
+            // nothing received yet, only a whole `cutAfter` of nothing says it is slow (an answer
+            // may be a round trip away).
+            let observed = seconds >= cutAfter / .seconds(1) / 4
+            let secondsLeft = received > 0 ? (observed ? Double(sink.remaining) * seconds / Double(received) : 0)
+                : seconds
             if secondsLeft >= cutAfter / .seconds(1), let piece = Self.half(of: sink, minimum: minimum) {
                 return .piece(piece)
             }
