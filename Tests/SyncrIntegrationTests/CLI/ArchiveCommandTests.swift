@@ -69,8 +69,10 @@ import Testing
         close(fd)
         try "old archive".write(to: dir.appending("out.zip"), atomically: true, encoding: .utf8)
         let run = try BackgroundSyncr(in: dir.url, ["zip", "src", "out.zip"])
-        // The sign: the archive under construction appeared beside out.zip.
-        let started = await poll(timeout: .seconds(60)) {
+        // The sign: the archive under construction appeared beside out.zip. Watched from a thread
+        // of its own: in a full run the pool's threads can be held for minutes, and a polling
+        // task then first looked after the zip had finished (a CI run under ThreadSanitizer).
+        let started = await pollOnItsOwnThread(timeout: .seconds(60)) {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
             return names.contains { $0.hasPrefix(".out.zip.") } || !run.child.isRunning
         }
