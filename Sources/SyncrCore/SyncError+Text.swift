@@ -91,12 +91,7 @@ extension SyncError {
         } else if retries.kept > 0 {
             text += "; \(ByteSize.format(retries.kept)) kept in the cache, run again to resume"
         }
-        switch stop {
-        case .notRetryable: break
-        case .exhausted(let count): text += " (gave up after \(count) retries)"
-        case .waitTooLong(let seconds): text += " (the server asks to wait longer than \(seconds) s)"
-        }
-        return text
+        return text + Self.stopText(stop)
     }
 
     private static func noSpaceText(path: String, needed: Int64?, available: Int64?, errno: Int32,
