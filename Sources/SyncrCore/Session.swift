@@ -202,7 +202,7 @@ public final class Session: Sendable {
     }
 
     private var uploadPlanner: UploadPlanner {
-        UploadPlanner(cache: cache, engine: engine, redactor: redactor, force: force)
+        UploadPlanner(cache: cache, engine: engine, redactor: redactor, force: force, jobs: jobs)
     }
 
     /// - Parameter known: the entry's local facts when the caller has just read them.
@@ -397,7 +397,7 @@ public final class Session: Sendable {
                 let item = await self.uploadPlanner.plan(upload).noting(upload.settings)
                 await self.slots.acquire()
                 result = await Uploader(upload: upload, item: item, cache: self.cache, engine: self.engine,
-                                        redactor: self.redactor, reporter: reporter).run()
+                                        redactor: self.redactor, reporter: reporter, jobs: self.jobs).run()
                 await self.slots.release()
             }
             reporter?.report(.finished(result: result))

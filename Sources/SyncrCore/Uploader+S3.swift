@@ -37,11 +37,12 @@ extension UploadPlanner {
             item.reason = "--force"
             return item
         }
-        var stale: [String] = []
-        for file in tree.files {
+        // One HEAD per object, up to `jobs` at once: a folder of small files is bound by round trips.
+        let planner = self
+        let stale = await Session.mapBounded(tree.files, width: jobs) { file in
             let target = Uploader.target(upload, relative: file.relative, isDirectory: tree.isDirectory)
-            if let why = await objectDifference(upload, target: target, file: files[file.relative]) { stale.append(why) }
-        }
+            return await planner.objectDifference(upload, target: target, file: files[file.relative])
+        }.compactMap { $0 }
         guard stale.isEmpty else {
             item.reason = redactor.scrub(stale.count == 1 ? stale[0] : "\(stale.count) objects differ (\(stale[0]), ...)")
             return item

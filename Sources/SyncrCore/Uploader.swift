@@ -53,6 +53,8 @@ struct UploadPlanner: Sendable {
     let engine: any Transport
     let redactor: Redactor
     let force: Bool
+    /// Files asked about at once (the run's `jobs`).
+    let jobs: Int
 
     func plan(_ upload: Upload) async -> PlanItem {
         var item = PlanItem(kind: .upload, index: upload.index, url: redactor.scrub(upload.url.written),
@@ -184,7 +186,9 @@ struct UploadPlanner: Sendable {
     /// The same for files by relative path and size.
     private func remoteDifference(_ upload: Upload, files: [(relative: String, size: Int64)],
                                   isDirectory: Bool) async -> String? {
-        for file in files {
+        let engine = engine
+        let differences = await Session.mapBounded(files.map { Pair(relative: $0.relative, size: $0.size) },
+                                                   width: jobs) { file -> String? in
             let target = Uploader.target(upload, relative: file.relative, isDirectory: isDirectory)
             let request = RequestBuilder(upload: upload).head(url: target.url, displayURL: target.display)
             switch await engine.perform(request, sink: DiscardSink()) {
@@ -194,12 +198,19 @@ struct UploadPlanner: Sendable {
                 if let length = response.head.contentLength, length != file.size {
                     return "\(target.display) is \(length) bytes on the server, \(file.size) here"
                 }
+                return nil
             default:
                 // The server cannot say (no HEAD, or not now): trust the record.
-                continue
+                return nil
             }
         }
-        return nil
+        return differences.lazy.compactMap { $0 }.first
+    }
+
+    /// A file's relative path and size, sendable to the tasks that ask the server about it.
+    private struct Pair: Sendable {
+        let relative: String
+        let size: Int64
     }
 
     /// SHA-256 of every file, reusing the record's for files unchanged since it was written.
@@ -225,13 +236,16 @@ struct Uploader: Sendable {
     let engine: any Transport
     let redactor: Redactor
     let reporter: (any ProgressReporter)?
+    /// Files sent at once for a folder (the run's `jobs`).
+    let jobs: Int
     /// Bytes sent so far, for progress events.
     private let progress = UploadProgress()
     /// The progress counter, for the multipart upload in Uploader+S3.
     var uploadProgress: UploadProgress { progress }
 
     init(upload: Upload, item: PlanItem, cache: Cache, engine: any Transport, redactor: Redactor,
-         reporter: (any ProgressReporter)?) {
+         reporter: (any ProgressReporter)?, jobs: Int) {
+        self.jobs = jobs
         self.upload = upload
         self.item = item
         self.cache = cache
@@ -289,18 +303,9 @@ struct Uploader: Sendable {
             }
             switch upload.method {
             case .put:
-                for file in tree.files {
-                    let target = Self.target(upload, file: file, tree: tree)
-                    if upload.s3 != nil, file.fingerprint.size >= upload.multipartThreshold {
-                        sent += try await multipart(file, target: target, sha256: context.record.files[file.relative]?.sha256 ?? "",
-                                                    notes: &notes)
-                        continue
-                    }
-                    let request = upload.s3 != nil ? try await s3Put(file, target: target)
-                        : requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
-                                          contentType: upload.contentType ?? ContentType.forFilename(file.relative))
-                    sent += try await send(request, notes: &notes)
-                }
+                let (bytes, putNotes) = try await putFiles(tree, recorded: context.record.files)
+                sent += bytes
+                notes += putNotes
             case .post:
                 var parts: [MultipartForm.Part] = upload.fields.map { .field(name: $0.name, value: $0.value.expanded) }
                 for file in tree.files {
@@ -309,7 +314,7 @@ struct Uploader: Sendable {
                 }
                 let form = MultipartForm(parts: parts)
                 let request = requests.upload(.multipart(form), url: upload.url.expanded, displayURL: upload.url.written)
-                sent += try await send(request, notes: &notes)
+                sent += try await send(request)
             }
             // What was sent must be what was hashed: a file changed meanwhile is reported, and
             // not recorded as uploaded.
@@ -334,6 +339,41 @@ struct Uploader: Sendable {
 
     /// Every request of this entry is built by one builder.
     var requests: RequestBuilder { RequestBuilder(upload: upload) }
+
+    /// Every file of a PUT upload, up to `jobs` at once: a folder of small files is bound by
+    /// round trips, not bandwidth. Files above the multipart threshold go one after another
+    /// afterwards, since each already sends its parts in parallel (memory stays part size x
+    /// parallel parts). The first failure stops the others and is the one reported.
+    private func putFiles(_ tree: UploadTree, recorded: [String: UploadRecord.SentFile]) async throws -> (Int64, [EntryNote]) {
+        let isLarge = { (file: UploadTree.File) in upload.s3 != nil && file.fingerprint.size >= upload.multipartThreshold }
+        var sent: Int64 = 0
+        var notes: [EntryNote] = []
+        try await withThrowingTaskGroup(of: Int64.self) { group in
+            var next = tree.files.lazy.filter { !isLarge($0) }.makeIterator()
+            func add() {
+                guard let file = next.next() else { return }
+                group.addTask { try await put(file, target: Self.target(upload, file: file, tree: tree)) }
+            }
+            for _ in 0..<max(1, jobs) { add() }
+            while let bytes = try await group.next() {
+                sent += bytes
+                add()
+            }
+        }
+        for file in tree.files where isLarge(file) {
+            sent += try await multipart(file, target: Self.target(upload, file: file, tree: tree),
+                                        sha256: recorded[file.relative]?.sha256 ?? "", notes: &notes)
+        }
+        return (sent, notes)
+    }
+
+    /// One file in one PUT (a PutObject for `s3://`).
+    private func put(_ file: UploadTree.File, target: (url: String, display: String)) async throws -> Int64 {
+        let request = upload.s3 != nil ? try await s3Put(file, target: target)
+            : requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
+                              contentType: upload.contentType ?? ContentType.forFilename(file.relative))
+        return try await send(request)
+    }
 
     /// `zip: true`: zips the folder into the cache (a deterministic archive: the same tree gives
     /// the same bytes) and returns the archive as the one file to send.
@@ -360,9 +400,11 @@ struct Uploader: Sendable {
     }
 
     /// Sends one request with the entry's retry rules; returns the bytes sent.
-    private func send(_ base: HTTPRequest, notes: inout [EntryNote]) async throws -> Int64 {
+    private func send(_ base: HTTPRequest) async throws -> Int64 {
         var request = base
-        request.bodyProgress = progress.current
+        let body = progress.track()
+        defer { progress.untrack(body) }
+        request.bodyProgress = body
         let policy = RetryPolicy(maxRetries: upload.settings.retries)
         var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
@@ -374,7 +416,7 @@ struct Uploader: Sendable {
             switch outcome.result {
             case .success(let response):
                 guard let error = response.statusError(url: request.displayURL) else {
-                    progress.requestDone(response.uploadedBytes)
+                    progress.requestDone(response.uploadedBytes, body: body)
                     return .done(response.uploadedBytes)
                 }
                 failure = error
@@ -407,18 +449,36 @@ struct Uploader: Sendable {
     }
 }
 
-/// Bytes of an upload sent by its finished requests plus the one in flight, for progress events.
+/// Bytes of an upload sent by its finished requests plus those in flight, for progress events.
 final class UploadProgress: Sendable {
-    /// The request in flight.
-    let current = BodyProgress()
-    private let finished = Locked<Int64>(0)
+    private struct State {
+        var finished: Int64 = 0
+        var inFlight: [ObjectIdentifier: BodyProgress] = [:]
+    }
+    private let state = Locked(State())
 
-    /// A request was sent whole: its bytes count from now on.
-    func requestDone(_ bytes: Int64) {
-        // Reset first: a reader in between sees too little for a moment, never too much.
-        current.reset()
-        finished.withLock { $0 += bytes }
+    /// A request about to be sent: what curl reads of its body counts until it is untracked.
+    func track() -> BodyProgress {
+        let body = BodyProgress()
+        state.withLock { $0.inFlight[ObjectIdentifier(body)] = body }
+        return body
     }
 
-    var sent: Int64 { finished.withLock { $0 } + current.sent }
+    /// The request ended, sent or not.
+    func untrack(_ body: BodyProgress) {
+        _ = state.withLock { $0.inFlight.removeValue(forKey: ObjectIdentifier(body)) }
+    }
+
+    /// A request was sent whole: its bytes count from now on (and no longer as in flight, in
+    /// the same step, so a reader never sees them twice).
+    func requestDone(_ bytes: Int64, body: BodyProgress? = nil) {
+        state.withLock {
+            if let body { $0.inFlight.removeValue(forKey: ObjectIdentifier(body)) }
+            $0.finished += bytes
+        }
+    }
+
+    var sent: Int64 {
+        state.withLock { state in state.inFlight.values.reduce(state.finished) { $0 + $1.sent } }
+    }
 }

@@ -76,6 +76,37 @@ struct UploadTests {
         #expect(try await project.run(["plan", "--detailed-exitcode"]).exitCode == 0)
     }
 
+    /// A folder of small files goes up `jobs` files at once, not one after another: behind a
+    /// proxy that adds latency (as the internet does), HTTP/1.1 PUTs in flight together each
+    /// hold a connection, and the proxy counts them. Never more than `jobs`.
+    @Test func aFolderGoesUpJobsFilesAtOnce() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let proxy = try await ThrottleProxy.start(targetPort: nginx.port, latencyMilliseconds: 40)
+        defer { proxy.stop() }
+        let project = try Project()
+        let site = project.file("site")
+        try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
+        for i in 0..<24 { try makeFile(path: site.appendingPathComponent("f\(i).bin"), size: 2000 + i, seed: UInt64(100 + i)) }
+        try write(project, """
+            version: 1
+            defaults: { jobs: 4 }
+            uploads:
+              - { from: site/, to: "\(proxy.url(nginx.url("/upload/site/")))", method: put }
+            """)
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        for i in 0..<24 {
+            let name = "f\(i).bin"
+            let arrived = nginx.uploadDirectory.appendingPathComponent("site/" + name)
+            #expect(try await sha256(file: arrived) == (try await sha256(file: site.appendingPathComponent(name))), "\(name)")
+        }
+        let stats = try proxy.stats()
+        #expect((2...4).contains(stats.maxOpen), "24 files with jobs: 4 in flight together, at most 4: \(stats)")
+        #expect(try await project.run(["plan", "--detailed-exitcode"]).exitCode == 0)
+    }
+
     @Test func postAFileWithFieldsAsAMultipartForm() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         let server = try await FaultServer.start(root: www.url)
