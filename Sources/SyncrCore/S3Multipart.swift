@@ -46,6 +46,8 @@ struct S3MultipartUpload: Sendable {
     let engine: any Transport
     let retrying: Retrying
     let progress: UploadProgress
+    /// Part number -> MD5 (hex) of parts already hashed while planning (`S3PartDigests`).
+    var knownMD5s: [Int: String] = [:]
 
     /// S3 takes at most 10,000 parts.
     static let maxParts: Int64 = 10_000
@@ -172,15 +174,20 @@ struct S3MultipartUpload: Sendable {
         // Content-MD5 is the part's integrity check (the store verifies it, and its ETag is that
         // MD5); the payload is not hashed again for the signature (UNSIGNED-PAYLOAD): that would
         // cost a SHA-256 of every byte on both sides, and the CPU is the limit on a small machine.
-        let digests = try await Self.rangeDigests(file.path, offset: offset, length: length, sha256: false)
+        let md5: String
+        if let known = knownMD5s[number] {
+            md5 = known
+        } else {
+            md5 = try await Self.rangeDigests(file.path, offset: offset, length: length, sha256: false).md5
+        }
         var request = HTTPRequest(method: .put,
                                   url: object.url(key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)]),
                                   displayURL: display,
-                                  headers: [("Content-MD5", Uploader.base64(hex: digests.md5))],
+                                  headers: [("Content-MD5", Uploader.base64(hex: md5))],
                                   body: .fileRange(path: file.path, offset: offset, length: length))
         request = builder.finish(request, lowSpeed: nil)
         let response = try await callResponse(request, sink: DiscardSink())
-        let etag = response.head.value("ETag").map(ListPartsPage.unquotedETag) ?? digests.md5
+        let etag = response.head.value("ETag").map(ListPartsPage.unquotedETag) ?? md5
         try await book.finished(number, part: .init(etag: etag, size: length))
         progress.requestDone(length)
         return length
@@ -240,26 +247,30 @@ struct S3MultipartUpload: Sendable {
     /// `offset`, read in 1 MiB pieces.
     static func rangeDigests(_ path: String, offset: Int64, length: Int64,
                              sha256: Bool = true) async throws -> (md5: String, sha256: String) {
-        try await BlockingIO.run {
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
-            defer { close(fd) }
-            let md5 = Digest(.md5), sha = sha256 ? Digest(.sha256) : nil
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
-            var done: Int64 = 0
-            while done < length {
-                let want = Int(min(Int64(buffer.count), length - done))
-                let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset + done)) }
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { throw FileError(path: path, operation: "read", errno: n < 0 ? errno : EIO) }
-                buffer.withUnsafeBytes {
-                    md5.update(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
-                    sha?.update(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
-                }
-                done += Int64(n)
+        try await BlockingIO.run { try readDigests(path, offset: offset, length: length, sha256: sha256) }
+    }
+
+    /// The same, on the calling thread.
+    static func readDigests(_ path: String, offset: Int64, length: Int64,
+                            sha256: Bool) throws -> (md5: String, sha256: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        let md5 = Digest(.md5), sha = sha256 ? Digest(.sha256) : nil
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var done: Int64 = 0
+        while done < length {
+            let want = Int(min(Int64(buffer.count), length - done))
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset + done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw FileError(path: path, operation: "read", errno: n < 0 ? errno : EIO) }
+            buffer.withUnsafeBytes {
+                md5.update(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
+                sha?.update(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
             }
-            return (md5.finalizeHex(), sha?.finalizeHex() ?? "")
+            done += Int64(n)
         }
+        return (md5.finalizeHex(), sha?.finalizeHex() ?? "")
     }
 }
 

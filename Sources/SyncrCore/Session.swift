@@ -394,7 +394,9 @@ public final class Session: Sendable {
                 downloader.leftovers = leftovers
                 result = await downloader.run()
             case .upload(let upload):
-                let item = await self.uploadPlanner.plan(upload).noting(upload.settings)
+                var planner = self.uploadPlanner
+                planner.prefetchPartDigests = true
+                let item = await planner.plan(upload).noting(upload.settings)
                 await self.slots.acquire()
                 result = await Uploader(upload: upload, item: item, cache: self.cache, engine: self.engine,
                                         redactor: self.redactor, reporter: reporter, jobs: self.jobs).run()

@@ -22,15 +22,21 @@ extension UploadPlanner {
         }
         let previous = cache.loadUploadRecord(Cache.uploadKey(upload))
         let files: [String: UploadRecord.SentFile]
+        var parts = S3PartDigests()
         do {
-            files = try await BlockingIO.run { try Self.digests(tree, reusing: previous?.files) }
+            let hashing = { @Sendable in try Self.digests(tree, reusing: previous?.files) }
+            if prefetchPartDigests {
+                (files, parts) = try await S3PartDigests.beside(upload, tree: tree, hashing)
+            } else {
+                files = try await BlockingIO.run(hashing)
+            }
         } catch {
             item.action = .error
             item.reason = redactor.scrub("\(error)")
             return item
         }
         let record = UploadRecord(method: upload.method.rawValue, url: redactor.scrub(upload.url.written), from: upload.from, files: files)
-        item.uploadContext = UploadContext(tree: tree, record: record, digestsPending: false)
+        item.uploadContext = UploadContext(tree: tree, record: record, digestsPending: false, partDigests: parts)
         item.size = tree.totalSize
         item.bytes = tree.totalSize
         if force {
@@ -99,13 +105,14 @@ extension Uploader {
     /// A file at or above `multipart_threshold`: a multipart upload, resumed when an earlier run
     /// left one. Notes how many parts an earlier run had sent.
     func multipart(_ file: UploadTree.File, target: (url: String, display: String), sha256: String,
-                   notes: inout [EntryNote]) async throws -> Int64 {
+                   knownMD5s: [Int: String], notes: inout [EntryNote]) async throws -> Int64 {
         let key = String(target.display.dropFirst("s3://".count).drop { $0 != "/" }.dropFirst())
         var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
         retrying.s3 = requests.s3
-        let multipart = S3MultipartUpload(upload: upload, file: file, key: key, sha256: sha256, cache: cache,
+        var multipart = S3MultipartUpload(upload: upload, file: file, key: key, sha256: sha256, cache: cache,
                                           engine: engine, retrying: retrying, progress: uploadProgress)
+        multipart.knownMD5s = knownMD5s
         let (sent, kept) = try await multipart.run()
         if kept > 0 { notes.append(.multipartResumed(target: target.display, parts: kept)) }
         return sent

@@ -19,6 +19,8 @@ struct UploadContext: Sendable {
     /// `zip: true`: `tree` is the folder, zipped into the cache by apply (plan never writes);
     /// what is sent is the archive.
     var zipFolder = false
+    /// `s3://`: the `Content-MD5`s of parts computed while the files were hashed.
+    var partDigests = S3PartDigests()
 }
 
 extension Cache {
@@ -55,6 +57,9 @@ struct UploadPlanner: Sendable {
     let force: Bool
     /// Files asked about at once (the run's `jobs`).
     let jobs: Int
+    /// Planning for apply: the parts of a multipart upload have their MD5s computed beside the
+    /// file's SHA-256 (a plan alone does not need them).
+    var prefetchPartDigests = false
 
     func plan(_ upload: Upload) async -> PlanItem {
         var item = PlanItem(kind: .upload, index: upload.index, url: redactor.scrub(upload.url.written),
@@ -303,7 +308,7 @@ struct Uploader: Sendable {
             }
             switch upload.method {
             case .put:
-                let (bytes, putNotes) = try await putFiles(tree, recorded: context.record.files)
+                let (bytes, putNotes) = try await putFiles(tree, recorded: context.record.files, partDigests: context.partDigests)
                 sent += bytes
                 notes += putNotes
             case .post:
@@ -344,7 +349,8 @@ struct Uploader: Sendable {
     /// round trips, not bandwidth. Files above the multipart threshold go one after another
     /// afterwards, since each already sends its parts in parallel (memory stays part size x
     /// parallel parts). The first failure stops the others and is the one reported.
-    private func putFiles(_ tree: UploadTree, recorded: [String: UploadRecord.SentFile]) async throws -> (Int64, [EntryNote]) {
+    private func putFiles(_ tree: UploadTree, recorded: [String: UploadRecord.SentFile],
+                          partDigests: S3PartDigests) async throws -> (Int64, [EntryNote]) {
         let isLarge = { (file: UploadTree.File) in upload.s3 != nil && file.fingerprint.size >= upload.multipartThreshold }
         var sent: Int64 = 0
         var notes: [EntryNote] = []
@@ -362,7 +368,8 @@ struct Uploader: Sendable {
         }
         for file in tree.files where isLarge(file) {
             sent += try await multipart(file, target: Self.target(upload, file: file, tree: tree),
-                                        sha256: recorded[file.relative]?.sha256 ?? "", notes: &notes)
+                                        sha256: recorded[file.relative]?.sha256 ?? "", knownMD5s: partDigests.byFile[file.relative] ?? [:],
+                                        notes: &notes)
         }
         return (sent, notes)
     }
