@@ -29,16 +29,22 @@ final class TrustBundle: Sendable {
 
     private init(pem: [UInt8]) { self.pem = pem }
 
-    private static let cache = Locked<[[String]: TrustBundle]>([:])
+    /// By the anchors as requests name them: every request asks, so the answer (nil too) is
+    /// worked out once per run, not with two `stat`s per request.
+    private static let cache = Locked<[[String]: TrustBundle?]>([:])
 
     /// The bundle for `anchors` (nil when there are none beyond the system's own), or why it
     /// cannot be built.
-    static func bundle(for anchors: [String]) -> Result<TrustBundle?, TransferError> {
+    static func bundle(for named: [String]) -> Result<TrustBundle?, TransferError> {
+        guard !named.isEmpty else { return .success(nil) }
+        if let cached = cache.withLock({ $0[named] }) { return .success(cached) }
         // CI images often point SSL_CERT_FILE at the system bundle itself: adding it to itself
         // would only hand curl a copy of what it already trusts, for every request.
-        let anchors = anchors.filter { !isSystemBundle($0) }
-        guard !anchors.isEmpty else { return .success(nil) }
-        if let cached = cache.withLock({ $0[anchors] }) { return .success(cached) }
+        let anchors = named.filter { !isSystemBundle($0) }
+        guard !anchors.isEmpty else {
+            cache.withLock { $0[named] = .some(nil) }
+            return .success(nil)
+        }
         var pem: [UInt8] = []
         if let system = systemBundlePath, let bytes = FileManager.default.contents(atPath: system) {
             pem += Array(bytes)
@@ -58,7 +64,7 @@ final class TrustBundle: Sendable {
             if pem.last != UInt8(ascii: "\n") { pem.append(UInt8(ascii: "\n")) }
         }
         let bundle = TrustBundle(pem: pem)
-        cache.withLock { $0[anchors] = bundle }
+        cache.withLock { $0[named] = bundle }
         return .success(bundle)
     }
 
