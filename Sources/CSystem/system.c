@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <sys/vfs.h>
 #include "CSystem.h"
 
 int syncr_fallocate(int fd, off_t offset, off_t length) {
@@ -10,4 +11,10 @@ int syncr_fallocate(int fd, off_t offset, off_t length) {
 
 int syncr_exchange(const char *a, const char *b) {
     return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+}
+
+long syncr_filesystem_type(const char *path) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    return (long)info.f_type;
 }

@@ -12,18 +12,26 @@ public struct Cache: Sendable {
     /// Whether records, and the data they vouch for, are flushed to disk before they are relied
     /// on (`fsync:`). Without it they survive a killed syncr but not a power loss.
     public let flushes: Bool
+    /// The cache is in memory (tmpfs, ramfs): nothing of it survives a power loss whatever is
+    /// flushed, and `fdatasync` there does nothing but cost a hand-off to a flush thread.
+    let memoryBacked: Bool
 
     /// Creates a cache over `directory`; nothing is created until `prepare()`.
     /// - Parameter flushes: whether to flush records and data to disk (`fsync:`).
     public init(directory: String, flushes: Bool = true) {
         self.directory = directory
         self.flushes = flushes
+        memoryBacked = FS.isMemoryBacked(directory)
     }
+
+    /// Whether the cache's own files (data and records) are flushed: where it flushes, and is
+    /// on a disk. Destinations on other file systems are flushed by `flushes` alone.
+    var flushesFiles: Bool { flushes && !memoryBacked }
 
     /// Flushes a file's data to disk (`fdatasync`) where this cache flushes; returns false with
     /// `errno` set when the flush failed.
     func flush(_ fd: Int32) -> Bool {
-        !flushes || fdatasync(fd) == 0
+        !flushesFiles || fdatasync(fd) == 0
     }
 
     /// The entry key for a URL (the expanded one: it names the resource actually fetched).
@@ -53,7 +61,7 @@ public struct Cache: Sendable {
     public func saveState(_ state: EntryState, key: String, durable: Bool = true) throws(FileError) {
         var s = state
         s.updated = Int64(time(nil))
-        try FS.writeAtomically(s.recordJSON, to: statePath(key), durable: durable && flushes)
+        try FS.writeAtomically(s.recordJSON, to: statePath(key), durable: durable && flushesFiles)
     }
 
     /// Removes what killed runs left while zipping an upload's folder into the cache

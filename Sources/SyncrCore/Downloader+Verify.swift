@@ -17,7 +17,7 @@ extension Downloader {
         if fstat(file.fd, &st) == 0, Int64(st.st_size) != finalSize, ftruncate(file.fd, off_t(finalSize)) != 0 {
             throw FileError(path: file.path, operation: "trim", errno: errno)
         }
-        if cache.flushes { try await flusher.flush(fd: file.fd, path: file.path) }
+        if cache.flushesFiles { try await flusher.flush(fd: file.fd, path: file.path) }
         return finalSize
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystem
 import Foundation
 
 /// An error from a local file operation, naming the path and what to do.
@@ -115,6 +116,22 @@ enum FS {
         }
         if kind(path) != .directory {
             throw FileError(path: path, operation: "create the folder (a file is in the way)", errno: ENOTDIR)
+        }
+    }
+
+    /// Whether `path` (or, while it does not exist, the nearest folder above it) is on a file
+    /// system kept in memory only: tmpfs (`/dev/shm`, often `/tmp` and CI runners' work folders)
+    /// or ramfs.
+    static func isMemoryBacked(_ path: String) -> Bool {
+        let tmpfsMagic = 0x0102_1994, ramfsMagic = 0x8584_58f6
+        var current = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        while true {
+            let type = syncr_filesystem_type(current)
+            if type >= 0 { return [tmpfsMagic, ramfsMagic].contains(type) }
+            guard errno == ENOENT || errno == ENOTDIR else { return false }
+            let parent = (current as NSString).deletingLastPathComponent
+            guard !parent.isEmpty, parent != current else { return false }
+            current = parent
         }
     }
 

@@ -13,4 +13,8 @@ int syncr_exchange(const char *a, const char *b);
 
 /* The git commit this binary was built from (SYNCR_COMMIT at build time), or NULL. */
 const char *syncr_build_commit(void);
+
+/* The file system type of `path` (statfs(2)'s f_type, e.g. 0x01021994 for tmpfs), or -1
+   with errno set. Swift's Glibc module does not export sys/vfs.h. */
+long syncr_filesystem_type(const char *path);
 #endif

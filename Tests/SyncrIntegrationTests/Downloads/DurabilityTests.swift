@@ -60,6 +60,25 @@ struct DurabilityTests {
         }
     }
 
+    /// A cache in memory (tmpfs) is not flushed: nothing there survives a power loss anyway.
+    /// What leaves it for a disk is: each file copied beside its destination is flushed before
+    /// it is renamed into place. So 6 files cost 6 flushes, the copies', and not 12.
+    @Test(.enabled(if: fileSystemType("/dev/shm") == "tmpfs", "needs /dev/shm on tmpfs"))
+    func aCacheInMemoryIsNotFlushedButCopiesOntoADiskAre() async throws {
+        let (project, nginx, www) = try await servedProject(files: 6)
+        defer { nginx.stop() }
+        try #require(fileSystemType(project.path) != "tmpfs", "the project folder must be on a disk")
+        let cache = "/dev/shm/syncr-test-cache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let calls = try await flushCalls(project, ["apply", "--quiet", "--cache", cache])
+        #expect(calls["fdatasync", default: 0] == 6, "one flush per copy onto the disk, none in the cache: \(calls)")
+        #expect(calls["fsync", default: 0] >= 1, "the destination folder is flushed: \(calls)")
+        for i in 0..<6 {
+            #expect(try await sha256(file: project.file("out/f\(i).bin"))
+                == (try await sha256(file: www.appending("f\(i).bin"))))
+        }
+    }
+
     /// `--no-fsync` and `fsync: false` flush nothing, yet every file arrives whole; the plan says
     /// that flushing is off, in text and JSON.
     @Test(arguments: [true, false])
@@ -109,4 +128,20 @@ func tracedEnvironment() -> [String: String] {
     let asan = environment["ASAN_OPTIONS"].map { $0 + ":" } ?? ""
     environment["ASAN_OPTIONS"] = asan + "detect_leaks=0"
     return environment
+}
+
+/// The type of the file system `path` is on, as `stat -f` names it ("tmpfs", "ext2/ext3", ...).
+func fileSystemType(_ path: String) -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/stat")
+    process.arguments = ["-f", "-c", "%T", path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    guard (try? launch(process)) != nil else { return nil }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    try? pipe.fileHandleForReading.close()
+    guard process.terminationStatus == 0 else { return nil }
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }
