@@ -93,7 +93,7 @@ extension Downloader {
             $0.destinationFingerprint = nil
             $0.destinationTree = tree
         }
-        await folders.add(parent)
+        folders.add(parent)
     }
 
     /// The last path component of a URL (without query or fragment): what the archive's format
@@ -111,7 +111,7 @@ extension Downloader {
                          finish: @Sendable (inout EntryState) -> Void) async throws {
         let destination = download.destination
         let folder = FS.parentFolder(destination)
-        try FS.makeDirectories(folder)
+        try folders.ensure(folder)
         switch FS.kind(destination) {
         case .directory, .other:
             throw SyncError.destinationBlocked(destination: download.to, wantsFolder: false)
@@ -131,8 +131,17 @@ extension Downloader {
             $0.destinationFingerprint = fingerprint
         }
         if rename(dataPath, destination) == 0 {
-            await folders.add(folder)
+            folders.add(folder)
             return
+        }
+        if errno == ENOENT {
+            // The folder was removed since this run made or found it.
+            folders.forget(folder)
+            try folders.ensure(folder)
+            if rename(dataPath, destination) == 0 {
+                folders.add(folder)
+                return
+            }
         }
         let code = errno
         guard code == EXDEV else {
@@ -154,7 +163,7 @@ extension Downloader {
             try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
             throw FileError(path: download.to, operation: "move the finished file into place", errno: e)
         }
-        await folders.add(folder)
+        folders.add(folder)
         let copied = FS.fingerprint(destination)
         try await recorder.update(durable: false) { $0.destinationFingerprint = copied }
         FS.remove(dataPath)

@@ -19,7 +19,6 @@ extension Downloader {
     /// Opens the cache file: the partial the plan decided to resume, or a fresh file. Returns it
     /// with the offset the fetch starts at.
     func reserve() throws -> (CacheFile, offset: Int64) {
-        try cache.prepare()
         let dataPath = cache.dataPath(key)
         var offset: Int64 = 0
         var state = EntryState(url: redactor.scrub(url))
@@ -32,7 +31,13 @@ extension Downloader {
         // A fresh file is created after the old one was unlinked, so that no other name for the
         // old inode (a destination it was once moved to) can ever be written through.
         let flags = offset > 0 ? (O_RDWR | O_CLOEXEC) : (O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC)
-        let fd = open(dataPath, flags, 0o666)
+        var fd = open(dataPath, flags, 0o666)
+        if fd < 0 && errno == ENOENT {
+            // apply made the cache folder when it started; only a folder removed since is
+            // made again (a stat per entry otherwise).
+            try cache.prepare()
+            fd = open(dataPath, flags, 0o666)
+        }
         guard fd >= 0 else { throw FileError(path: dataPath, operation: "open", errno: errno) }
         let recorder = EntryRecorder(state: state, cache: cache, key: key, fd: fd, redactor: redactor)
         return (CacheFile(fd: fd, path: dataPath, recorder: recorder), offset)

@@ -102,9 +102,15 @@ final class WorkQueue: Sendable {
 }
 
 /// Folders whose entries changed in this run; each is flushed once at the end, so that a
-/// thousand files moved into one folder cost one `fsync` of it, not a thousand.
-actor ChangedFolders {
-    private var folders: Set<String> = []
+/// thousand files moved into one folder cost one `fsync` of it, not a thousand. It also knows
+/// the destination folders this run made or found, so that a thousand files moved into one
+/// folder cost one check that it exists.
+final class ChangedFolders: Sendable {
+    private struct Folders {
+        var changed: Set<String> = []
+        var existing: Set<String> = []
+    }
+    private let folders = Locked(Folders())
     /// Off with `fsync: false`: the renames reach the disk when the kernel writes them back.
     private let flushes: Bool
 
@@ -113,12 +119,27 @@ actor ChangedFolders {
     }
 
     func add(_ folder: String) {
-        folders.insert(folder)
+        _ = folders.withLock { $0.changed.insert(folder) }
+    }
+
+    /// Makes `folder` (and those above it) unless this run already made or found it. A folder
+    /// removed by someone else meanwhile shows up as the rename into it failing with ENOENT.
+    func ensure(_ folder: String) throws(FileError) {
+        if folders.withLock({ $0.existing.contains(folder) }) { return }
+        try FS.makeDirectories(folder)
+        _ = folders.withLock { $0.existing.insert(folder) }
+    }
+
+    /// Forgets that `folder` exists: the next `ensure` checks again.
+    func forget(_ folder: String) {
+        _ = folders.withLock { $0.existing.remove(folder) }
     }
 
     func syncAll() async {
-        let all = folders
-        folders = []
+        let all = folders.withLock { f -> Set<String> in
+            defer { f.changed = [] }
+            return f.changed
+        }
         guard flushes else { return }
         for folder in all {
             _ = try? await BlockingIO.run { FS.syncDirectory(folder) }
