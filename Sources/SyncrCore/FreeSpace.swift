@@ -126,11 +126,13 @@ extension Session {
     /// downloads whose size a cache record tells are counted.
     public func applySpaceWarnings() -> [String] {
         var needs: [FreeSpace.Need] = []
+        let index = CacheIndex(directory: cache.directory)
         for download in manifest.downloads {
-            // Only a partial download has a size to plan for, and a partial has a cache file: a
-            // stat spares the record read of every entry that is complete or not begun.
+            // Only a partial download has a size to plan for, and a partial has a cache file:
+            // the listing, then a stat, spare the record read of every entry that is complete
+            // or not begun.
             let key = Cache.key(for: download.url.expanded)
-            guard let allocated = allocated(key), let state = cache.loadState(key), !state.complete,
+            guard index.mayHave(key).data, let allocated = allocated(key), let state = cache.loadState(key), !state.complete,
                   let size = state.size else { continue }
             needs += spaceNeeds(download, size: size, cached: min(size, allocated))
         }

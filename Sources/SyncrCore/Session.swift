@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 
 /// Command-line choices that override the manifest.
@@ -66,6 +67,8 @@ public final class Session: Sendable {
     private let flusher = FlushPool()
     private let folders: ChangedFolders
     private let slots: AsyncSemaphore
+    /// What the cache held when the current plan or apply began (`CacheIndex`); nil outside them.
+    private let index = Locked<CacheIndex?>(nil)
 
     /// Creates a session for `manifest`; no request is made until `plan`.
     /// - Parameters:
@@ -175,6 +178,8 @@ public final class Session: Sendable {
     ///   asked), with secrets masked, from many tasks at once.
     public func plan(progress: (@Sendable (ProgressEvent) -> Void)? = nil) async -> Plan {
         let reporter = reporter(adding: progress)
+        index.withLock { $0 = CacheIndex(directory: cache.directory) }
+        defer { index.withLock { $0 = nil } }
         let entries = await listedEntries()
         let skips = await lockedSkips(entries)
         // Probes are small: run more of them at once than transfers, but keep a bound.
@@ -335,16 +340,24 @@ public final class Session: Sendable {
     /// folder's shape now.
     func unpackFacts(_ download: Download) -> UnpackFacts {
         let key = Cache.key(for: download.url.expanded)
-        return UnpackFacts(state: cache.loadState(key), dataSize: FS.fileSize(cache.dataPath(key)),
+        let may = mayHave(key)
+        return UnpackFacts(state: may.record ? cache.loadState(key) : nil,
+                           dataSize: may.data ? FS.fileSize(cache.dataPath(key)) : nil,
                            tree: FolderReplace.fingerprint(download.destination),
                            destinationBlocked: [.file, .other].contains(FS.kind(download.destination)))
     }
 
+    /// Whether the cache may hold a record and data for `key` (see `CacheIndex`).
+    private func mayHave(_ key: String) -> (record: Bool, data: Bool) {
+        index.withLock { $0 }?.mayHave(key) ?? (true, true)
+    }
+
     func localFacts(_ download: Download) -> LocalFacts {
         let key = Cache.key(for: download.url.expanded)
+        let may = mayHave(key)
         var facts = LocalFacts()
-        facts.state = cache.loadState(key)
-        facts.dataSize = FS.fileSize(cache.dataPath(key))
+        facts.state = may.record ? cache.loadState(key) : nil
+        facts.dataSize = may.data ? FS.fileSize(cache.dataPath(key)) : nil
         switch FS.kindAndFingerprint(download.destination) {
         case (.file, let fingerprint): facts.destination = fingerprint
         case (.directory, _), (.other, _): facts.destinationBlocked = true
@@ -370,6 +383,8 @@ public final class Session: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
+        index.withLock { $0 = CacheIndex(directory: cache.directory) }
+        defer { index.withLock { $0 = nil } }
         let leftovers = LeftoverIndex()
         // More entries in flight than network slots: the extra ones are being flushed and moved.
         let results = await Self.mapBounded(await listedEntries(), width: jobs + Self.finishing) { entry -> ItemResult in
