@@ -39,24 +39,31 @@ final class PlainReporter: RunReporter {
     }
 
     func report(_ event: ProgressEvent) {
+        if quiet {
+            // Failures only: the board (names for retry and note lines, the periodic summary)
+            // is never read, and keeping it costs a lock and a dictionary update per event.
+            if case .finished(let result) = event, result.status == .failed, let line = lines.finished(result) {
+                Output.err(line)
+            }
+            return
+        }
         let now = Monotonic.now()
         let line: String? = state.withLock { state in
             switch event {
             case .started(let item):
                 let number = state.board.start(item, now: now)
-                return quiet ? nil : lines.started(item, number: number)
+                return lines.started(item, number: number)
             case .progress(let index, let transferred, let total, let kind):
                 state.board.progress(EntryKey(kind: kind, index: index), transferred: transferred, total: total, now: now)
                 return nil
             case .retrying(let index, let attempt, let delay, let error, let kind):
                 let name = EntryLines.name(EntryKey(kind: kind, index: index), on: state.board)
-                return quiet ? nil : lines.retrying(name, attempt: attempt, delay: delay, error: error)
+                return lines.retrying(name, attempt: attempt, delay: delay, error: error)
             case .note(let index, let note, let kind):
                 let name = EntryLines.name(EntryKey(kind: kind, index: index), on: state.board)
-                return quiet ? nil : lines.note(name, note)
+                return lines.note(name, note)
             case .finished(let result):
                 state.board.finish(result, now: now)
-                if quiet && result.status != .failed { return nil }
                 return lines.finished(result)
             }
         }
