@@ -38,7 +38,7 @@ struct S3PartDigests: Sendable {
 
     /// MD5 of each part in order until `stop` is set; a file that cannot be read gives no MD5s
     /// (the upload then reports it, naming it).
-    private static func compute(_ files: [UploadTree.File], preferred: Int64, until stop: Locked<Bool>) -> S3PartDigests {
+    static func compute(_ files: [UploadTree.File], preferred: Int64, until stop: Locked<Bool>) -> S3PartDigests {
         var result = S3PartDigests()
         for file in files {
             let size = file.fingerprint.size

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SyncrCore
 import SyncrDigest
+import SyncrLock
 import SyncrManifest
 
 /// The part MD5s computed beside a file's SHA-256 are the parts' real MD5s, numbered as the
@@ -25,19 +26,27 @@ import SyncrManifest
         Digest.hex(.md5, of: Array(bytes))
     }
 
-    /// Given time (the hashing waits until every part is done), every part has its MD5.
-    @Test func everyPartHasItsMD5WhenTheHashingTakesLonger() async throws {
+    /// Not stopped, every part gets its MD5, numbered as the upload numbers parts.
+    @Test func everyPartHasItsMD5WhenNotStopped() throws {
         let tmp = try TemporaryFolder()
         let (upload, tree, bytes) = try Self.setUp(tmp)
-        let (value, parts) = try await S3PartDigests.beside(upload, tree: tree) { () -> Int in
-            // Longer than three 5 MiB MD5s on any machine this runs on.
-            Thread.sleep(forTimeInterval: 3)
-            return 7
-        }
-        #expect(value == 7)
+        let parts = S3PartDigests.compute(tree.files, preferred: upload.partSize, until: Locked(false))
         let found = try #require(parts.byFile["big.bin"])
         #expect(found == [1: Self.md5(bytes[0..<5 << 20]), 2: Self.md5(bytes[5 << 20..<10 << 20]),
                           3: Self.md5(bytes[(10 << 20)...])])
+    }
+
+    /// Beside a hashing that takes a while, whatever parts were done are right.
+    @Test func thePartsDoneBesideTheHashingAreRight() async throws {
+        let tmp = try TemporaryFolder()
+        let (upload, tree, bytes) = try Self.setUp(tmp)
+        let (value, parts) = try await S3PartDigests.beside(upload, tree: tree) { () -> Int in
+            Thread.sleep(forTimeInterval: 0.5)
+            return 7
+        }
+        #expect(value == 7)
+        let expected = [1: Self.md5(bytes[0..<5 << 20]), 2: Self.md5(bytes[5 << 20..<10 << 20]), 3: Self.md5(bytes[(10 << 20)...])]
+        for (number, md5) in parts.byFile["big.bin"] ?? [:] { #expect(expected[number] == md5, "part \(number)") }
     }
 
     /// A SHA-256 that is done at once stops the MD5s: whatever was computed is right, and the
