@@ -28,6 +28,46 @@ import Testing
         #expect(!first.stderr.contains(SeaweedFS.secretKey) && !first.stdout.contains(SeaweedFS.secretKey))
     }
 
+    /// An `s3://` entry can be locked like an https one: `lock --hash` pins the object's
+    /// SHA-256 (no secret in the lock), `apply --locked` then skips it without asking the store,
+    /// and an object replaced since fails its entry under `--locked`, keeping the destination.
+    @Test func aLockedObjectIsSkippedUntilItChanges() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let source = project.file("upload/v1.bin")
+        try FileManager.default.createDirectory(at: source.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try makeFile(path: source, size: 70_001, seed: 21)
+        let key = SeaweedFS.uniquePrefix("locked") + "model.bin"
+        let aws = AWSCLI(server: server)
+        let put = try await aws.run(["s3", "cp", "--only-show-errors", source.path, "s3://syncr-test/\(key)"])
+        try #require(put.exitCode == 0, "\(put.stderr)")
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 10s, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://syncr-test/\(key)\", to: out/model.bin }"])
+        let lock = try await project.run(["lock", "--hash"], environment: server.environment)
+        try #require(lock.exitCode == 0, "\(lock.stderr)")
+        let text = try String(contentsOf: project.file("syncr.lock"), encoding: .utf8)
+        let digest = try await sha256(file: source)
+        #expect(text.contains("sha256: \"\(digest)\""), "\(text)")
+        #expect(text.contains("s3://syncr-test/\(key)"), "\(text)")
+        #expect(!text.contains(SeaweedFS.secretKey) && !text.contains(SeaweedFS.accessKey), "\(text)")
+
+        let plan = try await project.run(["plan", "--locked", "--detailed-exitcode"], environment: server.environment)
+        #expect(plan.exitCode == 0, "\(plan.stdout)\(plan.stderr)")
+        #expect(plan.stdout.contains("the server was not asked"), "\(plan.stdout)")
+
+        let changed = project.file("upload/v2.bin")
+        try makeFile(path: changed, size: 70_002, seed: 22)
+        let replace = try await aws.run(["s3", "cp", "--only-show-errors", changed.path, "s3://syncr-test/\(key)"])
+        try #require(replace.exitCode == 0, "\(replace.stderr)")
+        // The destination was changed locally too, so the record no longer vouches for it and
+        // the store must be asked: it answers with the other object.
+        try makeFile(path: project.file("out/model.bin"), size: 10, seed: 23)
+        let locked = try await project.run(["apply", "--locked", "--progress", "none"], environment: server.environment)
+        #expect(locked.exitCode == 1, "\(locked.stderr)")
+        #expect(locked.stderr.contains("changed since syncr.lock was written"), "\(locked.stderr)")
+        #expect(try Data(contentsOf: project.file("out/model.bin")).count == 10, "the destination is left as it is")
+    }
+
     /// A missing key, a missing bucket and a wrong secret each fail their entry with S3's code,
     /// the bucket and key, and where the credentials came from; never the secret. Exit 1.
     /// An empty object has no range to give: the store answers the first request (a range from
