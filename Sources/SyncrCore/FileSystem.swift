@@ -180,8 +180,20 @@ enum FS {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        // Read straight into an array of the file's size (a record is a few hundred bytes):
-        // a zeroed 64 KiB buffer per read cost more than the read.
+        // A record is a few hundred bytes: one read into a small array finds its end (a regular
+        // file's read comes back short only at its end), sparing an fstat and a read of 0.
+        var failed = false
+        let small = [UInt8](unsafeUninitializedCapacity: 4096) { buffer, count in
+            var n: Int
+            repeat { n = read(fd, buffer.baseAddress, buffer.count) } while n < 0 && errno == EINTR
+            failed = n < 0
+            count = max(0, n)
+        }
+        if failed { return nil }
+        if small.count < 4096 { return small.count <= limit ? small : Array(small.prefix(limit)) }
+        guard lseek(fd, 0, SEEK_SET) == 0 else { return nil }
+        // Larger: read straight into an array of the file's size (a zeroed 64 KiB buffer per
+        // read cost more than the read).
         var st = stat()
         if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size < limit {
             let size = Int(st.st_size)
