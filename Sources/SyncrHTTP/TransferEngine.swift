@@ -34,6 +34,10 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         var added: [Transfer] = []
         var cancelled = false
         var stopping = false
+        /// The engine thread is (about to be) waiting in `curl_multi_poll` with nothing added:
+        /// the next request must wake it. While it works it finds new requests on its own, so
+        /// most submissions cost no wake-up (a write to curl's wake-up descriptor, and a read).
+        var sleeping = false
     }
 
     public let configuration: Configuration
@@ -95,8 +99,12 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
-                inbox.withLock { $0.added.append(transfer) }
-                curl_multi_wakeup(multi)
+                let wake = inbox.withLock { box -> Bool in
+                    box.added.append(transfer)
+                    defer { box.sleeping = false }
+                    return box.sleeping
+                }
+                if wake { curl_multi_wakeup(multi) }
             }
         } onCancel: {
             transfer.cancelRequested.store(true, ordering: .relaxed)
@@ -145,7 +153,15 @@ public final class TransferEngine: Transport, @unchecked Sendable {
                 let t = Unmanaged<Transfer>.fromOpaque(privatePointer).takeUnretainedValue()
                 complete(t, with: t.finish(code: code), code: code)
             }
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            // Waits only when nothing was added meanwhile; a request added after this look
+            // finds `sleeping` set and wakes the poll.
+            let idle = inbox.withLock { box -> Bool in
+                guard box.added.isEmpty, !box.cancelled, !box.stopping else { return false }
+                box.sleeping = true
+                return true
+            }
+            curl_multi_poll(multi, nil, 0, idle ? 1000 : 0, nil)
+            if idle { inbox.withLock { $0.sleeping = false } }
         }
         curl_multi_cleanup(multi)
         finished.signal()
