@@ -64,6 +64,17 @@ public struct Cache: Sendable {
         try FS.writeAtomically(s.recordJSON, to: statePath(key), durable: durable && flushesFiles)
     }
 
+    /// Writes the entry's first record, where it has none: in place, without a temporary file
+    /// and a rename. A crash may tear it, and a torn record reads as none (the data is fetched
+    /// again), which is what there was before. Falls back to `saveState` when a record appeared.
+    func saveFirstState(_ state: EntryState, key: String) throws(FileError) {
+        var s = state
+        s.updated = Int64(time(nil))
+        if try !FS.writeNew(s.recordJSON, to: statePath(key)) {
+            try FS.writeAtomically(s.recordJSON, to: statePath(key), durable: false)
+        }
+    }
+
     /// Removes what killed runs left while zipping an upload's folder into the cache
     /// (`.<key>.zip.<random>.tmp`), once nothing has written to it for `age` seconds. `plan`
     /// zips without the cache lock, so the lock cannot tell a dead writer from a live one; the

@@ -39,7 +39,9 @@ extension Downloader {
             fd = open(dataPath, flags, 0o666)
         }
         guard fd >= 0 else { throw FileError(path: dataPath, operation: "open", errno: errno) }
-        let recorder = EntryRecorder(state: state, cache: cache, key: key, fd: fd, redactor: redactor)
+        // Only a resumed file keeps its record; any other had it removed above, or had none.
+        let recorder = EntryRecorder(state: state, cache: cache, key: key, fd: fd, redactor: redactor,
+                                     recordOnDisk: offset > 0)
         return (CacheFile(fd: fd, path: dataPath, recorder: recorder), offset)
     }
 

@@ -20,19 +20,25 @@ actor EntryRecorder {
     private let fd: Int32
     private let redactor: Redactor
     private var adoptedHead = false
+    /// Whether a record may be on disk for the key; while none is, the first one that needs no
+    /// flush is written in place (`Cache.saveFirstState`).
+    private var recordOnDisk: Bool
 
-    init(state: EntryState, cache: Cache, key: String, fd: Int32, redactor: Redactor) {
+    /// - Parameter recordOnDisk: false when the caller knows the entry has no record on disk.
+    init(state: EntryState, cache: Cache, key: String, fd: Int32, redactor: Redactor, recordOnDisk: Bool = true) {
         self.state = state
         self.cache = cache
         self.key = key
         self.fd = fd
         self.redactor = redactor
+        self.recordOnDisk = recordOnDisk
     }
 
     /// Starts over from byte 0: the record goes first, so it never vouches for bytes that are
     /// about to be overwritten.
     func reset() throws(FileError) {
         FS.remove(cache.statePath(key))
+        recordOnDisk = false
         state = EntryState(url: state.url)
         adoptedHead = false
         if ftruncate(fd, 0) != 0 {
@@ -69,6 +75,7 @@ actor EntryRecorder {
             throw FileError(path: cache.dataPath(key), operation: "flush", errno: errno)
         }
         for r in ranges { state.add(r) }
+        recordOnDisk = true
         try cache.saveState(state, key: key)
     }
 
@@ -79,7 +86,13 @@ actor EntryRecorder {
 
     func update(durable: Bool = true, _ change: (inout EntryState) -> Void) throws(FileError) {
         change(&state)
-        try cache.saveState(state, key: key, durable: durable)
+        if !durable && !recordOnDisk {
+            recordOnDisk = true
+            try cache.saveFirstState(state, key: key)
+        } else {
+            recordOnDisk = true
+            try cache.saveState(state, key: key, durable: durable)
+        }
     }
 
     /// Counts bytes of a transfer that completed, in memory only: the finished file is flushed

@@ -116,4 +116,40 @@ struct EntryRecorderTests {
         #expect(await recorder.state.cachedBytes == 1000)
         #expect(cache.loadState(key) == nil, "a finished file is flushed once, before it is moved")
     }
+
+    /// A fresh entry's first record, which needs no flush, is written in place; where a record
+    /// turned up meanwhile (another entry with the same URL) it is replaced whole instead.
+    @Test func theFirstRecordIsWrittenInPlaceUnlessOneAppeared() async throws {
+        let cache = try cache()
+        let path = cache.dataPath(key)
+        try Data(Resource.pattern(10)).write(to: URL(fileURLWithPath: path))
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        let fresh = EntryRecorder(state: EntryState(url: "http://scripted.test/f.bin"), cache: cache, key: key, fd: fd,
+                                  redactor: Redactor(secrets: []), recordOnDisk: false)
+        try await fresh.update(durable: false) { $0.size = 10; $0.complete = true }
+        #expect(cache.loadState(key)?.complete == true)
+        #expect(!FileManager.default.fileExists(atPath: cache.statePath(key) + ".tmp"))
+
+        // A stale record is there although the recorder was told there is none.
+        var stale = EntryState(url: "http://scripted.test/other.bin")
+        stale.size = 99
+        try cache.saveState(stale, key: key)
+        let second = EntryRecorder(state: EntryState(url: "http://scripted.test/f.bin"), cache: cache, key: key, fd: fd,
+                                   redactor: Redactor(secrets: []), recordOnDisk: false)
+        try await second.update(durable: false) { $0.size = 10 }
+        #expect(cache.loadState(key)?.size == 10, "replaced whole, not appended to")
+        #expect(cache.loadState(key)?.url == "http://scripted.test/f.bin")
+    }
+
+    /// `FS.writeNew` never writes over what is there.
+    @Test func writeNewLeavesAnExistingFileAlone() throws {
+        let path = folder.path + "/taken"
+        try Data("old".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try FS.writeNew(Array("new".utf8), to: path) == false)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("old".utf8))
+        #expect(try FS.writeNew(Array("new".utf8), to: path + "2") == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + "2")) == Data("new".utf8))
+    }
 }
