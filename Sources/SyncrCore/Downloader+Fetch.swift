@@ -132,12 +132,17 @@ extension Downloader {
         let ifRange = base > 0 ? state.ifRangeValidator : nil
         let request = requests.get(range: range, ifRange: ifRange)
         let headSignal = OneShot<HTTPResponseHead>()
-        var onResponse: (@Sendable (HTTPResponseHead) -> Void)?
-        if leading { onResponse = { head in headSignal.fulfil(head) } }
+        let ticker = CheckpointTicker()
         let sink = FileSink(fd: file.fd, offset: base, requestedRange: range,
                             expectedTotal: base > 0 ? state.size : nil, ifRange: ifRange, displayURL: url,
-                            displayPath: file.path, wholeFileAllowed: leading, onResponse: onResponse)
-        let ticker = checkpoints(sink, base: base, recorder: recorder)
+                            displayPath: file.path, wholeFileAllowed: leading) { [self] head, sink in
+            if leading { headSignal.fulfil(head) }
+            // A body that fits in one of the sink's writes arrives whole before a checkpoint
+            // could help: most small files need no ticker (a task and a timer each).
+            if (head.contentLength ?? Int64.max) > Int64(FileSink.coalesce) {
+                ticker.start { checkpoints(sink, base: base, recorder: recorder) }
+            }
+        }
         let outcome: Result<HTTPResponse, TransferError>
         var helped: Helped?
         if leading {
@@ -146,8 +151,7 @@ extension Downloader {
         } else {
             outcome = await engine.perform(request, sink: sink)
         }
-        ticker.cancel()
-        _ = await ticker.value
+        await ticker.stop()
         if let helped { return try await finishHelped(helped, sink: sink, file: file, fs: fs) }
         return try await judge(outcome, sink: sink, base: base, file: file, fs: fs)
     }
@@ -189,10 +193,14 @@ extension Downloader {
     /// rest while it runs, and it joins them when its own part is done.
     private func lead(_ request: HTTPRequest, sink: FileSink, headSignal: OneShot<HTTPResponseHead>,
                       file: CacheFile, fs: FetchState,
-                      ticker: Task<Void, Never>) async throws -> (Result<HTTPResponse, TransferError>, Helped?) {
+                      ticker: CheckpointTicker) async throws -> (Result<HTTPResponse, TransferError>, Helped?) {
         // Unstructured, so the run's cancellation reaches it only through the handlers below.
-        let transfer = Task { await engine.perform(request, sink: sink) }
-        let watcher = Task { _ = await transfer.value; headSignal.fulfil(nil) }
+        // A transfer that ends without a head (refused, cut off) says so to the wait below.
+        let transfer = Task {
+            let outcome = await engine.perform(request, sink: sink)
+            headSignal.fulfil(nil)
+            return outcome
+        }
         var helped: Helped?
         do {
             let head = await withTaskCancellationHandler { await headSignal.wait() } onCancel: { transfer.cancel() }
@@ -214,8 +222,7 @@ extension Downloader {
         } catch {
             transfer.cancel()
             _ = await transfer.value
-            ticker.cancel()
-            _ = await ticker.value
+            await ticker.stop()
             // No room for the preallocation: the bytes of the first response that no
             // record vouches for are given back, now that nothing writes or records.
             if (error as? SyncError)?.isNoRoomToReserve == true, await file.recorder.state.cachedBytes == 0 {
@@ -224,7 +231,6 @@ extension Downloader {
             throw error
         }
         let outcome = await withTaskCancellationHandler { await transfer.value } onCancel: { transfer.cancel() }
-        watcher.cancel()
         return (outcome, helped)
     }
 

@@ -58,8 +58,8 @@ public final class FileSink: ResponseSink {
     public let ifRange: String?
     public let displayURL: String
     public let displayPath: String
-    /// Called on the engine thread once the response was checked and accepted.
-    private let onResponse: (@Sendable (HTTPResponseHead) -> Void)?
+    /// Called on the engine thread once the response was checked and accepted, with this sink.
+    private let onResponse: (@Sendable (HTTPResponseHead, FileSink) -> Void)?
     /// Whether a 200 (the whole file) is a good answer to a Range from byte 0: true for a first
     /// request that asked for only the start of a file of unknown size. Never with If-Range,
     /// where a 200 means the file changed.
@@ -91,7 +91,7 @@ public final class FileSink: ResponseSink {
     }
     private let pending = Locked(Pending())
     /// Largest positional write (and the memory a running transfer holds back).
-    static let coalesce = 256 * 1024
+    public static let coalesce = 256 * 1024
 
     deinit {
         pending.withLock { $0.buffer?.deallocate() }
@@ -104,7 +104,7 @@ public final class FileSink: ResponseSink {
 
     public init(fd: Int32, offset: Int64, requestedRange: ByteRange?, expectedTotal: Int64?, ifRange: String? = nil,
                 displayURL: String, displayPath: String, wholeFileAllowed: Bool = false,
-                onResponse: (@Sendable (HTTPResponseHead) -> Void)? = nil) {
+                onResponse: (@Sendable (HTTPResponseHead, FileSink) -> Void)? = nil) {
         self.onResponse = onResponse
         self.wholeFileAllowed = wholeFileAllowed && offset == 0 && requestedRange?.start == 0
         self.fd = fd
@@ -168,12 +168,12 @@ public final class FileSink: ResponseSink {
         if wholeFileAllowed && head.status == 200 {
             // The whole file, which holds the start that was asked for: keep all of it.
             cursor.withLock { $0.limit = Int64.max }
-            onResponse?(head)
+            onResponse?(head, self)
             return .proceed
         }
         switch ResponseCheck.check(head, requested: requestedRange, expectedTotal: expectedTotal, ifRange: ifRange) {
         case .ok:
-            onResponse?(head)
+            onResponse?(head, self)
             return .proceed
         case .rangeIgnored: return .fail(.rangeNotHonoured(url: displayURL))
         case .invalid(let message): return .fail(.invalidResponse(url: displayURL, message: message))
