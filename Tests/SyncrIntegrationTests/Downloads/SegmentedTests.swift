@@ -203,8 +203,12 @@ struct SegmentedTests {
         kill(child.pid, SIGKILL)
         child.process.waitUntilExit()
         try #require(recorded)
-        let recordedPieces = Self.recordedRanges(project)
-        #expect(recordedPieces.count == 4)
+        let recordedPieces = Self.recordedRanges(project).sorted { $0.lowerBound < $1.lowerBound }
+        // Four stalled MiB, in three or four ranges: the lead's connection goes on with the share
+        // right after its own part, and whether that share's first MiB is recorded before the
+        // other connections' depends on how the threads were scheduled.
+        #expect((3...4).contains(recordedPieces.count), "\(recordedPieces)")
+        let firstMissing = recordedPieces.first.map { $0.lowerBound == 0 ? $0.upperBound : 0 } ?? 0
         // Throttled (about 1 s in all), so that a piece handed over to an idle connection has
         // little of its end already on the wire.
         try await server.reset()
@@ -212,9 +216,9 @@ struct SegmentedTests {
         let plan = try await project.run(["plan", "--json"])
         let item = try #require(items(try jsonObject(plan.stdout)).first)
         #expect(item["action"] as? String == "resume")
-        #expect(item["offset"] as? Int == 1 << 20, "the first missing byte")
+        #expect(item["offset"] as? Int == firstMissing, "the first missing byte")
         #expect(item["bytes"] as? Int == size - (4 << 20))
-        #expect((item["reason"] as? String)?.contains("4 pieces") == true)
+        #expect((item["reason"] as? String)?.contains("\(recordedPieces.count) pieces") == true, "\(item)")
         let apply = try await project.run(["apply"])
         #expect(apply.exitCode == 0, "\(apply.stderr)")
         #expect(try await sha256(file: project.file("big.bin")) == (try await sha256(file: www.appending("big.bin"))))
