@@ -51,7 +51,7 @@ public struct PlanItem: Sendable {
     /// says so too).
     public var insecure = false
 
-    /// What the server said (nil when the probe failed).
+    /// What the server said (nil when the probe failed, and in `ApplyReport.results`).
     public var remote: RemoteResource?
     /// Why the entry could not be planned, for `.error` items (`reason` is its description).
     public var error: SyncError? {

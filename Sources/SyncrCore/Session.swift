@@ -418,7 +418,11 @@ public final class Session: Sendable {
                 await self.slots.release()
             }
             reporter?.report(.finished(result: result))
-            return result
+            // The report keeps every entry's result to the end of the run: without the
+            // server's answer (three strings), which the finished event above still carried.
+            var kept = result
+            kept.item.remote = nil
+            return kept
         }
         await folders.syncAll()
         let elapsed = clock.now - start

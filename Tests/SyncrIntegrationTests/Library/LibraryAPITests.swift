@@ -152,6 +152,23 @@ struct LibraryAPITests {
         }
     }
 
+    /// An up-to-date entry's `.finished` event carries what the server said; the report, which
+    /// keeps every entry's result to the end of the run, does not (memory per entry).
+    @Test func theServersAnswerIsInTheFinishedEventNotTheReport() async throws {
+        ProcessSetup.prepare()
+        let fixture = try await Fixture()
+        defer { fixture.nginx.stop() }
+        let session = Session(manifest: try fixture.load())
+        defer { session.close() }
+        _ = await session.apply()
+        let events = Events()
+        let again = await session.apply { event in events.add(event) }
+        try #require(again.results.count == 3)
+        #expect(again.results[0].outcome == .skipped)
+        #expect(again.results[0].item.remote == nil)
+        #expect(events.finished[0]?.item.remote?.size == 70_000, "\(String(describing: events.finished[0]))")
+    }
+
     /// A server that stays busy (503): the handler sees a typed `.retrying` event whose error
     /// will be retried, and the entry fails as `.http(status: 503, ...)` with its retries used up.
     @Test func retriesAreTypedEvents() async throws {
