@@ -89,21 +89,24 @@ struct Downloader: Sendable {
             return result(.interrupted(interruption()))
         }
         let slot = Slot(semaphore: slots)
-        defer { Task { await slot.release() } }
+        let outcome: ItemResult
         do {
             finalSize = try await transfer(fs, slot: slot)
-            return result(.ok)
+            outcome = result(.ok)
         } catch is Interrupted {
-            return interrupted()
+            outcome = interrupted()
         } catch is CancellationError {
-            return interrupted()
+            outcome = interrupted()
         } catch let error as SyncError {
-            return result(.failed(error))
+            outcome = result(.failed(error))
         } catch let error as FileError {
-            return result(.failed(.file(error)))
+            outcome = result(.failed(.file(error)))
         } catch {
-            return result(.failed(.other(message: "\(error)")))
+            outcome = result(.failed(.other(message: "\(error)")))
         }
+        // A transfer that failed still holds its slot (one that finished gave it back already).
+        await slot.release()
+        return outcome
     }
 
     /// What a run killed mid-way leaves beside the destination goes, whatever this run does
