@@ -23,8 +23,20 @@ public struct HTTPResponseHead: Sendable, Equatable {
 
     /// The first value of a header, matched case-insensitively.
     public func value(_ name: String) -> String? {
-        let lower = name.lowercased()
-        return fields.first { $0.name.lowercased() == lower }?.value
+        fields.first { Self.sameASCII($0.name, name) }?.value
+    }
+
+    /// Whether two header names (ASCII tokens) are equal but for the case of letters. Compared
+    /// byte by byte: every lookup of every answer compares every field, and lowercasing both
+    /// made two strings each time.
+    static func sameASCII<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
+        let x = a.utf8, y = b.utf8
+        guard x.count == y.count else { return false }
+        return zip(x, y).allSatisfy { p, q in
+            if p == q { return true }
+            let lp = p | 0x20
+            return lp == q | 0x20 && lp >= UInt8(ascii: "a") && lp <= UInt8(ascii: "z")
+        }
     }
 
     public var isSuccess: Bool { (200..<300).contains(status) }
@@ -47,7 +59,12 @@ public struct HTTPResponseHead: Sendable, Equatable {
     /// Whether the server says it serves byte ranges (`Accept-Ranges: bytes`).
     public var acceptsByteRanges: Bool {
         guard let v = value("Accept-Ranges") else { return false }
-        return v.split(separator: ",").contains { $0.trimmingCharacters(in: " \t").lowercased() == "bytes" }
+        return v.split(separator: ",").contains { token in
+            var t = token
+            while let c = t.first, c == " " || c == "\t" { t = t.dropFirst() }
+            while let c = t.last, c == " " || c == "\t" { t = t.dropLast() }
+            return Self.sameASCII(t, "bytes")
+        }
     }
 
     /// `Content-Encoding` other than identity means the bytes are not the resource's bytes.

@@ -126,4 +126,25 @@ struct HTTPResponseHeadTests {
         #expect(empty.etag == nil)
         #expect(empty.lastModified == nil)
     }
+
+    /// Names match whatever the case of their letters, and only of their letters: `[` and `{`
+    /// differ by the same bit as `a` and `A`.
+    @Test func headerNamesMatchIgnoringTheCaseOfLettersOnly() {
+        #expect(HTTPResponseHead.sameASCII("Content-Length", "content-length"))
+        #expect(HTTPResponseHead.sameASCII("X-AMZ-Meta-1", "x-amz-meta-1"))
+        #expect(!HTTPResponseHead.sameASCII("Content-Length", "Content-Lengths"))
+        #expect(!HTTPResponseHead.sameASCII("Content-Length", "Content-Lengtg"))
+        #expect(!HTTPResponseHead.sameASCII("a[b", "a{b"))
+        #expect(!HTTPResponseHead.sameASCII("a@b", "a`b"))
+        let head = HTTPResponseHead(status: 200, fields: [.init(name: "ETAG", value: "\"x\""), .init(name: "etag", value: "\"y\"")],
+                                    effectiveURL: "http://h/")
+        #expect(head.value("ETag") == "\"x\"", "the first of repeated fields")
+    }
+
+    @Test(arguments: [("bytes", true), (" Bytes , none", true), ("none,\tBYTES\t", true), ("none", false),
+                      ("bytesx", false), ("", false)])
+    func acceptRangesNamesBytesAsAToken(value: String, accepts: Bool) {
+        let head = HTTPResponseHead(status: 200, fields: [.init(name: "accept-ranges", value: value)], effectiveURL: "http://h/")
+        #expect(head.acceptsByteRanges == accepts)
+    }
 }
