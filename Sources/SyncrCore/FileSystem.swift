@@ -143,9 +143,6 @@ enum FS {
         close(fd)
     }
 
-    /// Writes bytes to `path` so that a reader sees either the old file or the whole new one:
-    /// write a temporary file beside it, flush it (when `durable`), rename it over. Without the
-    /// flush a power loss may bring back the previous version, never a torn one.
     /// Writes bytes to a new file at `path` (it must not exist): no temporary name and no
     /// rename, for a file that nothing else relies on yet. A crash may leave it torn, so only for
     /// files whose reader takes a torn one as absent (records do). Returns false, writing
@@ -156,38 +153,19 @@ enum FS {
             if errno == EEXIST { return false }
             throw FileError(path: path, operation: "create", errno: errno)
         }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                unlink(path)
-                throw FileError(path: path, operation: "write", errno: code)
-            }
-            offset += n
-        }
+        try writeAll(bytes, to: fd, path: path)
         close(fd)
         return true
     }
 
+    /// Writes bytes to `path` so that a reader sees either the old file or the whole new one:
+    /// write a temporary file beside it, flush it (when `durable`), rename it over. Without the
+    /// flush a power loss may bring back the previous version, never a torn one.
     static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(FileError) {
         let temp = path + ".tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileError(path: temp, operation: "create", errno: errno) }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                unlink(temp)
-                throw FileError(path: temp, operation: "write", errno: code)
-            }
-            offset += n
-        }
+        try writeAll(bytes, to: fd, path: temp)
         if durable && fdatasync(fd) != 0 {
             let code = errno
             close(fd)
@@ -199,6 +177,22 @@ enum FS {
             let code = errno
             unlink(temp)
             throw FileError(path: path, operation: "replace", errno: code)
+        }
+    }
+
+    /// Writes all of `bytes` to the file just created at `path`; on failure closes and removes it.
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(FileError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                unlink(path)
+                throw FileError(path: path, operation: "write", errno: code)
+            }
+            offset += n
         }
     }
 
