@@ -86,11 +86,11 @@ actor EntryRecorder {
 
     func update(durable: Bool = true, _ change: (inout EntryState) -> Void) throws(FileError) {
         change(&state)
-        if !durable && !recordOnDisk {
-            recordOnDisk = true
+        let first = !durable && !recordOnDisk
+        recordOnDisk = true
+        if first {
             try cache.saveFirstState(state, key: key)
         } else {
-            recordOnDisk = true
             try cache.saveState(state, key: key, durable: durable)
         }
     }

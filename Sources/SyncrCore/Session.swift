@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Foundation
 import SyncrHTTP
-import SyncrLock
 import SyncrManifest
 
 /// Command-line choices that override the manifest.
@@ -67,8 +66,6 @@ public final class Session: Sendable {
     private let flusher = FlushPool()
     private let folders: ChangedFolders
     private let slots: AsyncSemaphore
-    /// What the cache held when the current plan or apply began (`CacheIndex`); nil outside them.
-    private let index = Locked<CacheIndex?>(nil)
 
     /// Creates a session for `manifest`; no request is made until `plan`.
     /// - Parameters:
@@ -178,8 +175,7 @@ public final class Session: Sendable {
     ///   asked), with secrets masked, from many tasks at once.
     public func plan(progress: (@Sendable (ProgressEvent) -> Void)? = nil) async -> Plan {
         let reporter = reporter(adding: progress)
-        index.withLock { $0 = CacheIndex(directory: cache.directory) }
-        defer { index.withLock { $0 = nil } }
+        let index = cacheIndex()
         let entries = await listedEntries()
         let skips = await lockedSkips(entries)
         // Probes are small: run more of them at once than transfers, but keep a bound.
@@ -191,7 +187,7 @@ public final class Session: Sendable {
                 if let skip = skips[i] {
                     item = skip.noting(download.settings)
                 } else {
-                    item = await self.planItem(download, reporter: reporter).noting(download.settings)
+                    item = await self.planItem(download, index: index, reporter: reporter).noting(download.settings)
                 }
             case .upload(let upload): item = await self.uploadPlanner.plan(upload).noting(upload.settings)
             case .unlisted(let download, let failure): item = self.unlistedItem(download, failure)
@@ -210,8 +206,11 @@ public final class Session: Sendable {
         UploadPlanner(cache: cache, engine: engine, redactor: redactor, force: force, jobs: jobs)
     }
 
-    /// - Parameter known: the entry's local facts when the caller has just read them.
-    func planItem(_ download: Download, known: LocalFacts? = nil, reporter: (any ProgressReporter)?) async -> PlanItem {
+    /// - Parameters:
+    ///   - known: the entry's local facts when the caller has just read them.
+    ///   - index: what the cache held when this plan or apply began (nil: ask the disk).
+    func planItem(_ download: Download, known: LocalFacts? = nil, index: CacheIndex?,
+                  reporter: (any ProgressReporter)?) async -> PlanItem {
         var item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .download,
                             size: nil, offset: 0, bytes: nil, reason: "")
         let remote: RemoteResource
@@ -230,14 +229,14 @@ public final class Session: Sendable {
             return item
         }
         if download.unzip {
-            let decision = Planner.decideUnpacked(remote: remote, local: unpackFacts(download))
+            let decision = Planner.decideUnpacked(remote: remote, local: unpackFacts(download, index: index))
             item.action = decision.action
             item.offset = decision.offset
             item.bytes = decision.bytes
             item.reason = redactor.scrub(decision.reason)
             return item
         }
-        var local = known ?? localFacts(download)
+        var local = known ?? localFacts(download, index: index)
         if Planner.needsDestinationDigest(checksums: download.checksums, remote: remote, local: local) {
             local.destinationDigests = try? FS.digests(of: download.destination,
                                                        algorithms: download.checksums.map(\.algorithm))
@@ -259,16 +258,17 @@ public final class Session: Sendable {
     ///
     /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first.
-    func applyItem(_ download: Download, reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool) {
+    func applyItem(_ download: Download, index: CacheIndex?,
+                   reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool) {
         if let skip = lockedSkip(download) { return (skip, false) }
-        let local = localFacts(download)
+        let local = localFacts(download, index: index)
         let nothingCached = local.state == nil && local.dataSize == nil
         // A locked entry is always asked about: the answer must match the lock before a byte moves.
-        if locked != nil { return (await planItem(download, known: local, reporter: reporter), nothingCached) }
+        if locked != nil { return (await planItem(download, known: local, index: index, reporter: reporter), nothingCached) }
         let mustAsk = S3Stores.failure(url: download.url, settings: download.settings) != nil || (download.unzip
             ? local.state != nil
             : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty))
-        guard !mustAsk else { return (await planItem(download, known: local, reporter: reporter), nothingCached) }
+        guard !mustAsk else { return (await planItem(download, known: local, index: index, reporter: reporter), nothingCached) }
         let item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
                             action: .download, size: nil, offset: 0, bytes: nil,
                             reason: local.destination == nil ? "nothing cached" : "the destination exists but syncr has no record of it")
@@ -338,23 +338,24 @@ public final class Session: Sendable {
 
     /// What is on disk for an unpacked download: the record, the archive in the cache, and the
     /// folder's shape now.
-    func unpackFacts(_ download: Download) -> UnpackFacts {
+    func unpackFacts(_ download: Download, index: CacheIndex?) -> UnpackFacts {
         let key = Cache.key(for: download.url.expanded)
-        let may = mayHave(key)
+        let may = index?.mayHave(key) ?? (record: true, data: true)
         return UnpackFacts(state: may.record ? cache.loadState(key) : nil,
                            dataSize: may.data ? FS.fileSize(cache.dataPath(key)) : nil,
                            tree: FolderReplace.fingerprint(download.destination),
                            destinationBlocked: [.file, .other].contains(FS.kind(download.destination)))
     }
 
-    /// Whether the cache may hold a record and data for `key` (see `CacheIndex`).
-    private func mayHave(_ key: String) -> (record: Bool, data: Bool) {
-        index.withLock { $0 }?.mayHave(key) ?? (true, true)
+    /// One listing of the cache folder for this plan or apply (`CacheIndex`); nil when no entry
+    /// is a download.
+    private func cacheIndex() -> CacheIndex? {
+        manifest.downloads.isEmpty ? nil : CacheIndex(directory: cache.directory)
     }
 
-    func localFacts(_ download: Download) -> LocalFacts {
+    func localFacts(_ download: Download, index: CacheIndex?) -> LocalFacts {
         let key = Cache.key(for: download.url.expanded)
-        let may = mayHave(key)
+        let may = index?.mayHave(key) ?? (record: true, data: true)
         var facts = LocalFacts()
         facts.state = may.record ? cache.loadState(key) : nil
         facts.dataSize = may.data ? FS.fileSize(cache.dataPath(key)) : nil
@@ -383,8 +384,7 @@ public final class Session: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
-        index.withLock { $0 = CacheIndex(directory: cache.directory) }
-        defer { index.withLock { $0 = nil } }
+        let index = cacheIndex()
         let leftovers = LeftoverIndex()
         // More entries in flight than network slots: the extra ones are being flushed and moved.
         let results = await Self.mapBounded(await listedEntries(), width: jobs + Self.finishing) { entry -> ItemResult in
@@ -403,7 +403,7 @@ public final class Session: Sendable {
                 result = ItemResult(item: self.unlistedItem(download, failure), outcome: outcome, transferred: 0,
                                     seconds: 0, notes: [])
             case .download(let download):
-                let (item, nothingCached) = await self.applyItem(download, reporter: reporter)
+                let (item, nothingCached) = await self.applyItem(download, index: index, reporter: reporter)
                 var downloader = self.downloader(download, item.noting(download.settings), reporter: reporter)
                 downloader.nothingCached = nothingCached
                 downloader.leftovers = leftovers
