@@ -80,8 +80,15 @@ static inline const char *syncr_curl_version_number(void) {
 /* CURL_ZERO_TERMINATED is ((size_t) -1), which Swift does not import. */
 static inline size_t syncr_zero_terminated(void) { return CURL_ZERO_TERMINATED; }
 
-/* Return value of a write callback that pauses or aborts. */
+/* Return value of a write callback that aborts. */
 static inline size_t syncr_writefunc_error(void) { return CURL_WRITEFUNC_ERROR; }
+
+/* Return value of a write callback that pauses receiving: curl keeps the bytes it offered and
+   offers them again after curl_easy_pause(handle, CURLPAUSE_CONT). */
+static inline size_t syncr_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
+
+/* Resumes a paused transfer (a macro built of others, which Swift does not import). */
+static inline CURLcode syncr_easy_unpause(CURL *handle) { return curl_easy_pause(handle, CURLPAUSE_CONT); }
 
 /* Return value of a read callback that aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
 static inline size_t syncr_readfunc_abort(void) { return CURL_READFUNC_ABORT; }

@@ -243,12 +243,22 @@ final class Transfer: @unchecked Sendable {
             return bytes.count
         }
         let decision = sink.write(bytes)
-        if case .proceed = decision {
+        switch decision {
+        case .proceed:
             bodyBytes += Int64(bytes.count)
             return bytes.count
+        case .pause:
+            // curl keeps these bytes and offers them again after `resume`.
+            return Int(syncr_writefunc_pause())
+        case .stop, .fail:
+            sinkOutcome = decision
+            return 0
         }
-        sinkOutcome = decision
-        return 0
+    }
+
+    /// Resumes a transfer its sink paused. Engine thread; curl may offer the held bytes at once.
+    func resume() {
+        syncr_easy_unpause(easy)
     }
 
     /// The transfer is dropped before curl finished it (cancelled, or the engine stops): the sink
@@ -272,7 +282,7 @@ final class Transfer: @unchecked Sendable {
         switch sinkOutcome {
         case .fail(let error)?: return .failure(error)
         case .stop?: return .success(response(stopped: true))
-        case .proceed?, nil: break
+        case .proceed?, .pause?, nil: break  // `.pause` comes only from `write`, never stored
         }
         if bodyIsError && (code == CURLE_OK || (code == CURLE_WRITE_ERROR && errorBodyCapped)) {
             return .success(response(stopped: false))

@@ -32,6 +32,8 @@ public final class TransferEngine: Transport, @unchecked Sendable {
 
     private struct Inbox {
         var added: [Transfer] = []
+        /// Transfers whose sinks paused them and now have room.
+        var resumed: [Transfer] = []
         var cancelled = false
         var stopping = false
         /// The engine thread is (about to be) waiting in `curl_multi_poll` with nothing added:
@@ -58,9 +60,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         syncr_multi_setopt_long(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxTotalConnections)
         // Keep enough idle connections around to reuse them across files.
         syncr_multi_setopt_long(m, CURLMOPT_MAXCONNECTS, max(32, configuration.maxConnectionsPerHost * 2))
-        let thread = Thread { [self] in self.run() }
-        thread.name = "syncr-transfers"
-        thread.start()
+        Thread.start(named: "syncr-transfers") { [self] in self.run() }
     }
 
     /// Stops the engine thread, failing transfers still running with `.cancelled`.
@@ -96,21 +96,36 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             return TransferOutcome(result: .failure(.connection(url: request.displayURL, code: -1, message: "cannot create a curl handle")),
                                    requestSent: false)
         }
-        return await withTaskCancellationHandler {
+        sink.onResume { [weak self, weak transfer] in
+            guard let self, let transfer else { return }
+            self.post { $0.resumed.append(transfer) }
+        }
+        var outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
-                let wake = inbox.withLock { box -> Bool in
-                    box.added.append(transfer)
-                    defer { box.sleeping = false }
-                    return box.sleeping
-                }
-                if wake { curl_multi_wakeup(multi) }
+                post { $0.added.append(transfer) }
             }
         } onCancel: {
             transfer.cancelRequested.store(true, ordering: .relaxed)
             inbox.withLock { $0.cancelled = true }
             curl_multi_wakeup(multi)
         }
+        // The bytes the sink still holds are written here, off the engine thread; a failure to
+        // write them turns a good answer into that failure.
+        if let failure = await sink.settle(), case .success = outcome.result {
+            outcome.result = .failure(failure)
+        }
+        return outcome
+    }
+
+    /// Puts something in the inbox for the engine thread, waking it only if it sleeps.
+    private func post(_ change: (inout Inbox) -> Void) {
+        let wake = inbox.withLock { box -> Bool in
+            change(&box)
+            defer { box.sleeping = false }
+            return box.sleeping
+        }
+        if wake { curl_multi_wakeup(multi) }
     }
 
     // MARK: engine thread
@@ -118,9 +133,9 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     private func run() {
         var running: Int32 = 0
         while true {
-            let (added, cancelled, stopping) = inbox.withLock { box -> ([Transfer], Bool, Bool) in
-                defer { box.added = []; box.cancelled = false }
-                return (box.added, box.cancelled, box.stopping)
+            let (added, resumed, cancelled, stopping) = inbox.withLock { box -> ([Transfer], [Transfer], Bool, Bool) in
+                defer { box.added = []; box.resumed = []; box.cancelled = false }
+                return (box.added, box.resumed, box.cancelled, box.stopping)
             }
             if stopping {
                 for t in added { t.continuation?.resume(returning: t.outcome(.failure(.cancelled), code: nil)); t.continuation = nil }
@@ -136,6 +151,8 @@ public final class TransferEngine: Transport, @unchecked Sendable {
                 active[ObjectIdentifier(t)] = t
                 curl_multi_add_handle(multi, t.easy)
             }
+            // A transfer that ended meanwhile is no longer active: nothing to resume.
+            for t in resumed where active[ObjectIdentifier(t)] === t { t.resume() }
             if cancelled {
                 for t in active.values where t.cancelRequested.load(ordering: .relaxed) {
                     t.abandon()
@@ -156,7 +173,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             // Waits only when nothing was added meanwhile; a request added after this look
             // finds `sleeping` set and wakes the poll.
             let idle = inbox.withLock { box -> Bool in
-                guard box.added.isEmpty, !box.cancelled, !box.stopping else { return false }
+                guard box.added.isEmpty, box.resumed.isEmpty, !box.cancelled, !box.stopping else { return false }
                 box.sleeping = true
                 return true
             }

@@ -80,7 +80,7 @@ enum Signals {
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         let readEnd = fds[0]
         state.pipeWrite.store(fds[1], ordering: .releasing)
-        let thread = Thread {
+        Thread.start(named: "syncr-signals") {
             var byte: UInt8 = 0
             while true {
                 let n = read(readEnd, &byte, 1)
@@ -93,8 +93,6 @@ enum Signals {
             Output.err(notice)
             interrupt(signal)
         }
-        thread.name = "syncr-signals"
-        thread.start()
         for signal in [SIGINT, SIGTERM] {
             var old = sigaction()
             guard sigaction(signal, nil, &old) == 0 else { continue }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SyncrLock
 
 /// Calls `action` every `interval` seconds on a thread of its own until `stop()`, so that
 /// progress is shown even while every task of the cooperative pool is busy.
@@ -13,9 +14,7 @@ final class Ticker: Sendable {
     init(interval: Double, action: @escaping @Sendable () -> Void) {
         self.interval = interval
         self.action = action
-        let thread = Thread { [self] in loop() }
-        thread.name = "syncr-progress"
-        thread.start()
+        Thread.start(named: "syncr-progress") { [self] in loop() }
     }
 
     private func loop() {

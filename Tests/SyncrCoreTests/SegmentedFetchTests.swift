@@ -165,8 +165,10 @@ struct SegmentedFetchTests {
         let server = ScriptedTransport { request, _ in
             var reply = large.answer(request)
             guard request.method == .get, let range = request.range, let end = range.end else { return reply }
+            // The scheduler cuts a piece only after watching its pace for a quarter second:
+            // the wait must outlast that however fast the machine yields.
             func until(_ condition: @escaping @Sendable ([HTTPRequest]) -> Bool) -> @Sendable () async -> Void {
-                { await holder.withLock { $0 }?.wait(until: condition) }
+                { await holder.withLock { $0 }?.wait(turns: 20_000_000, until: condition) }
             }
             if range.start == firstPiece {
                 // The first piece is slow: after 64 KiB it waits for another connection to take

@@ -3,6 +3,9 @@ import Glibc
 #endif
 import Testing
 @testable import SyncrHTTP
+import SyncrLock
+import Dispatch
+import Foundation
 
 /// A temporary file made with mkstemp, opened read-write; removed on deinit.
 final class TempFile {
@@ -43,6 +46,13 @@ final class TempFile {
     }
 }
 
+/// Where two byte arrays first differ (a length counts), or nil: a failure message of one
+/// number instead of megabytes of bytes.
+func firstDifference(_ a: [UInt8], _ b: [UInt8]) -> Int? {
+    let common = min(a.count, b.count)
+    return (0..<common).first { a[$0] != b[$0] } ?? (a.count == b.count ? nil : common)
+}
+
 extension SinkDecision {
     var isProceed: Bool { if case .proceed = self { return true } else { return false } }
     var failure: TransferError? { if case .fail(let e) = self { return e } else { return nil } }
@@ -58,67 +68,147 @@ struct FileSinkTests {
                  displayURL: url, displayPath: "downloads/big.iso")
     }
 
-    /// Writes a piece and then flushes what the sink holds back, as the engine does at the end
-    /// of a transfer, so that `written` and the file show the piece at once.
+    /// Writes a piece, then ends the transfer as the engine does (`finish` on its thread, then
+    /// `settle` from the task that awaited it), so that `written` and the file show the piece.
     @discardableResult
-    static func write(_ sink: FileSink, _ s: String) -> SinkDecision {
+    static func write(_ sink: FileSink, _ s: String) async -> SinkDecision {
         let decision = Array(s.utf8).withUnsafeBytes { sink.write($0) }
         if case .fail = decision { return decision }
         if case .fail(let error) = sink.finish() { return .fail(error) }
+        if let error = await sink.settle() { return .fail(error) }
         return decision
     }
 
-    @Test("small pieces are held back and written together, at the end or when 256 KiB gather")
-    func coalescesWrites() throws {
+    @Test("small pieces are held back and written together: 256 KiB at a time, the rest at the end")
+    func coalescesWrites() async throws {
         let file = try TempFile()
-        let sink = Self.sink(file, offset: 0, range: nil)
+        let writes = Locked<[String]>([])
+        let writer = DiskWriter(threads: 1) { _, count in
+            let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+            let thread = name.hasPrefix("syncr-disk") ? "writer" : "settle"
+            writes.withLock { $0.append("\(count) by \(thread)") }
+        }
+        let sink = FileSink(fd: file.fd, offset: 0, requestedRange: nil, expectedTotal: nil,
+                            displayURL: Self.url, displayPath: "downloads/big.iso", writer: writer)
         #expect(sink.responseStarted(makeHead(200, [])).isProceed)
         let piece = [UInt8](repeating: 7, count: 16 * 1024)
         for _ in 0..<15 { #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed) }
         #expect(sink.written == 0, "15 × 16 KiB are still held back")
         #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
-        #expect(sink.written == 256 * 1024, "the 16th piece fills the buffer, which is written")
+        var turns = 0
+        while sink.written < 256 * 1024 && turns < 10_000 { try await Task.sleep(for: .milliseconds(1)); turns += 1 }
+        #expect(sink.written == 256 * 1024, "the 16th piece fills the buffer, which goes to the writer")
         #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
         #expect(sink.finish().isProceed)
+        #expect(await sink.settle() == nil)
         #expect(sink.written == 17 * 16 * 1024)
+        // The full buffer on the writer's thread; the last 16 KiB by the task that settles, so
+        // a small file costs no hand-off.
+        #expect(writes.withLock { $0 } == ["262144 by writer", "16384 by settle"])
         #expect(file.contents() == [UInt8](repeating: 7, count: 17 * 16 * 1024))
     }
 
+    @Test("a slow disk pauses the transfer at two buffers held, and resumes it when one is written")
+    func slowDiskPauses() async throws {
+        let file = try TempFile()
+        let gate = DispatchSemaphore(value: 0)
+        let writer = DiskWriter(threads: 1) { _, _ in gate.wait() }
+        let sink = FileSink(fd: file.fd, offset: 0, requestedRange: nil, expectedTotal: nil,
+                            displayURL: Self.url, displayPath: "downloads/big.iso", writer: writer)
+        let resumed = Locked(0)
+        sink.onResume { resumed.withLock { $0 += 1 } }
+        #expect(sink.responseStarted(makeHead(200, [])).isProceed)
+        let data = (0..<(40 * 16 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        func piece(_ i: Int) -> SinkDecision {
+            data.withUnsafeBytes { sink.write(UnsafeRawBufferPointer(rebasing: $0[(i * 16384)..<((i + 1) * 16384)])) }
+        }
+        // The writer is stuck on the first buffer: a second one fills, then there is no room.
+        for i in 0..<32 { #expect(piece(i).isProceed, "piece \(i)") }
+        guard case .pause = piece(32) else {
+            Issue.record("expected .pause with 512 KiB held")
+            return
+        }
+        #expect(resumed.withLock { $0 } == 0)
+        gate.signal()  // the first buffer lands
+        var turns = 0
+        while resumed.withLock({ $0 }) == 0 && turns < 10_000 { try await Task.sleep(for: .milliseconds(1)); turns += 1 }
+        #expect(resumed.withLock { $0 } == 1, "the sink asks for the transfer back once a buffer is free")
+        #expect(sink.written == 256 * 1024)
+        for i in 32..<40 { #expect(piece(i).isProceed, "piece \(i) after the resume") }
+        for _ in 0..<4 { gate.signal() }
+        #expect(sink.finish().isProceed)
+        #expect(await sink.settle() == nil)
+        #expect(sink.written == Int64(data.count))
+        #expect(firstDifference(file.contents(), data) == nil)
+    }
+
+    @Test("a long body through the writer threads, pausing as curl would, lands byte for byte", arguments: 1...4)
+    func longBodyThroughTheWriter(round: Int) async throws {
+        let file = try TempFile()
+        let sink = FileSink(fd: file.fd, offset: 0, requestedRange: nil, expectedTotal: nil,
+                            displayURL: Self.url, displayPath: "downloads/big.iso")
+        let room = Locked(false)
+        sink.onResume { room.withLock { $0 = true } }
+        #expect(sink.responseStarted(makeHead(200, [])).isProceed)
+        // 6 MiB in pieces of uneven sizes, so buffers fill at every offset.
+        let data = (0..<(6 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }
+        var at = 0, pauses = 0, step = 0
+        while at < data.count {
+            let n = min([16_384, 9_000, 1, 16_000, 777][step % 5] + round, data.count - at)
+            let decision = data.withUnsafeBytes { sink.write(UnsafeRawBufferPointer(rebasing: $0[at..<(at + n)])) }
+            switch decision {
+            case .proceed:
+                at += n
+                step += 1
+            case .pause:
+                pauses += 1
+                while !room.withLock({ r in defer { r = false }; return r }) { await Task.yield() }
+            default:
+                Issue.record("unexpected \(decision) at \(at)")
+                return
+            }
+        }
+        #expect(sink.finish().isProceed)
+        #expect(await sink.settle() == nil)
+        #expect(sink.written == Int64(data.count))
+        #expect(firstDifference(file.contents(), data) == nil, "\(pauses) pauses")
+    }
+
     @Test("writes at the offset with positional writes and counts what it wrote")
-    func writesAtOffset() throws {
+    func writesAtOffset() async throws {
         let file = try TempFile(contents: Array("0123456789".utf8))
         let sink = Self.sink(file, offset: 4, range: ByteRange(start: 4), total: 10)
         #expect(sink.written == 0)
         #expect(sink.responseStarted(makeHead(206, [("Content-Range", "bytes 4-9/10"), ("Content-Length", "6")])).isProceed)
-        #expect(Self.write(sink, "abc").isProceed)
+        #expect(await Self.write(sink, "abc").isProceed)
         #expect(sink.written == 3)
-        #expect(Self.write(sink, "DEF").isProceed)
+        #expect(await Self.write(sink, "DEF").isProceed)
         #expect(sink.written == 6)
         #expect(file.contents() == Array("0123abcDEF".utf8))
     }
 
     @Test("writing past the current end of an empty file extends it")
-    func writesIntoEmptyFile() throws {
+    func writesIntoEmptyFile() async throws {
         let file = try TempFile()
         let sink = Self.sink(file, offset: 0, range: nil)
         #expect(sink.responseStarted(makeHead(200, [("Content-Length", "5")])).isProceed)
-        #expect(Self.write(sink, "hello").isProceed)
+        #expect(await Self.write(sink, "hello").isProceed)
         #expect(sink.written == 5)
         #expect(file.contents() == Array("hello".utf8))
     }
 
     @Test("an empty piece is accepted and changes nothing")
-    func emptyWrite() throws {
+    func emptyWrite() async throws {
         let file = try TempFile(contents: Array("xy".utf8))
         let sink = Self.sink(file, offset: 0, range: nil)
         #expect(sink.write(UnsafeRawBufferPointer(start: nil, count: 0)).isProceed)
-        #expect(Self.write(sink, "").isProceed)
+        #expect(await Self.write(sink, "").isProceed)
         #expect(sink.written == 0)
         #expect(file.contents() == Array("xy".utf8))
     }
 
     @Test("many small pieces land one after the other")
-    func manyPieces() throws {
+    func manyPieces() async throws {
         let file = try TempFile()
         let sink = Self.sink(file, offset: 0, range: ByteRange(start: 0, end: 999), total: 1000)
         let data = (0..<1000).map { UInt8($0 % 251) }
@@ -127,6 +217,7 @@ struct FileSinkTests {
             #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
         }
         #expect(sink.finish().isProceed)
+        #expect(await sink.settle() == nil)
         #expect(sink.written == 1000)
         #expect(file.contents() == data)
     }
@@ -134,7 +225,7 @@ struct FileSinkTests {
     // MARK: responseStarted
 
     @Test("a 206 with the asked Content-Range is accepted and its head kept")
-    func acceptsMatching206() throws {
+    func acceptsMatching206() async throws {
         let file = try TempFile()
         let sink = Self.sink(file, offset: 100, range: ByteRange(start: 100), total: 1000)
         #expect(sink.head == nil)
@@ -144,7 +235,7 @@ struct FileSinkTests {
     }
 
     @Test("a 206 with the wrong Content-Range is refused as an invalid response")
-    func refusesWrong206() throws {
+    func refusesWrong206() async throws {
         let file = try TempFile()
         let sink = Self.sink(file, offset: 100, range: ByteRange(start: 100), total: 1000)
         let head = makeHead(206, [("Content-Range", "bytes 0-999/1000")])
@@ -158,7 +249,7 @@ struct FileSinkTests {
     }
 
     @Test("a file that changed size is refused")
-    func refusesChangedTotal() throws {
+    func refusesChangedTotal() async throws {
         let file = try TempFile()
         let sink = Self.sink(file, offset: 100, range: ByteRange(start: 100), total: 1000)
         let head = makeHead(206, [("Content-Range", "bytes 100-1999/2000")])
@@ -169,7 +260,7 @@ struct FileSinkTests {
     }
 
     @Test("a 200 to a resuming request is refused as rangeNotHonoured")
-    func refusesIgnoredRange() throws {
+    func refusesIgnoredRange() async throws {
         let file = try TempFile()
         let sink = Self.sink(file, offset: 100, range: ByteRange(start: 100), total: 1000)
         let decision = sink.responseStarted(makeHead(200, [("Content-Length", "1000")]))
@@ -192,7 +283,7 @@ struct FileSinkTests {
     }
 
     @Test("Content-Encoding: identity is the plain body")
-    func acceptsIdentity() throws {
+    func acceptsIdentity() async throws {
         let file = try TempFile()
         let sink = Self.sink(file, offset: 0, range: nil)
         #expect(sink.responseStarted(makeHead(200, [("Content-Encoding", "identity")])).isProceed)
@@ -201,12 +292,12 @@ struct FileSinkTests {
     // MARK: write limits
 
     @Test("a write beyond the requested closed range is refused and nothing of it is written")
-    func refusesOverlongBody() throws {
+    func refusesOverlongBody() async throws {
         let file = try TempFile()
         let sink = Self.sink(file, offset: 0, range: ByteRange(start: 0, end: 9), total: 100)
         #expect(sink.responseStarted(makeHead(206, [("Content-Range", "bytes 0-9/100")])).isProceed)
-        #expect(Self.write(sink, "01234567").isProceed)
-        guard case .invalidResponse(let url, _)? = Self.write(sink, "89X").failure else {
+        #expect(await Self.write(sink, "01234567").isProceed)
+        guard case .invalidResponse(let url, _)? = await Self.write(sink, "89X").failure else {
             Issue.record("expected .fail(.invalidResponse)")
             return
         }
@@ -216,20 +307,20 @@ struct FileSinkTests {
     }
 
     @Test("filling the closed range exactly is fine; one byte more is not")
-    func exactFillThenOneMore() throws {
+    func exactFillThenOneMore() async throws {
         let file = try TempFile()
         let sink = Self.sink(file, offset: 50, range: ByteRange(start: 50, end: 59))
-        #expect(Self.write(sink, "0123456789").isProceed)
+        #expect(await Self.write(sink, "0123456789").isProceed)
         #expect(sink.written == 10)
-        #expect(Self.write(sink, "!").failure != nil)
+        #expect(await Self.write(sink, "!").failure != nil)
         #expect(sink.written == 10)
     }
 
     @Test("an open range puts no limit on the body")
-    func openRangeNoLimit() throws {
+    func openRangeNoLimit() async throws {
         let file = try TempFile()
         let sink = Self.sink(file, offset: 3, range: ByteRange(start: 3))
-        #expect(Self.write(sink, String(repeating: "a", count: 10_000)).isProceed)
+        #expect(await Self.write(sink, String(repeating: "a", count: 10_000)).isProceed)
         #expect(sink.written == 10_000)
         #expect(file.contents().count == 10_003)
     }
@@ -241,26 +332,26 @@ struct FileSinkTests {
     // written at an offset past the range's end is refused. The correct test is
     // `written + count <= end - start + 1`.
     @Test("the closed-range limit counts body bytes, whatever the file offset")
-    func rangeLimitIndependentOfOffset() throws {
+    func rangeLimitIndependentOfOffset() async throws {
         let file = try TempFile()
         let low = Self.sink(file, offset: 0, range: ByteRange(start: 1000, end: 1009))
-        #expect(Self.write(low, "0123456789X").failure != nil)   // 11 bytes for a 10-byte range
+        #expect(await Self.write(low, "0123456789X").failure != nil)   // 11 bytes for a 10-byte range
 
         let high = Self.sink(file, offset: 5000, range: ByteRange(start: 0, end: 9))
-        #expect(Self.write(high, "0123456789").isProceed)        // exactly the 10 bytes asked
+        #expect(await Self.write(high, "0123456789").isProceed)        // exactly the 10 bytes asked
     }
 
     // MARK: errors
 
     @Test("a write to a read-only descriptor fails with .local carrying errno")
-    func readOnlyDescriptor() throws {
+    func readOnlyDescriptor() async throws {
         let file = try TempFile(contents: Array("keep".utf8))
         let ro = open(file.path, O_RDONLY)
         try #require(ro >= 0)
         defer { close(ro) }
         let sink = Self.sink(file, offset: 0, range: nil, fd: ro)
         #expect(sink.responseStarted(makeHead(200)).isProceed)
-        guard case .local(let path, let code, let message)? = Self.write(sink, "data").failure else {
+        guard case .local(let path, let code, let message)? = await Self.write(sink, "data").failure else {
             Issue.record("expected .fail(.local)")
             return
         }

@@ -148,7 +148,10 @@ final class ScriptedTransport: Transport {
         let number = log.withLock { $0.append(request); return $0.count }
         let reply = await script(request, number)
         if let failure = reply.failure { return TransferOutcome(result: .failure(failure), requestSent: false) }
-        return TransferOutcome(result: await deliver(reply, for: request, to: sink), requestSent: true)
+        var result = await deliver(reply, for: request, to: sink)
+        // As TransferEngine does: what the sink holds is written once the transfer is over.
+        if let failure = await sink.settle(), case .success = result { result = .failure(failure) }
+        return TransferOutcome(result: result, requestSent: true)
     }
 
     private func deliver(_ reply: Reply, for request: HTTPRequest,
@@ -164,7 +167,7 @@ final class ScriptedTransport: Transport {
         }
         switch sink.responseStarted(head) {
         case .proceed: break
-        case .stop: return .success(response(0, stopped: true))
+        case .stop, .pause: return .success(response(0, stopped: true))
         case .fail(let error): return .failure(error)
         }
         let body = request.method == .head ? [] : reply.body
@@ -172,6 +175,8 @@ final class ScriptedTransport: Transport {
         var delivered = 0
         var ending = SinkDecision.proceed
         var paused = false
+        let room = SinkRoom()
+        sink.onResume { room.signal() }
         while delivered < end {
             if let pause = reply.pause, !paused, delivered >= pause.after {
                 paused = true
@@ -184,6 +189,11 @@ final class ScriptedTransport: Transport {
             var n = min(Self.piece, end - delivered)
             if let pause = reply.pause, !paused, pause.after > delivered { n = min(n, pause.after - delivered) }
             let decision = body.withUnsafeBytes { sink.write(UnsafeRawBufferPointer(rebasing: $0[delivered..<(delivered + n)])) }
+            if case .pause = decision {
+                // As curl does: the same piece again once the sink says it has room.
+                await room.wait()
+                continue
+            }
             guard case .proceed = decision else {
                 ending = decision
                 break
@@ -194,7 +204,7 @@ final class ScriptedTransport: Transport {
         switch ending {
         case .fail(let error): return .failure(error)
         case .stop: return .success(response(delivered, stopped: true))
-        case .proceed: break
+        case .proceed, .pause: break  // `.pause` is waited out in the loop, never kept
         }
         if case .fail(let error) = finished { return .failure(error) }
         if delivered < body.count {
@@ -208,4 +218,33 @@ final class ScriptedTransport: Transport {
 extension HTTPRequest {
     /// The `Range` header value, or "-" without one: for readable expectations.
     var rangeText: String { range?.headerValue ?? "-" }
+}
+
+/// A sink's "resume" for a scripted transfer it paused: a signal that may come before the wait.
+final class SinkRoom: Sendable {
+    private struct State {
+        var signalled = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Locked(State())
+
+    func signal() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            defer { s.waiter = nil }
+            if s.waiter == nil { s.signalled = true }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.signalled { s.signalled = false; return true }
+                s.waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
 }

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+@testable import SyncrHTTP
+import Testing
+
+/// One file on a slow disk must not stall the other transfers: the engine thread never writes
+/// to disk. A `DiskWriter` whose writes wait at a gate plays the slow disk (a real one, such as
+/// a `dm-delay` device, needs root and a kernel module); nginx on 127.0.0.1 is the real server.
+@Suite("slow disk", .timeLimit(.minutes(5)))
+struct SlowDiskTests {
+    enum Wire: String, CaseIterable, Sendable {
+        case http1 = "HTTP/1.1"
+        case http2 = "HTTP/2 over TLS"
+    }
+
+    @Test(arguments: Wire.allCases)
+    func aTransferStuckOnItsDiskPausesWhileOthersFinish(_ protocolKind: Wire) async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let big = try makeFile(path: www.appending("big.bin"), size: 8 << 20, seed: 41)
+        for i in 0..<12 { try makeFile(path: www.appending("small\(i).bin"), size: 300_000 + i, seed: UInt64(50 + i)) }
+        let certificates = protocolKind == .http2 ? try await TestCertificates.make() : nil
+        let nginx = try await Nginx.start(root: www.url,
+                                          options: .init(tls: certificates?.server, http2: protocolKind == .http2))
+        defer { nginx.stop() }
+        func request(_ path: String) -> HTTPRequest {
+            var request = HTTPRequest(url: nginx.url(path), displayURL: nginx.url(path))
+            if let certificates { request.tls = TLSOptions(extraAnchors: [certificates.caCertificate.path]) }
+            return request
+        }
+        let engine = TransferEngine()
+        defer { engine.shutdown() }
+        let out = try TemporaryDirectory(prefix: "out")
+
+        // The slow disk: every write of the big file waits until the gate opens.
+        let open = Atomic<Bool>(false)
+        let slowDisk = DiskWriter(threads: 1) { _, _ in
+            while !open.load(ordering: .acquiring) { usleep(1000) }
+        }
+        let bigFile = try OpenFile(out.appending("big.bin").path)
+        let bigSink = FileSink(fd: bigFile.fd, offset: 0, requestedRange: nil, expectedTotal: nil,
+                               displayURL: "big.bin", displayPath: bigFile.path, writer: slowDisk)
+        let bigTransfer = Task { await engine.perform(request("/big.bin"), sink: bigSink) }
+        // It fills its two 256 KiB buffers, up to the last piece curl offers (16 KiB at most)
+        // that does not fit, then pauses: nothing more is taken while the disk is stuck.
+        let held = Int64((512 << 10) - (16 << 10)) ... Int64(512 << 10)
+        var turns = 0
+        while !held.contains(bigSink.received) && turns < 20_000 { try await Task.sleep(for: .milliseconds(1)); turns += 1 }
+        let paused = bigSink.received
+        #expect(held.contains(paused), "the stuck transfer holds two buffers: \(paused)")
+
+        // Meanwhile the other files arrive whole, through the same engine.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<12 {
+                group.addTask {
+                    let file = try OpenFile(out.appending("small\(i).bin").path)
+                    let sink = FileSink(fd: file.fd, offset: 0, requestedRange: nil, expectedTotal: nil,
+                                        displayURL: "small\(i).bin", displayPath: file.path)
+                    let result = await engine.perform(request("/small\(i).bin"), sink: sink)
+                    guard case .success(let response) = result else {
+                        Issue.record("small\(i).bin: \(result)")
+                        return
+                    }
+                    #expect(response.head.status == 200)
+                    #expect(sink.written == Int64(300_000 + i))
+                }
+            }
+            try await group.waitForAll()
+        }
+        for i in 0..<12 {
+            #expect(FileManager.default.contents(atPath: out.appending("small\(i).bin").path)
+                    == FileManager.default.contents(atPath: www.appending("small\(i).bin").path), "small\(i).bin")
+        }
+        #expect(bigSink.received == paused, "still paused, so memory is still bounded")
+        #expect(bigSink.written == 0)
+
+        // The disk recovers: the big file resumes and lands byte-identical.
+        open.store(true, ordering: .releasing)
+        let result = await bigTransfer.value
+        guard case .success(let response) = result else {
+            Issue.record("big.bin: \(result)")
+            return
+        }
+        #expect(response.head.status == 200)
+        #expect(response.bodyBytes == 8 << 20)
+        #expect(bigSink.written == 8 << 20)
+        #expect(try await sha256(file: out.appending("big.bin")) == (try await sha256(file: big)))
+        let log = try await nginx.accessLog(atLeast: 13)
+        let expected = protocolKind == .http2 ? "HTTP/2.0" : "HTTP/1.1"
+        #expect(log.allSatisfy { $0.serverProtocol == expected }, "\(log.map(\.serverProtocol))")
+    }
+}
+
+/// A file opened for writing (created or truncated), closed when released.
+final class OpenFile: Sendable {
+    let path: String
+    let fd: Int32
+
+    init(_ path: String) throws {
+        self.path = path
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    }
+
+    deinit { close(fd) }
+}
