@@ -126,10 +126,14 @@ struct S3MultipartUpload: Sendable {
         for (number, part) in listed where number <= count {
             let length = min(partSize, file.fingerprint.size - Int64(number - 1) * partSize)
             guard part.size == length else { continue }
-            // The part's ETag is its MD5: the bytes the store holds are the file's.
-            let digests = try await Self.rangeDigests(file.path, offset: Int64(number - 1) * partSize, length: length,
-                                                      sha256: false)
-            if digests.md5 == part.etag.lowercased() { parts[number] = .init(etag: part.etag, size: length) }
+            // The part's ETag is its MD5: the bytes the store holds are the file's. The parts
+            // hashed beside the file's SHA-256 this run are not read again.
+            var md5 = knownMD5s[number]
+            if md5 == nil {
+                md5 = try await Self.rangeDigests(file.path, offset: Int64(number - 1) * partSize, length: length,
+                                                  sha256: false).md5
+            }
+            if md5 == part.etag.lowercased() { parts[number] = .init(etag: part.etag, size: length) }
         }
         record.parts = parts
         try save(record)

@@ -27,6 +27,9 @@ final class Transfer: @unchecked Sendable {
     private var errorBytes: [UInt8] = []
     private(set) var bodyBytes: Int64 = 0
     private(set) var sinkOutcome: SinkDecision?
+    /// The last piece curl offered was refused with `.pause` and not offered again yet. A
+    /// transfer that ends so has lost it: libcurl before 8.8 could finish a paused transfer.
+    private var holdingPiece = false
     private var errorBodyCapped = false
 
     init?(request: HTTPRequest, sink: ResponseSink, body: BodyReader?, bufferSize: Int) {
@@ -222,7 +225,13 @@ final class Transfer: @unchecked Sendable {
                 sinkAccepted = true
                 return true
             }
-            sinkOutcome = decision
+            // `.pause` is for body pieces only; a sink that answers a head with it has a bug.
+            if case .pause = decision {
+                assertionFailure("a sink paused at the response head")
+                sinkOutcome = .fail(.invalidResponse(url: request.displayURL, message: "the sink paused before the body"))
+            } else {
+                sinkOutcome = decision
+            }
             return false
         }
         bodyIsError = true
@@ -231,6 +240,7 @@ final class Transfer: @unchecked Sendable {
 
     /// Returns the number of bytes consumed; anything else aborts the transfer.
     func body(_ bytes: UnsafeRawBufferPointer) -> Int {
+        holdingPiece = false
         if !bodyStarted && !startBody() { return 0 }
         if bodyIsError {
             let room = 1024 - errorBytes.count
@@ -249,6 +259,7 @@ final class Transfer: @unchecked Sendable {
             return bytes.count
         case .pause:
             // curl keeps these bytes and offers them again after `resume`.
+            holdingPiece = true
             return Int(syncr_writefunc_pause())
         case .stop, .fail:
             sinkOutcome = decision
@@ -256,8 +267,9 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// Resumes a transfer its sink paused. Engine thread; curl may offer the held bytes at once.
-    func resume() {
+    /// Resumes a transfer its sink paused. Engine thread; curl may offer the held bytes at once,
+    /// and a failure to take them is returned.
+    func resume() -> CURLcode {
         syncr_easy_unpause(easy)
     }
 
@@ -279,10 +291,14 @@ final class Transfer: @unchecked Sendable {
         if cancelRequested.load(ordering: .relaxed) { return .failure(.cancelled) }
         if code != CURLE_OK, let failure = body?.failure { return .failure(failure) }
         if code == CURLE_OK && !bodyStarted { _ = startBody() }
+        if code == CURLE_OK && holdingPiece {
+            return .failure(.connection(url: request.displayURL, code: -1,
+                                        message: "the transfer ended with received bytes still held back"))
+        }
         switch sinkOutcome {
         case .fail(let error)?: return .failure(error)
         case .stop?: return .success(response(stopped: true))
-        case .proceed?, .pause?, nil: break  // `.pause` comes only from `write`, never stored
+        case .proceed?, .pause?, nil: break  // `.pause` is never stored (see `startBody`)
         }
         if bodyIsError && (code == CURLE_OK || (code == CURLE_WRITE_ERROR && errorBodyCapped)) {
             return .success(response(stopped: false))

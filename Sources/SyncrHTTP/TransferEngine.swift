@@ -40,6 +40,9 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         /// the next request must wake it. While it works it finds new requests on its own, so
         /// most submissions cost no wake-up (a write to curl's wake-up descriptor, and a read).
         var sleeping = false
+        /// The engine thread has left its loop and frees the multi handle: nothing may wake it.
+        /// A disk writer can post a resume at any time, even after the run ended.
+        var closed = false
     }
 
     public let configuration: Configuration
@@ -67,8 +70,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     /// Blocks until the thread has released every handle.
     public func shutdown() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        inbox.withLock { $0.stopping = true }
-        curl_multi_wakeup(multi)
+        post(always: true) { $0.stopping = true }
         finished.wait()
     }
 
@@ -96,10 +98,9 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             return TransferOutcome(result: .failure(.connection(url: request.displayURL, code: -1, message: "cannot create a curl handle")),
                                    requestSent: false)
         }
-        sink.onResume { [weak self, weak transfer] in
-            guard let self, let transfer else { return }
-            self.post { $0.resumed.append(transfer) }
-        }
+        // Strong references: the sink drops the handler in `settle`, below, which breaks the
+        // cycle transfer -> sink -> handler -> transfer (weak ones cost a side table each).
+        sink.onResume { [self] in post { $0.resumed.append(transfer) } }
         var outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
@@ -107,8 +108,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             }
         } onCancel: {
             transfer.cancelRequested.store(true, ordering: .relaxed)
-            inbox.withLock { $0.cancelled = true }
-            curl_multi_wakeup(multi)
+            post(always: true) { $0.cancelled = true }
         }
         // The bytes the sink still holds are written here, off the engine thread; a failure to
         // write them turns a good answer into that failure.
@@ -118,14 +118,15 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         return outcome
     }
 
-    /// Puts something in the inbox for the engine thread, waking it only if it sleeps.
-    private func post(_ change: (inout Inbox) -> Void) {
-        let wake = inbox.withLock { box -> Bool in
+    /// Puts something in the inbox for the engine thread and wakes it if it sleeps (or
+    /// `always`). The wake-up is sent under the lock, so never after the multi handle is freed.
+    private func post(always: Bool = false, _ change: (inout Inbox) -> Void) {
+        inbox.withLock { box in
+            guard !box.closed else { return }
             change(&box)
-            defer { box.sleeping = false }
-            return box.sleeping
+            if box.sleeping || always { curl_multi_wakeup(multi) }
+            box.sleeping = false
         }
-        if wake { curl_multi_wakeup(multi) }
     }
 
     // MARK: engine thread
@@ -152,7 +153,10 @@ public final class TransferEngine: Transport, @unchecked Sendable {
                 curl_multi_add_handle(multi, t.easy)
             }
             // A transfer that ended meanwhile is no longer active: nothing to resume.
-            for t in resumed where active[ObjectIdentifier(t)] === t { t.resume() }
+            for t in resumed where active[ObjectIdentifier(t)] === t {
+                let code = t.resume()
+                if code != CURLE_OK { complete(t, with: t.finish(code: code), code: code) }
+            }
             if cancelled {
                 for t in active.values where t.cancelRequested.load(ordering: .relaxed) {
                     t.abandon()
@@ -180,6 +184,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             curl_multi_poll(multi, nil, 0, idle ? 1000 : 0, nil)
             if idle { inbox.withLock { $0.sleeping = false } }
         }
+        inbox.withLock { $0.closed = true }
         curl_multi_cleanup(multi)
         finished.signal()
     }

@@ -22,7 +22,11 @@ public final class DiskWriter: Sendable {
         self.beforeWrite = beforeWrite
     }
 
+    /// Jobs handed to the threads so far: a test counts hand-offs with it.
+    let handOffs = Atomic<Int>(0)
+
     func submit(_ job: @escaping @Sendable () -> Void) {
+        handOffs.add(1, ordering: .relaxed)
         queue.submit(job)
     }
 }
@@ -60,6 +64,8 @@ final class WriteBehind: Sendable {
     private struct Chunk {
         var buffer: UnsafeMutableRawBufferPointer
         var count = 0
+        /// One of the transfer's buffers (reused), not a one-off for an oversized piece.
+        var pooled = true
     }
 
     private struct State {
@@ -73,8 +79,9 @@ final class WriteBehind: Sendable {
         var queued: [Chunk] = []
         /// Someone (a writer thread, or `settle`) is writing `queued` out.
         var writing = false
-        /// `write` answered `.pause`: resume the transfer once there is room.
+        /// `write` answered `.pause`: resume the transfer once `wanted` bytes fit.
         var paused = false
+        var wanted = 0
         /// The write that failed; nothing after it is written.
         var failure: TransferError?
         var resume: (@Sendable () -> Void)?
@@ -86,6 +93,13 @@ final class WriteBehind: Sendable {
             return left + (spare.count + WriteBehind.buffers - allocated) * WriteBehind.bufferSize
         }
         var holdsNothing: Bool { queued.isEmpty && !writing && (filling?.count ?? 0) == 0 }
+
+        /// Whether a piece of `count` bytes can be taken now. A piece larger than all buffers
+        /// (curl gives 16 KiB) gets a buffer of its own once nothing else is held, so it never
+        /// waits for room that cannot come.
+        func fits(_ count: Int) -> Bool {
+            count > WriteBehind.bufferSize * WriteBehind.buffers ? holdsNothing : count <= room
+        }
     }
 
     let fd: Int32
@@ -124,18 +138,17 @@ final class WriteBehind: Sendable {
     func write(_ bytes: UnsafeRawBufferPointer, reserve: (Int) -> Int?) -> WriteAdmission {
         let (admission, start) = state.withLock { s -> (WriteAdmission, Bool) in
             if let failure = s.failure { return (.fail(failure), false) }
-            // A piece larger than all buffers (curl gives 16 KiB) gets a buffer of its own, once
-            // nothing else is held, so it can never wait for room that cannot come.
-            let oversized = bytes.count > Self.bufferSize * Self.buffers
-            if oversized ? !s.holdsNothing : bytes.count > s.room {
+            if !s.fits(bytes.count) {
                 s.paused = true
-                // Room comes when the writer recycles a buffer. For an oversized piece, whatever
-                // is held must go out first, or nothing would ever make room for it.
-                if oversized { Self.sealFilling(&s) }
+                s.wanted = bytes.count
+                // Room comes when a writer recycles a buffer. With none at work (a piece larger
+                // than the room left), or for a piece that waits until nothing is held, what is
+                // held goes out first.
+                if !s.writing || bytes.count > Self.bufferSize * Self.buffers { Self.sealFilling(&s) }
                 return (.pause, Self.claimWriting(&s))
             }
             guard let n = reserve(bytes.count) else { return (.refused, false) }
-            if oversized {
+            if bytes.count > Self.bufferSize * Self.buffers {
                 s.queued.append(Self.copy(UnsafeRawBufferPointer(rebasing: bytes[..<n])))
             } else {
                 Self.append(UnsafeRawBufferPointer(rebasing: bytes[..<n]), to: &s)
@@ -191,6 +204,9 @@ final class WriteBehind: Sendable {
             case nil:
                 return state.withLock { s in
                     Self.free(&s)
+                    // The transfer is over: nothing will resume it, and the handler (which holds
+                    // the transfer) must not outlive it.
+                    s.resume = nil
                     return s.failure
                 }
             }
@@ -225,8 +241,9 @@ final class WriteBehind: Sendable {
             defer { s.waiters = [] }
             return (nil, s.waiters, Self.unpause(&s))
         }
-        waiters.forEach { $0.resume() }
+        // The transfer's resume first: once `settle` is woken, nothing may call it any more.
         resume?()
+        waiters.forEach { $0.resume() }
         return next
     }
 
@@ -274,7 +291,7 @@ final class WriteBehind: Sendable {
     private static func copy(_ bytes: UnsafeRawBufferPointer) -> Chunk {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 64)
         buffer.copyMemory(from: bytes)
-        return Chunk(buffer: buffer, count: bytes.count)
+        return Chunk(buffer: buffer, count: bytes.count, pooled: false)
     }
 
     private static func sealFilling(_ s: inout State) {
@@ -292,7 +309,7 @@ final class WriteBehind: Sendable {
     }
 
     private static func recycle(_ chunk: Chunk, into s: inout State) {
-        if chunk.buffer.count == bufferSize {
+        if chunk.pooled {
             s.spare.append(chunk.buffer)
         } else {
             chunk.buffer.deallocate()
@@ -302,7 +319,7 @@ final class WriteBehind: Sendable {
     /// The resume handler, if the transfer waits for room that is now there (or for the
     /// failure it must be told of).
     private static func unpause(_ s: inout State) -> (@Sendable () -> Void)? {
-        guard s.paused, s.failure != nil || s.room >= bufferSize || s.holdsNothing else { return nil }
+        guard s.paused, s.failure != nil || s.fits(s.wanted) else { return nil }
         s.paused = false
         return s.resume
     }

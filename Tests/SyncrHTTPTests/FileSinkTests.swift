@@ -5,7 +5,6 @@ import Testing
 @testable import SyncrHTTP
 import SyncrLock
 import Dispatch
-import Foundation
 
 /// A temporary file made with mkstemp, opened read-write; removed on deinit.
 final class TempFile {
@@ -82,12 +81,8 @@ struct FileSinkTests {
     @Test("small pieces are held back and written together: 256 KiB at a time, the rest at the end")
     func coalescesWrites() async throws {
         let file = try TempFile()
-        let writes = Locked<[String]>([])
-        let writer = DiskWriter(threads: 1) { _, count in
-            let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
-            let thread = name.hasPrefix("syncr-disk") ? "writer" : "settle"
-            writes.withLock { $0.append("\(count) by \(thread)") }
-        }
+        let writes = Locked<[Int]>([])
+        let writer = DiskWriter(threads: 1) { _, count in writes.withLock { $0.append(count) } }
         let sink = FileSink(fd: file.fd, offset: 0, requestedRange: nil, expectedTotal: nil,
                             displayURL: Self.url, displayPath: "downloads/big.iso", writer: writer)
         #expect(sink.responseStarted(makeHead(200, [])).isProceed)
@@ -97,15 +92,35 @@ struct FileSinkTests {
         #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
         var turns = 0
         while sink.written < 256 * 1024 && turns < 10_000 { try await Task.sleep(for: .milliseconds(1)); turns += 1 }
-        #expect(sink.written == 256 * 1024, "the 16th piece fills the buffer, which goes to the writer")
+        #expect(sink.written == 256 * 1024, "the 16th piece fills the buffer, which the writer writes meanwhile")
+        #expect(writer.handOffs.load(ordering: .relaxed) == 1)
         #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
         #expect(sink.finish().isProceed)
         #expect(await sink.settle() == nil)
         #expect(sink.written == 17 * 16 * 1024)
-        // The full buffer on the writer's thread; the last 16 KiB by the task that settles, so
-        // a small file costs no hand-off.
-        #expect(writes.withLock { $0 } == ["262144 by writer", "16384 by settle"])
+        #expect(writes.withLock { $0 } == [256 * 1024, 16 * 1024])
+        #expect(writer.handOffs.load(ordering: .relaxed) == 1, "the last 16 KiB are written by settle itself")
         #expect(file.contents() == [UInt8](repeating: 7, count: 17 * 16 * 1024))
+    }
+
+    @Test("a body of one buffer is written by settle, with no hand-off to a writer thread")
+    func smallBodyNoHandOff() async throws {
+        let file = try TempFile()
+        let writer = DiskWriter(threads: 1)
+        let sink = FileSink(fd: file.fd, offset: 0, requestedRange: nil, expectedTotal: nil,
+                            displayURL: Self.url, displayPath: "downloads/small.bin", writer: writer)
+        #expect(sink.responseStarted(makeHead(200, [])).isProceed)
+        let body = (0..<(200 * 1024)).map { UInt8(truncatingIfNeeded: $0 / 7) }
+        for start in stride(from: 0, to: body.count, by: 16384) {
+            let piece = body[start..<min(start + 16384, body.count)]
+            #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
+        }
+        #expect(sink.written == 0)
+        #expect(sink.finish().isProceed)
+        #expect(await sink.settle() == nil)
+        #expect(sink.written == Int64(body.count))
+        #expect(writer.handOffs.load(ordering: .relaxed) == 0)
+        #expect(firstDifference(file.contents(), body) == nil)
     }
 
     @Test("a slow disk pauses the transfer at two buffers held, and resumes it when one is written")
@@ -136,6 +151,41 @@ struct FileSinkTests {
         #expect(sink.written == 256 * 1024)
         for i in 32..<40 { #expect(piece(i).isProceed, "piece \(i) after the resume") }
         for _ in 0..<4 { gate.signal() }
+        #expect(sink.finish().isProceed)
+        #expect(await sink.settle() == nil)
+        #expect(sink.written == Int64(data.count))
+        #expect(firstDifference(file.contents(), data) == nil)
+    }
+
+    @Test("pieces larger than a buffer (other transports than curl's 16 KiB) pause and resume, never stall")
+    func largePiecesNeverStall() async throws {
+        let file = try TempFile()
+        let sink = FileSink(fd: file.fd, offset: 0, requestedRange: nil, expectedTotal: nil,
+                            displayURL: Self.url, displayPath: "downloads/big.iso", writer: DiskWriter(threads: 1))
+        let room = Locked(0)
+        sink.onResume { room.withLock { $0 += 1 } }
+        #expect(sink.responseStarted(makeHead(200, [])).isProceed)
+        // 250 KiB held and no writer at work; then 300 KiB, more than the room left in the
+        // partly filled buffer plus the other; then 700 KiB, more than both buffers.
+        let sizes = [250 << 10, 300 << 10, 700 << 10, 10]
+        let data = (0..<sizes.reduce(0, +)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
+        var at = 0
+        for size in sizes {
+            var resumes = room.withLock { $0 }
+            while true {
+                let decision = data.withUnsafeBytes { sink.write(UnsafeRawBufferPointer(rebasing: $0[at..<(at + size)])) }
+                if decision.isProceed { break }
+                guard case .pause = decision else {
+                    Issue.record("unexpected \(decision) for \(size) bytes")
+                    return
+                }
+                var turns = 0
+                while room.withLock({ $0 }) == resumes && turns < 10_000 { try await Task.sleep(for: .milliseconds(1)); turns += 1 }
+                #expect(room.withLock { $0 } > resumes, "resumed for the \(size)-byte piece")
+                resumes = room.withLock { $0 }
+            }
+            at += size
+        }
         #expect(sink.finish().isProceed)
         #expect(await sink.settle() == nil)
         #expect(sink.written == Int64(data.count))
