@@ -104,7 +104,11 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         var outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
-                post { $0.added.append(transfer) }
+                // An engine that closed meanwhile (shut down) would never answer.
+                if !post({ $0.added.append(transfer) }) {
+                    transfer.continuation = nil
+                    continuation.resume(returning: transfer.outcome(.failure(.cancelled), code: nil))
+                }
             }
         } onCancel: {
             transfer.cancelRequested.store(true, ordering: .relaxed)
@@ -120,12 +124,15 @@ public final class TransferEngine: Transport, @unchecked Sendable {
 
     /// Puts something in the inbox for the engine thread and wakes it if it sleeps (or
     /// `always`). The wake-up is sent under the lock, so never after the multi handle is freed.
-    private func post(always: Bool = false, _ change: (inout Inbox) -> Void) {
+    /// Returns false when the engine has closed, and the change was not made.
+    @discardableResult
+    private func post(always: Bool = false, _ change: (inout Inbox) -> Void) -> Bool {
         inbox.withLock { box in
-            guard !box.closed else { return }
+            guard !box.closed else { return false }
             change(&box)
             if box.sleeping || always { curl_multi_wakeup(multi) }
             box.sleeping = false
+            return true
         }
     }
 
@@ -136,6 +143,9 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         while true {
             let (added, resumed, cancelled, stopping) = inbox.withLock { box -> ([Transfer], [Transfer], Bool, Bool) in
                 defer { box.added = []; box.resumed = []; box.cancelled = false }
+                // Closed in the same look that takes the last requests: one posted later is
+                // refused at once (`post`), never left waiting for a loop that has ended.
+                if box.stopping { box.closed = true }
                 return (box.added, box.resumed, box.cancelled, box.stopping)
             }
             if stopping {
@@ -184,7 +194,6 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             curl_multi_poll(multi, nil, 0, idle ? 1000 : 0, nil)
             if idle { inbox.withLock { $0.sleeping = false } }
         }
-        inbox.withLock { $0.closed = true }
         curl_multi_cleanup(multi)
         finished.signal()
     }

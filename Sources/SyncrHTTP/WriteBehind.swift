@@ -4,12 +4,13 @@ import Glibc
 import Synchronization
 import SyncrLock
 
-/// The threads that write downloaded bytes to files: never the engine thread, so that one slow
-/// disk (a network mount, a throttled volume) stalls only the transfers writing to it, which
-/// pause, while every other transfer goes on.
+/// The threads that write downloaded bytes to files: never the engine thread, so that a slow
+/// disk (a network mount, a throttled volume) never stops it. The transfers writing to that
+/// disk pause, while every other request goes on.
 public final class DiskWriter: Sendable {
-    /// The writer every `FileSink` uses unless told otherwise. Four threads: a few files stuck
-    /// on a slow disk leave threads for the others; each sink has at most one write in flight.
+    /// The writer every `FileSink` uses unless told otherwise. Four threads, each sink with at
+    /// most one write in flight: a few writes stuck on a slow disk leave threads for the others
+    /// (once all four wait, every sink's writes wait behind them).
     public static let shared = DiskWriter(threads: 4)
 
     private let queue: WorkQueue
