@@ -30,8 +30,9 @@ public protocol ResponseSink: AnyObject, Sendable {
     /// that pauses must call it, from any thread, once it can take bytes again.
     func onResume(_ resume: @escaping @Sendable () -> Void)
     /// Returns once everything the sink accepted is where it goes (in the file), with the
-    /// error that kept it from getting there, if any. Called once after the transfer ended,
-    /// from the task that awaited it, whether or not the sink accepted a response.
+    /// error that kept it from getting there, if any. Called after every attempt (each
+    /// redirect hop too) once the transport let go of it, from the task that awaited it,
+    /// whether or not the sink accepted a response.
     func settle() async -> TransferError?
 }
 
