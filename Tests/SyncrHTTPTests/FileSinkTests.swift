@@ -90,8 +90,7 @@ struct FileSinkTests {
         for _ in 0..<15 { #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed) }
         #expect(sink.written == 0, "15 × 16 KiB are still held back")
         #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
-        var turns = 0
-        while sink.written < 256 * 1024 && turns < 10_000 { try await Task.sleep(for: .milliseconds(1)); turns += 1 }
+        try await waitUntil { sink.written >= 256 * 1024 }
         #expect(sink.written == 256 * 1024, "the 16th piece fills the buffer, which the writer writes meanwhile")
         #expect(writer.handOffs.load(ordering: .relaxed) == 1)
         #expect(piece.withUnsafeBytes { sink.write($0) }.isProceed)
@@ -145,8 +144,7 @@ struct FileSinkTests {
         }
         #expect(resumed.withLock { $0 } == 0)
         gate.signal()  // the first buffer lands
-        var turns = 0
-        while resumed.withLock({ $0 }) == 0 && turns < 10_000 { try await Task.sleep(for: .milliseconds(1)); turns += 1 }
+        try await waitUntil { resumed.withLock { $0 } > 0 }
         #expect(resumed.withLock { $0 } == 1, "the sink asks for the transfer back once a buffer is free")
         #expect(sink.written == 256 * 1024)
         for i in 32..<40 { #expect(piece(i).isProceed, "piece \(i) after the resume") }
@@ -179,8 +177,7 @@ struct FileSinkTests {
                     Issue.record("unexpected \(decision) for \(size) bytes")
                     return
                 }
-                var turns = 0
-                while room.withLock({ $0 }) == resumes && turns < 10_000 { try await Task.sleep(for: .milliseconds(1)); turns += 1 }
+                try await waitUntil { room.withLock { $0 } > resumes }
                 #expect(room.withLock { $0 } > resumes, "resumed for the \(size)-byte piece")
                 resumes = room.withLock { $0 }
             }

@@ -46,8 +46,7 @@ struct SlowDiskTests {
         // It fills its two 256 KiB buffers, up to the last piece curl offers (16 KiB at most)
         // that does not fit, then pauses: nothing more is taken while the disk is stuck.
         let held = Int64((512 << 10) - (16 << 10)) ... Int64(512 << 10)
-        var turns = 0
-        while !held.contains(bigSink.received) && turns < 20_000 { try await Task.sleep(for: .milliseconds(1)); turns += 1 }
+        _ = await pollOnItsOwnThread { held.contains(bigSink.received) }  // the expectation below says what it waited for
         let paused = bigSink.received
         #expect(held.contains(paused), "the stuck transfer holds two buffers: \(paused)")
 
@@ -91,18 +90,4 @@ struct SlowDiskTests {
         let expected = protocolKind == .http2 ? "HTTP/2.0" : "HTTP/1.1"
         #expect(log.allSatisfy { $0.serverProtocol == expected }, "\(log.map(\.serverProtocol))")
     }
-}
-
-/// A file opened for writing (created or truncated), closed when released.
-final class OpenFile: Sendable {
-    let path: String
-    let fd: Int32
-
-    init(_ path: String) throws {
-        self.path = path
-        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-    }
-
-    deinit { close(fd) }
 }

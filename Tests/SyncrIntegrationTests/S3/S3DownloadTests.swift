@@ -14,8 +14,7 @@ import Testing
         try FileManager.default.createDirectory(at: source.deletingLastPathComponent(), withIntermediateDirectories: true)
         try makeFile(path: source, size: 5_000_123, seed: 11)
         let key = SeaweedFS.uniquePrefix("download") + "my file ü 日本.bin"
-        let put = try await AWSCLI(server: server).run(["s3", "cp", "--only-show-errors", source.path, "s3://syncr-test/\(key)"])
-        try #require(put.exitCode == 0, "\(put.stderr)")
+        try await AWSCLI(server: server).copy(source.path, "s3://syncr-test/\(key)")
         let digest = try await sha256(file: source)
         try project.writeManifest(defaults: "{ retries: 2, timeout: 10s, s3: { endpoint: \"\(server.endpoint)\" } }",
                                   downloads: ["{ url: \"s3://syncr-test/\(key)\", to: out/copy.bin, sha256: \(digest), min_split: 1MiB, connections: 4 }"])
@@ -39,8 +38,7 @@ import Testing
         try makeFile(path: source, size: 70_001, seed: 21)
         let key = SeaweedFS.uniquePrefix("locked") + "model.bin"
         let aws = AWSCLI(server: server)
-        let put = try await aws.run(["s3", "cp", "--only-show-errors", source.path, "s3://syncr-test/\(key)"])
-        try #require(put.exitCode == 0, "\(put.stderr)")
+        try await aws.copy(source.path, "s3://syncr-test/\(key)")
         try project.writeManifest(defaults: "{ retries: 0, timeout: 10s, s3: { endpoint: \"\(server.endpoint)\" } }",
                                   downloads: ["{ url: \"s3://syncr-test/\(key)\", to: out/model.bin }"])
         let lock = try await project.run(["lock", "--hash"], environment: server.environment)
@@ -57,8 +55,7 @@ import Testing
 
         let changed = project.file("upload/v2.bin")
         try makeFile(path: changed, size: 70_002, seed: 22)
-        let replace = try await aws.run(["s3", "cp", "--only-show-errors", changed.path, "s3://syncr-test/\(key)"])
-        try #require(replace.exitCode == 0, "\(replace.stderr)")
+        try await aws.copy(changed.path, "s3://syncr-test/\(key)")
         // The destination was changed locally too, so the record no longer vouches for it and
         // the store must be asked: it answers with the other object.
         try makeFile(path: project.file("out/model.bin"), size: 10, seed: 23)
@@ -79,8 +76,7 @@ import Testing
         try FileManager.default.createDirectory(at: source.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data().write(to: source)
         let key = SeaweedFS.uniquePrefix("empty") + "empty"
-        let put = try await AWSCLI(server: server).run(["s3", "cp", "--only-show-errors", source.path, "s3://syncr-test/\(key)"])
-        try #require(put.exitCode == 0, "\(put.stderr)")
+        try await AWSCLI(server: server).copy(source.path, "s3://syncr-test/\(key)")
         try project.writeManifest(defaults: "{ retries: 0, timeout: 10s, s3: { endpoint: \"\(server.endpoint)\" } }",
                                   downloads: ["{ url: \"s3://syncr-test/\(key)\", to: out/empty }"])
         let result = try await project.run(["apply"], environment: server.environment)
@@ -139,8 +135,7 @@ import Testing
             """, archive.path])
         try #require(zipped.exitCode == 0, "\(zipped)")
         let key = SeaweedFS.uniquePrefix("unzip") + "a.zip"
-        let put = try await AWSCLI(server: server).run(["s3", "cp", "--only-show-errors", archive.path, "s3://syncr-test/\(key)"])
-        try #require(put.exitCode == 0, "\(put.stderr)")
+        try await AWSCLI(server: server).copy(archive.path, "s3://syncr-test/\(key)")
         try project.writeManifest(defaults: "{ retries: 2, s3: { endpoint: \"\(server.endpoint)\" } }",
                                   downloads: ["{ url: \"s3://syncr-test/\(key)\", to: tree/, unzip: true }"])
         let result = try await project.run(["apply"], environment: server.environment)

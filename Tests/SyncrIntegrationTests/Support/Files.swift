@@ -71,3 +71,17 @@ func sha256(file: URL) async throws -> String {
     }
     return String(digest)
 }
+
+/// A file opened for writing (created or truncated), closed when released.
+final class OpenFile: Sendable {
+    let path: String
+    let fd: Int32
+
+    init(_ path: String) throws {
+        self.path = path
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    }
+
+    deinit { close(fd) }
+}

