@@ -3,9 +3,11 @@ import Glibc
 #endif
 import Foundation
 import SyncrDigest
+import SyncrManifest
 
-/// The cache folder: one entry per URL, named by the lowercase hex MD5 of the URL, holding the
-/// partial (or complete, not yet promoted) data in `<md5>.data` and its record in `<md5>.state`.
+/// The cache folder: one entry per download, named by the lowercase hex MD5 of its URL (see
+/// `key(for:)` for a URL that several downloads fetch), holding the partial (or complete, not
+/// yet promoted) data in `<md5>.data` and its record in `<md5>.state`.
 public struct Cache: Sendable {
     /// The cache folder's path, from `--cache` or the manifest's `cache:`.
     public let directory: String
@@ -37,6 +39,13 @@ public struct Cache: Sendable {
     /// The entry key for a URL (the expanded one: it names the resource actually fetched).
     public static func key(for url: String) -> String {
         Digest.hex(.md5, of: Array(url.utf8))
+    }
+
+    /// The entry key for a download: its URL's, or, where another download of the run fetches
+    /// the same URL (`sharesURL`), the URL's with the destination, so each has its own `.data`
+    /// and record. A URL fetched once keeps the key it always had.
+    public static func key(for download: Download) -> String {
+        download.sharesURL ? key(for: download.url.expanded + "\u{0}" + download.destination) : key(for: download.url.expanded)
     }
 
     /// Where the entry `key` keeps its downloaded bytes: `<directory>/<key>.data`.

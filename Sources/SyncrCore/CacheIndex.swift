@@ -9,9 +9,9 @@ import SyncrLock
 /// A run asks about every entry, and in a fresh cache or a fresh folder of downloads almost none
 /// has anything cached: one `readdir` replaces an `open` and a `stat` of absent names per entry.
 /// Only the absence is trusted, and only for the first entry that asks about a key: a second
-/// entry with the same URL (the same key) may find what the first one wrote, so it asks the disk.
+/// asking about the same key may find what the first one wrote, so it asks the disk.
 final class CacheIndex: Sendable {
-    /// A key (32 hex digits, the MD5 of the URL) as two words: a set of 20,000 costs 0.6 MB,
+    /// A key (32 hex digits, `Cache.key(for:)`) as two words: a set of 20,000 costs 0.6 MB,
     /// not the 3 MB of as many strings.
     private struct Key: Hashable, Sendable {
         let high: UInt64

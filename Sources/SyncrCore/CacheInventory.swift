@@ -31,7 +31,7 @@ public struct CacheEntry: Sendable, Equatable {
         case noRecord
     }
 
-    /// The lowercase hex key (MD5 of the URL for downloads).
+    /// The lowercase hex key (`Cache.key(for:)` for downloads).
     public var key: String
     /// Whether the entry records a download, an upload, or nothing readable.
     public var kind: Kind

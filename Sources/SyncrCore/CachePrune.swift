@@ -31,7 +31,7 @@ public struct CachePrune: Sendable {
     /// keys, and the URLs of `s3://` prefix downloads, whose objects (known only by listing the
     /// bucket) keep every entry recorded under them.
     public static func keys(referencedBy manifest: Manifest) -> Set<String> {
-        var keys = Set(manifest.downloads.map { Cache.key(for: $0.url.expanded) })
+        var keys = Set(manifest.downloads.map { Cache.key(for: $0) })
         keys.formUnion(manifest.uploads.map { Cache.uploadKey($0) })
         keys.formUnion(manifest.downloads.filter { $0.s3?.isPrefix == true }.map(\.url.expanded))
         return keys

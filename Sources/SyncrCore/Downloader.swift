@@ -23,7 +23,7 @@ struct Downloader: Sendable {
     /// Network slots (`jobs`): held while fetching, given back before the finished file is
     /// flushed and moved, so that the next files download while this one is made durable.
     let slots: AsyncSemaphore
-    /// The entry's cache key (`Cache.key(for:)` of its URL).
+    /// The entry's cache key (`Cache.key(for:)` of the download).
     let key: String
     /// The plan found neither a record nor data in the cache for this entry, so there is
     /// nothing to remove before a fresh download.

@@ -116,7 +116,7 @@ extension Session {
         for item in items where item.kind == .download {
             guard [.download, .resume, .restart].contains(item.action), let download = downloads[item.index],
                   let size = item.size else { continue }
-            let cached = item.action == .resume ? allocated(Cache.key(for: download.url.expanded)) ?? 0 : 0
+            let cached = item.action == .resume ? allocated(Cache.key(for: download)) ?? 0 : 0
             needs += spaceNeeds(download, size: size, cached: min(size, cached))
         }
         return FreeSpace.warnings(for: needs)
@@ -131,7 +131,7 @@ extension Session {
             // Only a partial download has a size to plan for, and a partial has a cache file:
             // the listing, then a stat, spare the record read of every entry that is complete
             // or not begun.
-            let key = Cache.key(for: download.url.expanded)
+            let key = Cache.key(for: download)
             guard index.mayHave(key).data, let allocated = allocated(key), let state = cache.loadState(key), !state.complete,
                   let size = state.size else { continue }
             needs += spaceNeeds(download, size: size, cached: min(size, allocated))

@@ -51,7 +51,7 @@ extension Session {
                                 lastModified: remote.lastModified, unzip: d.unzip)
         if case .sha256(let hex)? = d.checksums.first(where: { $0.algorithm == "sha256" }) {
             entry.sha256 = hex
-        } else if let state = cache.loadState(Cache.key(for: d.url.expanded)), state.complete,
+        } else if let state = cache.loadState(Cache.key(for: d)), state.complete,
                   case .same = Planner.compare(state, remote) {
             entry.sha256 = state.verified["sha256"]
         }
@@ -63,7 +63,7 @@ extension Session {
     /// archive kept in the cache). Returns the downloads it could not hash.
     public func recordMissingSHA256() async -> [LockFailure] {
         await Self.mapBounded(manifest.downloads, width: max(1, jobs)) { d -> LockFailure? in
-            let key = Cache.key(for: d.url.expanded)
+            let key = Cache.key(for: d)
             guard var state = self.cache.loadState(key), state.complete else {
                 return LockFailure(to: d.to, message: "not downloaded, so it cannot be hashed")
             }

@@ -147,9 +147,25 @@ public final class Session: Sendable {
             case .failure(let failure): result.append(.unlisted(download, failure))
             }
         }
+        Self.markSharedURLs(&result)
         var listed = entries
         listed.listed = result + manifest.uploads.map(Entry.upload)
         return listed
+    }
+
+    /// `Download.markSharedURLs` over the downloads of `entries`: two prefixes may list one
+    /// object into two folders, or a prefix one that another entry names.
+    static func markSharedURLs(_ entries: inout [Entry]) {
+        var downloads: [Download] = []
+        var positions: [Int] = []
+        for (i, entry) in entries.enumerated() {
+            if case .download(let d) = entry {
+                downloads.append(d)
+                positions.append(i)
+            }
+        }
+        Download.markSharedURLs(&downloads)
+        for (d, i) in zip(downloads, positions) where d.sharesURL { entries[i] = .download(d) }
     }
 
     /// Downloads first, then uploads, each in manifest order.
@@ -303,7 +319,7 @@ public final class Session: Sendable {
     /// the lock's SHA-256: no request at all. Nil when the server must be asked.
     func lockedSkip(_ download: Download) -> PlanItem? {
         guard let entry = locked?.entry(to: download.to) else { return nil }
-        let state = cache.loadState(Cache.key(for: download.url.expanded))
+        let state = cache.loadState(Cache.key(for: download))
         let destination = download.unzip ? nil : FS.fingerprint(download.destination)
         let tree = download.unzip ? FolderReplace.fingerprint(download.destination) : nil
         guard LockCheck.vouches(state, for: entry, destination: destination, tree: tree, unzip: download.unzip) else { return nil }
@@ -339,7 +355,7 @@ public final class Session: Sendable {
     /// What is on disk for an unpacked download: the record, the archive in the cache, and the
     /// folder's shape now.
     func unpackFacts(_ download: Download, index: CacheIndex?) -> UnpackFacts {
-        let key = Cache.key(for: download.url.expanded)
+        let key = Cache.key(for: download)
         let may = index?.mayHave(key) ?? (record: true, data: true)
         return UnpackFacts(state: may.record ? cache.loadState(key) : nil,
                            dataSize: may.data ? FS.fileSize(cache.dataPath(key)) : nil,
@@ -354,7 +370,7 @@ public final class Session: Sendable {
     }
 
     func localFacts(_ download: Download, index: CacheIndex?) -> LocalFacts {
-        let key = Cache.key(for: download.url.expanded)
+        let key = Cache.key(for: download)
         let may = index?.mayHave(key) ?? (record: true, data: true)
         var facts = LocalFacts()
         facts.state = may.record ? cache.loadState(key) : nil
@@ -443,7 +459,7 @@ public final class Session: Sendable {
     private func downloader(_ download: Download, _ item: PlanItem, reporter: (any ProgressReporter)?) -> Downloader {
         Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
                    reporter: reporter, flusher: flusher, folders: folders, slots: slots,
-                   key: Cache.key(for: download.url.expanded))
+                   key: Cache.key(for: download))
     }
 
     /// The session's reporter, and `progress` too when given (masked like every event).

@@ -214,6 +214,10 @@ public struct Download: Sendable {
     /// `max_unpacked_size: 2GiB`: with `unzip`, the most the archive may unpack to; nil: only
     /// the free space of the destination's file system limits it.
     public var maxUnpackedSize: Int64?
+    /// Another download of this run fetches the same URL (to another destination). Their cache
+    /// entries must then be told apart by destination: two entries filling one `.data` file at
+    /// once could put a mix of both in place. Set by `markSharedURLs`.
+    public var sharesURL = false
 
     /// The bucket and key of an `s3://` URL; nil for http(s).
     public var s3: S3Location? { try? S3Location(parsing: url.expanded) }
@@ -228,6 +232,18 @@ public struct Download: Sendable {
         self.allowOutside = allowOutside
         self.checksums = checksums
         self.settings = settings
+    }
+
+    /// Sets `sharesURL` on every download whose expanded URL another one of `downloads` has too.
+    public static func markSharedURLs(_ downloads: inout [Download]) {
+        var first: [String: Int] = [:]
+        first.reserveCapacity(downloads.count)
+        for i in downloads.indices {
+            if let j = first.updateValue(i, forKey: downloads[i].url.expanded) {
+                downloads[i].sharesURL = true
+                downloads[j].sharesURL = true
+            }
+        }
     }
 }
 

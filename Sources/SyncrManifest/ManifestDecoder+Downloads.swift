@@ -31,6 +31,7 @@ extension ManifestDecoder {
                 downloads.append(download)
             }
         }
+        Download.markSharedURLs(&downloads)
         return downloads
     }
 

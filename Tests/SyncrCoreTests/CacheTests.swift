@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SyncrCore
 import SyncrHTTP
+import SyncrManifest
 
 /// A fresh folder per test, removed at the end (tests run in parallel).
 final class TemporaryFolder {
@@ -29,6 +30,25 @@ final class TemporaryFolder {
     ])
     func keyIsLowercaseMD5OfTheURL(url: String, md5: String) {
         #expect(Cache.key(for: url) == md5)
+    }
+
+    /// A URL fetched once keeps the key it always had (caches made before stay valid); a URL
+    /// that several downloads fetch gets one key per destination, and prune keeps them all.
+    @Test func aSharedURLHasOneKeyPerDestination() throws {
+        let text = """
+            version: 1
+            downloads:
+              - { url: "http://example.com/a", to: one.bin }
+              - { url: "http://example.com/b", to: b.bin }
+              - { url: "http://example.com/a", to: deep/two.bin }
+            """
+        let manifest = try ManifestLoader.parse(text: text, path: "/p/syncr.yml", directory: "/p", environment: [:])
+        let keys = manifest.downloads.map { Cache.key(for: $0) }
+        #expect(manifest.downloads.map(\.sharesURL) == [true, false, true])
+        #expect(keys[1] == Cache.key(for: "http://example.com/b"))
+        #expect(keys[0] == Cache.key(for: "http://example.com/a\u{0}/p/one.bin"))
+        #expect(keys[2] == Cache.key(for: "http://example.com/a\u{0}/p/deep/two.bin"))
+        #expect(CachePrune.keys(referencedBy: manifest).isSuperset(of: keys))
     }
 
     @Test func keyMatchesMD5Sum() throws {

@@ -31,6 +31,26 @@ import SyncrS3
         }
     }
 
+    /// Two prefixes may list one object into two folders: each copy then gets its own cache
+    /// entry, as two entries naming one URL do.
+    @Test func anObjectListedTwiceIsMarkedShared() throws {
+        let wide = Self.prefixDownload()
+        var narrow = wide
+        narrow.url = Template(literal: "s3://bucket/data/sub/")
+        narrow.destination = "/p/narrow"
+        let one = try S3Listing.entry(wide, key: "data/sub/a", under: S3Location(parsing: "s3://bucket/data/")).get()
+        let two = try S3Listing.entry(narrow, key: "data/sub/a", under: S3Location(parsing: "s3://bucket/data/sub/")).get()
+        let other = try S3Listing.entry(wide, key: "data/b", under: S3Location(parsing: "s3://bucket/data/")).get()
+        var entries: [Session.Entry] = [.download(one), .download(other), .download(two)]
+        Session.markSharedURLs(&entries)
+        let marked = entries.compactMap { entry -> Download? in
+            if case .download(let d) = entry { return d }
+            return nil
+        }
+        #expect(marked.map(\.sharesURL) == [true, false, true])
+        #expect(Cache.key(for: marked[0]) != Cache.key(for: marked[2]))
+    }
+
     @Test func pagesAreRead() throws {
         let xml = """
             <?xml version="1.0" encoding="UTF-8"?>

@@ -93,6 +93,34 @@ struct DownloadTests {
         #expect(plan.stdout.contains("Nothing to do"))
     }
 
+    /// One URL fetched to three places at once, each over several connections. They once shared
+    /// a cache entry: one `.data` file truncated and written by all three, and moved away by the
+    /// first to finish, so the others failed (or could have put a mix in place).
+    @Test func oneURLToSeveralDestinationsAtOnce() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("a.bin"), size: 8 << 20, seed: 6)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        let destinations = ["out/one.bin", "out/deep/two.bin", "three.bin"]
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 10s, jobs: 3, connections: 4, min_split: 1MiB }",
+                                  downloads: destinations.map { "{ url: \(nginx.url("/a.bin")), to: \($0) }" })
+        let first = try await project.run(["apply"])
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("3 downloaded"), "\(first.stderr)")
+        let expected = try await sha256(file: www.appending("a.bin"))
+        for d in destinations {
+            #expect(try await sha256(file: project.file(d)) == expected, "\(d)")
+        }
+
+        let before = try await nginx.settledAccessLog().count
+        let second = try await project.run(["apply"])
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("0 transferred, 3 up to date"), "\(second.stderr)")
+        let secondRun = try await nginx.settledAccessLog().dropFirst(before)
+        #expect(secondRun.allSatisfy { $0.method == "HEAD" }, "each has its own record: \(secondRun)")
+    }
+
     @Test func planIsByteExactAndDetailedExitCodeSaysWork() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         try makeFile(path: www.appending("a.bin"), size: 123_457, seed: 4)
