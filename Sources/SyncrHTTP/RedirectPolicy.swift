@@ -47,15 +47,24 @@ struct RedirectState: Sendable {
     /// The request as the caller made it: its headers and URL credentials are what each hop
     /// starts from, and its URL's origin is the one credentials were written for.
     let original: HTTPRequest
-    private let originalParts: URLParts?
-    private var visited: Set<String>
+    /// What the chain knows once it has one: made at the first redirect, since parsing the URL
+    /// cost 3% of fetching 2000 small files, and almost no request is ever redirected.
+    private var chain: Chain?
     /// Redirects followed so far.
     private(set) var hops = 0
 
+    private struct Chain {
+        let originalParts: URLParts?
+        var visited: Set<String>
+
+        init(_ request: HTTPRequest) {
+            originalParts = URLParts(request.url)
+            visited = [originalParts.map(RedirectState.loopKey) ?? request.url]
+        }
+    }
+
     init(_ request: HTTPRequest) {
         original = request
-        originalParts = URLParts(request.url)
-        visited = [originalParts.map(Self.loopKey) ?? request.url]
     }
 
     /// Decides about the answer `status` to `current` (the hop just made), whose `Location`
@@ -80,12 +89,13 @@ struct RedirectState: Sendable {
             return .refuse(.redirect(url: url, message:
                 "the server redirects (HTTP \(status)) to \(parts.display) and max_redirects is 0; point the URL at the final location, or raise max_redirects"))
         }
+        var chain = self.chain ?? Chain(original)
         let from = URLParts(current.url)
         if from?.scheme == "https", parts.scheme == "http", !policy.allowInsecureRedirects {
             return .refuse(.redirect(url: url, message:
                 "the server redirects (HTTP \(status)) from https to \(parts.display), which is not encrypted; set allow_insecure_redirects: true on the entry to follow it"))
         }
-        guard !visited.contains(Self.loopKey(parts)) else {
+        guard !chain.visited.contains(Self.loopKey(parts)) else {
             return .refuse(.redirect(url: url, message:
                 "redirect loop: \(parts.display) was already visited after \(hops + 1) redirect(s)"))
         }
@@ -93,7 +103,7 @@ struct RedirectState: Sendable {
             return .refuse(.redirect(url: url, message:
                 "more than \(policy.maxRedirects) redirects (the last to \(parts.display)); raise max_redirects if the chain is expected"))
         }
-        let sameOrigin = originalParts.map { $0.origin == parts.origin } ?? false
+        let sameOrigin = chain.originalParts.map { $0.origin == parts.origin } ?? false
         let keepCredentials = sameOrigin || policy.trustedRedirects
 
         var next = current
@@ -116,14 +126,15 @@ struct RedirectState: Sendable {
         // Credentials are taken from the original request at every hop: stripped while the chain
         // is elsewhere, present again should it come back to their origin.
         next.headers = keepCredentials ? original.headers : original.headers.filter { !original.isCredential($0.name) }
-        let user = keepCredentials ? originalParts?.user : nil
-        let password = keepCredentials ? originalParts?.password : nil
+        let user = keepCredentials ? chain.originalParts?.user : nil
+        let password = keepCredentials ? chain.originalParts?.password : nil
         next.url = URLParts.replacingCredentials(in: target, user: user, password: password)
         // netrc is a credential too: curl would read it again for every new host.
         next.netrc = keepCredentials && original.netrc
         // `insecure: true` was written for the entry's own server, not for wherever it points.
         next.tls.verify = original.tls.verify || !sameOrigin
-        visited.insert(Self.loopKey(parts))
+        chain.visited.insert(Self.loopKey(parts))
+        self.chain = chain
         hops += 1
         return .follow(next)
     }
