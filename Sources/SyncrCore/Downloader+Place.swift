@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystem
 import Foundation
 import SyncrArchive
 import SyncrHTTP
@@ -10,8 +11,8 @@ import SyncrManifest
 /// name in one step, and the record says so.
 extension Downloader {
     /// Puts the verified cache file in place: unpacked into a folder for `unzip:` entries,
-    /// renamed onto the destination otherwise.
-    func place(dataPath: String, size: Int64, recorder: EntryRecorder) async throws {
+    /// renamed onto the destination otherwise. `fingerprint` is the cache file's, as settled.
+    func place(dataPath: String, size: Int64, fingerprint: FileFingerprint?, recorder: EntryRecorder) async throws {
         let digests = Dictionary(uniqueKeysWithValues: download.checksums.map { ($0.algorithm, $0.hex) })
         let finish: @Sendable (inout EntryState) -> Void = {
             $0.size = size
@@ -21,7 +22,7 @@ extension Downloader {
         if download.unzip {
             try await unpack(dataPath: dataPath, recorder: recorder, finish: finish)
         } else {
-            try await promote(dataPath: dataPath, recorder: recorder, finish: finish)
+            try await promote(dataPath: dataPath, fingerprint: fingerprint, recorder: recorder, finish: finish)
         }
     }
 
@@ -107,13 +108,27 @@ extension Downloader {
     /// Moves the finished data onto the destination in one step.
     /// The record is written (with `finish` applied) before the rename without a flush of its
     /// own: losing it to a power cut costs a second download, never a wrong file.
-    func promote(dataPath: String, recorder: EntryRecorder,
-                         finish: @Sendable (inout EntryState) -> Void) async throws {
+    func promote(dataPath: String, fingerprint: FileFingerprint?, recorder: EntryRecorder,
+                 finish: @Sendable (inout EntryState) -> Void) async throws {
         let destination = download.destination
         let folder = FS.parentFolder(destination)
         try folders.ensure(folder)
+        // rename keeps the inode, size and mtime, so the fingerprint can be recorded first: a
+        // crash right after the rename still finds a record that matches the destination.
+        try await recorder.update(durable: false) {
+            finish(&$0)
+            $0.destination = destination
+            $0.destinationFingerprint = fingerprint
+        }
+        // Most destinations do not exist yet: a rename that refuses to replace anything needs no
+        // look at the destination first. Anything there is looked at below.
+        if syncr_rename_noreplace(dataPath, destination) == 0 {
+            folders.add(folder)
+            return
+        }
         switch FS.kind(destination) {
         case .directory, .other:
+            try? await recorder.update { $0.destination = nil; $0.destinationFingerprint = nil }
             throw SyncError.destinationBlocked(destination: download.to, wantsFolder: false)
         case .file:
             // Replacing a file keeps its permissions.
@@ -121,14 +136,6 @@ extension Downloader {
             if stat(destination, &st) == 0 { chmod(dataPath, st.st_mode & 0o777) }
         case .missing:
             break
-        }
-        // rename keeps the inode, size and mtime, so the fingerprint can be recorded first: a
-        // crash right after the rename still finds a record that matches the destination.
-        let fingerprint = FS.fingerprint(dataPath)
-        try await recorder.update(durable: false) {
-            finish(&$0)
-            $0.destination = destination
-            $0.destinationFingerprint = fingerprint
         }
         if rename(dataPath, destination) == 0 {
             folders.add(folder)

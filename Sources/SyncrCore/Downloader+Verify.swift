@@ -10,15 +10,19 @@ import SyncrManifest
 /// against the manifest's checksums before anything points at it.
 extension Downloader {
     /// Trims anything beyond the end (left by an older, longer attempt) and flushes the bytes
-    /// (unless `fsync: false`). Returns the file's size.
-    func settle(_ file: CacheFile, offset: Int64) async throws -> Int64 {
+    /// (unless `fsync: false`). Returns the file's size and fingerprint, which nothing changes
+    /// from here on (a flush leaves the modification time), so `promote` need not look again.
+    func settle(_ file: CacheFile, offset: Int64) async throws -> (size: Int64, fingerprint: FileFingerprint?) {
         let finalSize = await file.recorder.state.size ?? offset
-        var st = stat()
-        if fstat(file.fd, &st) == 0, Int64(st.st_size) != finalSize, ftruncate(file.fd, off_t(finalSize)) != 0 {
-            throw FileError(path: file.path, operation: "trim", errno: errno)
+        var fingerprint = FS.fingerprint(fd: file.fd)
+        if let found = fingerprint, found.size != finalSize {
+            guard ftruncate(file.fd, off_t(finalSize)) == 0 else {
+                throw FileError(path: file.path, operation: "trim", errno: errno)
+            }
+            fingerprint = FS.fingerprint(fd: file.fd)
         }
         if cache.flushesFiles { try await flusher.flush(fd: file.fd, path: file.path) }
-        return finalSize
+        return (finalSize, fingerprint)
     }
 
     func verify(dataPath: String) async throws {

@@ -92,6 +92,13 @@ enum FS {
         return fingerprint(st)
     }
 
+    /// The fingerprint of an open file (`fstat`: no path lookup).
+    static func fingerprint(fd: Int32) -> FileFingerprint? {
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return fingerprint(st)
+    }
+
     static func fileSize(_ path: String) -> Int64? { fingerprint(path)?.size }
 
     /// The folder `path` is in, as `NSString.deletingLastPathComponent` gives it, found on the

@@ -34,6 +34,38 @@ struct PipelineTests {
         #expect(server.requests.map(\.method) == [.head])
     }
 
+    /// The place stage renames without looking first, refusing to replace anything; a file that
+    /// is there is then replaced and keeps its permissions.
+    @Test func serverAnswers200OverAFileSyncrDidNotWriteWhichKeepsItsPermissions() async throws {
+        let project = try ScriptedProject()
+        let path = project.root + "/f.bin"
+        try Data("someone else's".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(chmod(path, 0o640) == 0)
+        let result = await project.apply(project.download("f.bin"), over: ScriptedTransport(serving: Self.file))
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
+        var st = stat()
+        #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o640)
+    }
+
+    /// A folder made where the file goes while it downloads (after the plan looked) is left
+    /// alone, the error says what to do, and the record does not claim the destination.
+    @Test func serverAnswersWhileSomeoneMakesAFolderAtTheDestination() async throws {
+        let project = try ScriptedProject()
+        let download = project.download("f.bin")
+        let server = ScriptedTransport { request, _ in
+            mkdir(download.destination, 0o755)
+            return Self.file.answer(request)
+        }
+        let result = await project.apply(download, over: server)
+        #expect(result.status == .failed)
+        #expect(result.errorText?.contains("f.bin: exists and is not a regular file") == true, "\(result.errorText ?? "")")
+        #expect(FS.kind(download.destination) == .directory)
+        let record = try #require(project.record("f.bin"))
+        #expect(record.complete && record.destination == nil, "the verified file stays in the cache")
+        #expect(project.cached("f.bin") == Self.file.bytes)
+    }
+
     @Test func serverSendsOtherBytesThanTheManifestPins() async throws {
         let project = try ScriptedProject()
         // The manifest pins the SHA-256 of `file`; the server sends a file of the same size.

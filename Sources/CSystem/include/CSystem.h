@@ -11,6 +11,10 @@ int syncr_fallocate(int fd, off_t offset, off_t length);
    file system or kernel cannot). */
 int syncr_exchange(const char *a, const char *b);
 
+/* renameat2(RENAME_NOREPLACE): renames unless `to` exists (EEXIST), in one step. Returns 0, or
+   -1 with errno (EINVAL, ENOSYS where the file system or kernel cannot). */
+int syncr_rename_noreplace(const char *from, const char *to);
+
 /* The git commit this binary was built from (SYNCR_COMMIT at build time), or NULL. */
 const char *syncr_build_commit(void);
 
