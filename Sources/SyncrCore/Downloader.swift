@@ -23,6 +23,9 @@ struct Downloader: Sendable {
     /// Network slots (`jobs`): held while fetching, given back before the finished file is
     /// flushed and moved, so that the next files download while this one is made durable.
     let slots: AsyncSemaphore
+    /// This entry's hold on one of `slots`, taken already when the server was asked about it;
+    /// nil: the downloader takes its own.
+    var slot: Slot?
     /// The entry's cache key (`Cache.key(for:)` of the download).
     let key: String
     /// The plan found neither a record nor data in the cache for this entry, so there is
@@ -88,7 +91,7 @@ struct Downloader: Sendable {
             fs.transferred = max(fs.transferred, kept - keptBefore)
             return result(.interrupted(interruption()))
         }
-        let slot = Slot(semaphore: slots)
+        let slot = self.slot ?? Slot(semaphore: slots)
         let outcome: ItemResult
         do {
             finalSize = try await transfer(fs, slot: slot)
@@ -157,10 +160,10 @@ struct Downloader: Sendable {
         try await fetch(file, fs)
         // The next files download while this one is flushed and moved.
         await slot.release()
-        let size = try await settle(file, offset: fs.offset)
+        let (size, fingerprint) = try await settle(file, offset: fs.offset)
         try await verify(dataPath: file.path)
         await file.recorder.remember(0..<size, head: nil)
-        try await place(dataPath: file.path, size: size, recorder: file.recorder)
+        try await place(dataPath: file.path, size: size, fingerprint: fingerprint, recorder: file.recorder)
         return size
     }
 

@@ -270,21 +270,26 @@ public final class Session: Sendable {
 
     /// Like `planItem`, but without asking the server when nothing local could be kept: the GET
     /// that follows learns size and validators anyway, and a HEAD per small file would cost
-    /// as much as the file.
+    /// as much as the file. The server is asked holding `slot`, which the transfer then keeps:
+    /// a no-op run asks `jobs` servers at a time, not every entry in flight at once.
     ///
     /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first.
-    func applyItem(_ download: Download, index: CacheIndex?,
-                   reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool) {
+    func applyItem(_ download: Download, index: CacheIndex?, reporter: (any ProgressReporter)?,
+                   slot: Slot) async -> (PlanItem, nothingCached: Bool) {
         if let skip = lockedSkip(download) { return (skip, false) }
         let local = localFacts(download, index: index)
         let nothingCached = local.state == nil && local.dataSize == nil
+        func ask() async -> PlanItem {
+            await slot.acquire()
+            return await planItem(download, known: local, index: index, reporter: reporter)
+        }
         // A locked entry is always asked about: the answer must match the lock before a byte moves.
-        if locked != nil { return (await planItem(download, known: local, index: index, reporter: reporter), nothingCached) }
+        if locked != nil { return (await ask(), nothingCached) }
         let mustAsk = S3Stores.failure(url: download.url, settings: download.settings) != nil || (download.unzip
             ? local.state != nil
             : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty))
-        guard !mustAsk else { return (await planItem(download, known: local, index: index, reporter: reporter), nothingCached) }
+        guard !mustAsk else { return (await ask(), nothingCached) }
         let item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
                             action: .download, size: nil, offset: 0, bytes: nil,
                             reason: local.destination == nil ? "nothing cached" : "the destination exists but syncr has no record of it")
@@ -419,11 +424,16 @@ public final class Session: Sendable {
                 result = ItemResult(item: self.unlistedItem(download, failure), outcome: outcome, transferred: 0,
                                     seconds: 0, notes: [])
             case .download(let download):
-                let (item, nothingCached) = await self.applyItem(download, index: index, reporter: reporter)
+                // One network slot from the question to the end of the transfer: the entries
+                // beyond `jobs` are there to be flushed and moved, not to ask servers.
+                let slot = Slot(semaphore: self.slots)
+                let (item, nothingCached) = await self.applyItem(download, index: index, reporter: reporter, slot: slot)
                 var downloader = self.downloader(download, item.noting(download.settings), reporter: reporter)
                 downloader.nothingCached = nothingCached
                 downloader.leftovers = leftovers
+                downloader.slot = slot
                 result = await downloader.run()
+                await slot.release()
             case .upload(let upload):
                 var planner = self.uploadPlanner
                 planner.prefetchPartDigests = true
