@@ -44,15 +44,20 @@ final class CacheIndex: Sendable {
 
     /// Nil when the folder could not be listed (then every answer is "ask the disk").
     private let found: Locked<[Key: Found]>?
+    /// Whether the listing showed any `.data` file (true when the folder could not be listed):
+    /// without one, no entry has a partial download to ask about.
+    let mayHoldData: Bool
 
     /// Lists `directory` now. A folder that does not exist holds nothing.
     init(directory: String) {
         guard let dir = opendir(directory) else {
             found = errno == ENOENT ? Locked([:]) : nil
+            mayHoldData = found == nil
             return
         }
         defer { closedir(dir) }
         var map: [Key: Found] = [:]
+        var data = false
         let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(dir) {
             let name = UnsafeRawPointer(entry) + offset
@@ -66,6 +71,7 @@ final class CacheIndex: Sendable {
                 kind = .record
             } else if suffix.elementsEqual(".data".utf8) {
                 kind = .data
+                data = true
             } else {
                 continue
             }
@@ -73,6 +79,7 @@ final class CacheIndex: Sendable {
             map[key, default: []].insert(kind)
         }
         found = Locked(map)
+        mayHoldData = data
     }
 
     /// What the disk may hold for `key`: false only where the listing showed nothing and no

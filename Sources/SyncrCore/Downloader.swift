@@ -117,6 +117,8 @@ struct Downloader: Sendable {
     /// `apply` holds the cache lock, so no other run is writing these names.
     private func removeLeftovers() {
         let folder = parent
+        // Almost every folder holds none: then no name need be made.
+        guard leftovers?.holdsAny(in: folder) ?? true else { return }
         if leftovers?.contains(copyName, in: folder) ?? true { FS.remove(folder + "/" + copyName) }
         if leftovers?.contains(stagingName, in: folder) ?? true { FolderReplace.removeTree(folder + "/" + stagingName) }
     }

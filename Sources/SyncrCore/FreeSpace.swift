@@ -127,6 +127,8 @@ extension Session {
     public func applySpaceWarnings() -> [String] {
         var needs: [FreeSpace.Need] = []
         let index = CacheIndex(directory: cache.directory)
+        // Most runs find no partial download at all: then no entry's key need be computed.
+        guard index.mayHoldData else { return [] }
         for download in manifest.downloads {
             // Only a partial download has a size to plan for, and a partial has a cache file:
             // the listing, then a stat, spare the record read of every entry that is complete

@@ -20,11 +20,20 @@ final class LeftoverIndex: Sendable {
     /// Whether `name` was in `folder` when the folder was first listed (this run); false when
     /// the folder could not be read (it does not exist yet: nothing to remove).
     func contains(_ name: String, in folder: String) -> Bool {
-        if let names = folders.withLock({ $0[folder] }) { return names.contains(name) }
+        names(in: folder).contains(name)
+    }
+
+    /// Whether `folder` held any `.syncr-` name when it was first listed (this run).
+    func holdsAny(in folder: String) -> Bool {
+        !names(in: folder).isEmpty
+    }
+
+    private func names(in folder: String) -> Set<String> {
+        if let names = folders.withLock({ $0[folder] }) { return names }
         // Listed outside the lock: two entries of one folder may both list it, harmlessly.
         let names = Self.temporaryNames(in: folder)
         folders.withLock { $0[folder] = names }
-        return names.contains(name)
+        return names
     }
 
     /// The names in `folder` that start with `prefix`; empty when it cannot be read.

@@ -275,10 +275,10 @@ public final class Session: Sendable {
     ///
     /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first.
-    func applyItem(_ download: Download, index: CacheIndex?, reporter: (any ProgressReporter)?,
+    func applyItem(_ download: Download, key: String, index: CacheIndex?, reporter: (any ProgressReporter)?,
                    slot: Slot) async -> (PlanItem, nothingCached: Bool) {
         if let skip = lockedSkip(download) { return (skip, false) }
-        let local = localFacts(download, index: index)
+        let local = localFacts(download, key: key, index: index)
         let nothingCached = local.state == nil && local.dataSize == nil
         func ask() async -> PlanItem {
             await slot.acquire()
@@ -374,8 +374,10 @@ public final class Session: Sendable {
         manifest.downloads.isEmpty ? nil : CacheIndex(directory: cache.directory)
     }
 
-    func localFacts(_ download: Download, index: CacheIndex?) -> LocalFacts {
-        let key = Cache.key(for: download)
+    /// What is on disk for a download: its record, its cache file's size, and the destination.
+    /// - Parameter key: the entry's `Cache.key(for:)`, when the caller has it already.
+    func localFacts(_ download: Download, key: String? = nil, index: CacheIndex?) -> LocalFacts {
+        let key = key ?? Cache.key(for: download)
         let may = index?.mayHave(key) ?? (record: true, data: true)
         var facts = LocalFacts()
         facts.state = may.record ? cache.loadState(key) : nil
@@ -427,8 +429,10 @@ public final class Session: Sendable {
                 // One network slot from the question to the end of the transfer: the entries
                 // beyond `jobs` are there to be flushed and moved, not to ask servers.
                 let slot = Slot(semaphore: self.slots)
-                let (item, nothingCached) = await self.applyItem(download, index: index, reporter: reporter, slot: slot)
-                var downloader = self.downloader(download, item.noting(download.settings), reporter: reporter)
+                let key = Cache.key(for: download)
+                let (item, nothingCached) = await self.applyItem(download, key: key, index: index, reporter: reporter,
+                                                                 slot: slot)
+                var downloader = self.downloader(download, item.noting(download.settings), key: key, reporter: reporter)
                 downloader.nothingCached = nothingCached
                 downloader.leftovers = leftovers
                 downloader.slot = slot
@@ -466,10 +470,10 @@ public final class Session: Sendable {
     /// Finished files waiting for their flush at most, beyond the `jobs` transferring.
     static let finishing = 64
 
-    private func downloader(_ download: Download, _ item: PlanItem, reporter: (any ProgressReporter)?) -> Downloader {
+    private func downloader(_ download: Download, _ item: PlanItem, key: String,
+                            reporter: (any ProgressReporter)?) -> Downloader {
         Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
-                   reporter: reporter, flusher: flusher, folders: folders, slots: slots,
-                   key: Cache.key(for: download))
+                   reporter: reporter, flusher: flusher, folders: folders, slots: slots, key: key)
     }
 
     /// The session's reporter, and `progress` too when given (masked like every event).
