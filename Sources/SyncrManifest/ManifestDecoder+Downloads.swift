@@ -264,11 +264,21 @@ extension ManifestDecoder {
     /// line (libyaml's mapping mark is at the first key).
     func entryStart(_ mark: YAMLMark) -> SourceLocation {
         var column = mark.column
-        if let line = line(mark.line) {
-            let scalars = Array(line.unicodeScalars)
-            var i = min(mark.column - 1, scalars.count) - 1
-            while i >= 0, scalars[i] == " " || scalars[i] == "\t" { i -= 1 }
-            if i >= 0, scalars[i] == "-" { column = i + 1 }
+        if let bounds = lineBounds(mark.line) {
+            // libyaml counts columns in characters: walk the line's bytes up to the mark,
+            // counting the first byte of each character, and keep the last one not blank.
+            var scalar = 0
+            var lastNonBlank: (index: Int, byte: UInt8)?
+            var i = bounds.lowerBound
+            while i < bounds.upperBound && scalar < mark.column - 1 {
+                let byte = bytes[i]
+                if byte & 0xC0 != 0x80 {
+                    if byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") { lastNonBlank = (scalar, byte) }
+                    scalar += 1
+                }
+                i += 1
+            }
+            if let last = lastNonBlank, last.byte == UInt8(ascii: "-") { column = last.index + 1 }
         }
         return SourceLocation(file: file, line: mark.line, column: column)
     }

@@ -39,11 +39,16 @@ struct ManifestDecoder {
 
     /// Line `number` (1-based) without its line break, nil past the end.
     func line(_ number: Int) -> String? {
+        lineBounds(number).map { String(decoding: bytes[$0], as: UTF8.self) }
+    }
+
+    /// Where line `number` (from 1) lies in `bytes`, without its line break.
+    func lineBounds(_ number: Int) -> Range<Int>? {
         guard number >= 1, number <= lineStarts.count else { return nil }
         let start = lineStarts[number - 1]
         var end = number < lineStarts.count ? lineStarts[number] - 1 : bytes.count
         if end > start, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        return String(decoding: bytes[start..<end], as: UTF8.self)
+        return start..<end
     }
 
     /// ` (used by the alias at 7:14)`, with the outer aliases when aliases nest; empty for a
