@@ -5,65 +5,94 @@ import SyncrHTTP
 /// one.
 extension EntryState {
     /// The record in `bytes`, or nil when they are not a record (a torn or foreign file is
-    /// treated as no record: the data is then simply fetched again).
+    /// treated as no record: the data is then simply fetched again). The members are read in
+    /// one pass; a repeated key counts with its last value.
     init?(recordJSON bytes: [UInt8]) {
-        guard let json = RecordJSON.parse(bytes), let format = json["format"]?.int,
-              let url = json["url"]?.string else { return nil }
-        self.init(url: url)
-        self.format = Int(format)
-        finalURL = json["finalURL"]?.string
-        size = json["size"]?.int
-        if let tag = json["etag"], let opaque = tag["opaque"]?.string {
-            etag = EntityTag(opaque: opaque, isWeak: tag["isWeak"]?.bool ?? false)
-        }
-        lastModified = json["lastModified"]?.string
+        guard case .object(let members)? = RecordJSON.parse(bytes) else { return nil }
+        var format: Int64?, url: String?, good: Int64 = 0
         var ranges: [Range<Int64>] = []
-        for pair in json["ranges"]?.array ?? [] {
+        self.init(url: "")
+        for member in members {
+            let value = member.value
+            switch member.key {
+            case "format": format = value.int
+            case "url": url = value.string
+            case "finalURL": finalURL = value.string
+            case "size": size = value.int
+            case "etag":
+                etag = value["opaque"]?.string.map { EntityTag(opaque: $0, isWeak: value["isWeak"]?.bool ?? false) }
+            case "lastModified": lastModified = value.string
+            case "ranges":
+                guard let pairs = Self.ranges(value) else { return nil }
+                ranges = pairs
+            case "good": good = value.int ?? 0
+            case "complete": complete = value.bool ?? false
+            case "verified":
+                verified = [:]
+                if case .object(let digests) = value {
+                    for digest in digests { verified[digest.key] = digest.value.string }
+                }
+            case "destination": destination = value.string
+            case "destinationFingerprint":
+                guard let device = value["device"]?.int, let inode = value["inode"]?.int, let size = value["size"]?.int,
+                      let mtime = value["mtimeNanoseconds"]?.int else { return nil }
+                destinationFingerprint = FileFingerprint(device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode),
+                                                         size: size, mtimeNanoseconds: mtime)
+            case "destinationTree": destinationTree = value.string
+            case "updated": updated = value.int ?? 0
+            default: break
+            }
+        }
+        guard let format, let url else { return nil }
+        self.url = url
+        self.format = Int(format)
+        self.ranges = RangeSet(ranges)
+        self.ranges.insert(0..<good)
+    }
+
+    /// `[[lower, upper], ...]`; nil when any pair is not a range.
+    private static func ranges(_ value: RecordJSON) -> [Range<Int64>]? {
+        var ranges: [Range<Int64>] = []
+        for pair in value.array ?? [] {
             guard let bounds = pair.array, bounds.count == 2, let lower = bounds[0].int, let upper = bounds[1].int,
                   lower >= 0, lower <= upper else { return nil }
             ranges.append(lower..<upper)
         }
-        self.ranges = RangeSet(ranges)
-        self.ranges.insert(0..<(json["good"]?.int ?? 0))
-        complete = json["complete"]?.bool ?? false
-        if case .object(let members)? = json["verified"] {
-            for member in members { verified[member.key] = member.value.string }
-        }
-        destination = json["destination"]?.string
-        if let fp = json["destinationFingerprint"] {
-            guard let device = fp["device"]?.int, let inode = fp["inode"]?.int, let size = fp["size"]?.int,
-                  let mtime = fp["mtimeNanoseconds"]?.int else { return nil }
-            destinationFingerprint = FileFingerprint(device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode),
-                                                     size: size, mtimeNanoseconds: mtime)
-        }
-        destinationTree = json["destinationTree"]?.string
-        updated = json["updated"]?.int ?? 0
+        return ranges
     }
 
-    /// The record as JSON bytes.
+    /// The record as JSON bytes: members made in key order (as the Codable form sorts them),
+    /// so writing needs no sort.
     var recordJSON: [UInt8] {
-        var members: [String: RecordJSON] = [
-            "format": .int(Int64(format)),
-            "url": .string(url),
-            // `good` is redundant with `ranges`, but says at a glance how far a file got.
-            "good": .int(good),
-            "ranges": .array(ranges.ranges.map { .array([.int($0.lowerBound), .int($0.upperBound)]) }),
-            "complete": .bool(complete),
-            "verified": .members(verified.mapValues(RecordJSON.string)),
-            "updated": .int(updated),
-        ]
-        if let finalURL { members["finalURL"] = .string(finalURL) }
-        if let size { members["size"] = .int(size) }
-        if let etag { members["etag"] = .members(["opaque": .string(etag.opaque), "isWeak": .bool(etag.isWeak)]) }
-        if let lastModified { members["lastModified"] = .string(lastModified) }
-        if let destination { members["destination"] = .string(destination) }
+        typealias M = RecordJSON.Member
+        var members: [M] = []
+        members.reserveCapacity(15)
+        members.append(M(key: "complete", value: .bool(complete)))
+        if let destination { members.append(M(key: "destination", value: .string(destination))) }
         if let fp = destinationFingerprint {
-            members["destinationFingerprint"] = .members([
-                "device": .int(Int64(bitPattern: fp.device)), "inode": .int(Int64(bitPattern: fp.inode)),
-                "size": .int(fp.size), "mtimeNanoseconds": .int(fp.mtimeNanoseconds),
-            ])
+            members.append(M(key: "destinationFingerprint", value: .object([
+                M(key: "device", value: .int(Int64(bitPattern: fp.device))),
+                M(key: "inode", value: .int(Int64(bitPattern: fp.inode))),
+                M(key: "mtimeNanoseconds", value: .int(fp.mtimeNanoseconds)),
+                M(key: "size", value: .int(fp.size)),
+            ])))
         }
-        if let destinationTree { members["destinationTree"] = .string(destinationTree) }
-        return RecordJSON.members(members).bytes
+        if let destinationTree { members.append(M(key: "destinationTree", value: .string(destinationTree))) }
+        if let etag {
+            members.append(M(key: "etag", value: .object([
+                M(key: "isWeak", value: .bool(etag.isWeak)), M(key: "opaque", value: .string(etag.opaque)),
+            ])))
+        }
+        if let finalURL { members.append(M(key: "finalURL", value: .string(finalURL))) }
+        members.append(M(key: "format", value: .int(Int64(format))))
+        // `good` is redundant with `ranges`, but says at a glance how far a file got.
+        members.append(M(key: "good", value: .int(good)))
+        if let lastModified { members.append(M(key: "lastModified", value: .string(lastModified))) }
+        members.append(M(key: "ranges", value: .array(ranges.ranges.map { .array([.int($0.lowerBound), .int($0.upperBound)]) })))
+        if let size { members.append(M(key: "size", value: .int(size))) }
+        members.append(M(key: "updated", value: .int(updated)))
+        members.append(M(key: "url", value: .string(url)))
+        members.append(M(key: "verified", value: .members(verified.mapValues(RecordJSON.string))))
+        return RecordJSON.object(members).bytes
     }
 }

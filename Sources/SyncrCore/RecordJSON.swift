@@ -211,9 +211,9 @@ enum RecordJSON: Equatable {
 
     private func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out += Array("null".utf8)
-        case .bool(let b): out += Array((b ? "true" : "false").utf8)
-        case .int(let n): out += Array(String(n).utf8)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let n): Self.writeInt(n, into: &out)
         case .string(let s): Self.writeString(s, into: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
@@ -224,7 +224,9 @@ enum RecordJSON: Equatable {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+            // A record's members are made in key order; only others need sorting (a copy).
+            let inOrder = zip(members, members.dropFirst()).allSatisfy { $0.key < $1.key }
+            for (i, member) in (inOrder ? members : members.sorted { $0.key < $1.key }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 Self.writeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
@@ -234,16 +236,33 @@ enum RecordJSON: Equatable {
         }
     }
 
+    /// Decimal digits, written in place (a `String` per number cost more than the digits).
+    private static func writeInt(_ n: Int64, into out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = n.magnitude
+        let first = out.count
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        out[first...].reverse()
+    }
+
     private static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in s.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                out.append(UInt8(ascii: "\\"))
+                out.append(byte)
+            case 0x0A:
+                out.append(UInt8(ascii: "\\"))
+                out.append(UInt8(ascii: "n"))
             case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                let hex: StaticString = "0123456789abcdef"
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hex.utf8Start[Int(byte >> 4)])
+                out.append(hex.utf8Start[Int(byte & 0xF)])
             default: out.append(byte)
             }
         }

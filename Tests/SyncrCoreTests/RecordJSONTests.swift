@@ -44,6 +44,20 @@ struct RecordJSONTests {
         }
     }
 
+    /// Byte for byte what Foundation writes with sorted keys (and slashes left alone): members
+    /// are made in key order, so the writer never sorts them.
+    @Test func writesTheBytesOfTheCodableFormWithSortedKeys() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var noFingerprint = Self.full()
+        noFingerprint.destinationFingerprint = nil
+        noFingerprint.etag = nil
+        for state in [Self.full(), noFingerprint, EntryState(url: "http://h/f")] {
+            let expected = String(decoding: try encoder.encode(state), as: UTF8.self)
+            #expect(String(decoding: state.recordJSON, as: UTF8.self) == expected)
+        }
+    }
+
     /// A torn, foreign or hostile file is no record: the data is fetched again.
     @Test(arguments: ["", "{", "{\"format\":1}", "[1,2]", "{\"format\":1,\"url\":\"u\",\"ranges\":[[5,1]]}",
                       "{\"format\":1,\"url\":\"u\",\"size\":99999999999999999999}", "{\"format\":1,\"url\":\"u\"} x",
