@@ -26,6 +26,8 @@ struct Downloader: Sendable {
     /// This entry's hold on one of `slots`, taken already when the server was asked about it;
     /// nil: the downloader takes its own.
     var slot: Slot?
+    /// The run's servers that nobody answered for; nil: each entry retries on its own.
+    var unreachable: UnreachableHosts?
     /// The entry's cache key (`Cache.key(for:)` of the download).
     let key: String
     /// The plan found neither a record nor data in the cache for this entry, so there is
@@ -177,6 +179,7 @@ struct Downloader: Sendable {
         var retrying = Retrying(retries: download.settings.retries, index: item.index, kind: .download,
                                 reporter: reporter, redactor: redactor)
         retrying.s3 = requests.s3
+        retrying.unreachable = unreachable.map { ($0, requests.url, url) }
         return retrying
     }
 }

@@ -31,6 +31,9 @@ struct Retrying: Sendable {
     var baseDelay = 0.5
     /// For an `s3://` entry: its object and store, so that S3's error codes are explained.
     var s3: S3Object?
+    /// The run's servers that nobody answered for, and the URL (expanded, as sent) and URL as
+    /// written of this entry: attempts at a server another entry gave up on fail at once.
+    var unreachable: (hosts: UnreachableHosts, url: String, displayURL: String)?
 
     /// Runs `attempt` until it is done, retrying what the policy allows with full-jitter
     /// backoff (or the server's `Retry-After`).
@@ -42,19 +45,28 @@ struct Retrying: Sendable {
     func run<Value: Sendable>(from position: Int64 = 0, kept: @Sendable (Int64) -> Int64 = { $0 },
                               _ attempt: () async throws -> Attempt<Value>) async throws -> Value {
         var budget = RetryBudget(retries: retries, position: position, baseDelay: baseDelay)
+        var reached = position
         while true {
             if Task.isCancelled { throw Interrupted() }
-            let failure: TransferError, reached: Int64, retryable: Bool?
+            if let unreachable, let known = unreachable.hosts.failure(for: unreachable.url) {
+                throw SyncError(known.about(unreachable.displayURL),
+                                retries: .init(stop: .serverUnreachable, kept: kept(reached)), s3: s3)
+            }
+            let failure: TransferError, retryable: Bool?
             switch try await attempt() {
-            case .done(let value): return value
+            case .done(let value):
+                unreachable.map { $0.hosts.reached($0.url) }
+                return value
             case .again: continue
             case .failed(let e, let p, let r): (failure, reached, retryable) = (e, p, r)
             }
             if case .cancelled = failure { throw Interrupted() }
+            if failure.isAnswer { unreachable.map { $0.hosts.reached($0.url) } }
             let delay: Double
             do {
                 delay = try budget.delay(after: failure, position: reached, retryable: retryable)
             } catch {
+                unreachable.map { $0.hosts.gaveUp(on: $0.url, after: failure) }
                 throw SyncError(failure, retries: .init(stop: error.stop, kept: kept(reached)), s3: s3)
             }
             reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,

@@ -64,6 +64,8 @@ public final class Session: Sendable {
     public let locked: Lockfile?
     let reporter: (any ProgressReporter)?
     private let flusher = FlushPool()
+    /// Servers nobody answered for, shared by every entry of the run (`UnreachableHosts`).
+    let unreachable = UnreachableHosts()
     private let folders: ChangedFolders
     private let slots: AsyncSemaphore
 
@@ -343,6 +345,7 @@ public final class Session: Sendable {
         var retrying = Retrying(retries: download.settings.retries, index: download.index, kind: .download,
                                 reporter: reporter, redactor: redactor)
         retrying.s3 = builder.s3
+        retrying.unreachable = (unreachable, builder.url, builder.displayURL)
         do {
             return .success(try await retrying.run {
                 switch await engine.probe(S3Object.resigned(request, by: builder.s3)) {
@@ -436,6 +439,7 @@ public final class Session: Sendable {
                 downloader.nothingCached = nothingCached
                 downloader.leftovers = leftovers
                 downloader.slot = slot
+                downloader.unreachable = self.unreachable
                 result = await downloader.run()
                 await slot.release()
             case .upload(let upload):
@@ -443,8 +447,10 @@ public final class Session: Sendable {
                 planner.prefetchPartDigests = true
                 let item = await planner.plan(upload).noting(upload.settings)
                 await self.slots.acquire()
-                result = await Uploader(upload: upload, item: item, cache: self.cache, engine: self.engine,
-                                        redactor: self.redactor, reporter: reporter, jobs: self.jobs).run()
+                var uploader = Uploader(upload: upload, item: item, cache: self.cache, engine: self.engine,
+                                        redactor: self.redactor, reporter: reporter, jobs: self.jobs)
+                uploader.unreachable = self.unreachable
+                result = await uploader.run()
                 await self.slots.release()
             }
             reporter?.report(.finished(result: result))

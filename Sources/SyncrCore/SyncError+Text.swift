@@ -62,6 +62,7 @@ extension SyncError {
         switch stop {
         case .exhausted(let count)?: return " (gave up after \(count) retries)"
         case .waitTooLong(let seconds)?: return " (the server asks to wait longer than \(seconds) s)"
+        case .serverUnreachable?: return " (stopped: another entry used up its retries on this server, which did not answer)"
         case .notRetryable?, nil: return ""
         }
     }

@@ -94,6 +94,9 @@ extension SyncError {
             case exhausted(retries: Int)
             /// The server's `Retry-After` asked for a wait longer than `seconds`.
             case waitTooLong(seconds: Int)
+            /// Not tried: another entry of the run used up its retries on this server, which
+            /// nobody answered for (`UnreachableHosts`).
+            case serverUnreachable
         }
 
         /// Creates the facts of a retry loop's end.

@@ -110,6 +110,7 @@ extension Uploader {
         var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
         retrying.s3 = requests.s3
+        retrying.unreachable = unreachable.map { ($0, target.url, target.display) }
         var multipart = S3MultipartUpload(upload: upload, file: file, key: key, sha256: sha256, cache: cache,
                                           engine: engine, retrying: retrying, progress: uploadProgress)
         multipart.knownMD5s = knownMD5s

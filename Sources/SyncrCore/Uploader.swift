@@ -240,6 +240,8 @@ struct Uploader: Sendable {
     let cache: Cache
     let engine: any Transport
     let redactor: Redactor
+    /// The run's servers that nobody answered for; nil: each entry retries on its own.
+    var unreachable: UnreachableHosts?
     let reporter: (any ProgressReporter)?
     /// Files sent at once for a folder (the run's `jobs`).
     let jobs: Int
@@ -416,6 +418,7 @@ struct Uploader: Sendable {
         var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
         retrying.s3 = requests.s3
+        retrying.unreachable = unreachable.map { ($0, request.url, request.displayURL) }
         let s3 = retrying.s3
         return try await retrying.run {
             let outcome = await engine.attempt(S3Object.resigned(request, by: s3), sink: DiscardSink())

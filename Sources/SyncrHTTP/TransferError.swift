@@ -1,3 +1,5 @@
+import CCurl
+
 /// Why a transfer failed. Every case names the URL as written in the manifest (`url`), never
 /// the expanded one.
 public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -19,6 +21,30 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case redirect(url: String, message: String)
     /// The task was cancelled.
     case cancelled
+
+    /// Whether nobody answered at all: the host's name did not resolve, or its port refused
+    /// the connection. (A timeout may be a slow server; this is not.)
+    public var isUnreachable: Bool {
+        guard case .connection(_, let code, _) = self else { return false }
+        return code == Int(CURLE_COULDNT_RESOLVE_HOST.rawValue) || code == Int(CURLE_COULDNT_RESOLVE_PROXY.rawValue)
+            || code == Int(CURLE_COULDNT_CONNECT.rawValue)
+    }
+
+    /// Whether the server answered (with a status, a broken answer or a TLS handshake): it is
+    /// there, whatever it said.
+    public var isAnswer: Bool {
+        switch self {
+        case .status, .rangeNotHonoured, .invalidResponse, .redirect, .tls: return true
+        case .connection, .timedOut, .local, .cancelled: return false
+        }
+    }
+
+    /// The same connection failure, told about another URL (as written); any other failure
+    /// is returned as it is.
+    public func about(_ url: String) -> TransferError {
+        guard case .connection(_, let code, let message) = self else { return self }
+        return .connection(url: url, code: code, message: message)
+    }
 
     public var description: String {
         switch self {
