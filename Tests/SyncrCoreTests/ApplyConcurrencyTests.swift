@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import SyncrCore
+import SyncrHTTP
+import SyncrLock
+import SyncrManifest
+
+/// How many entries ask their servers at once in `apply`: an entry asks holding its network
+/// slot, so a run of entries that are all up to date asks `jobs` at a time (it once asked with
+/// every entry in flight, `jobs + 64`, which only queued the extra requests in curl).
+@Suite(.timeLimit(.minutes(10)))
+struct ApplyConcurrencyTests {
+    /// The scripted server, with each answer taking a moment so that requests overlap, and the
+    /// most requests seen at once.
+    final class Overlapping: Transport, Sendable {
+        let inner: ScriptedTransport
+        private let counts = Locked((now: 0, most: 0))
+
+        init(_ inner: ScriptedTransport) { self.inner = inner }
+
+        var most: Int { counts.withLock { $0.most } }
+
+        func attempt(_ request: HTTPRequest, sink: ResponseSink) async -> TransferOutcome {
+            counts.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+            try? await Task.sleep(for: .milliseconds(5))
+            let outcome = await inner.attempt(request, sink: sink)
+            counts.withLock { $0.now -= 1 }
+            return outcome
+        }
+    }
+
+    @Test func aNoOpRunAsksJobsServersAtATime() async throws {
+        let project = try ScriptedProject()
+        let file = Resource(bytes: Resource.pattern(100))
+        let downloads = (0..<40).map { project.download("f\($0).bin", index: $0) }
+        let manifest = project.manifest(downloads)
+        let first = Session(manifest: manifest, transport: ScriptedTransport(serving: file))
+        #expect(await first.apply().results.allSatisfy { $0.status == .ok })
+        first.close()
+
+        let server = Overlapping(ScriptedTransport(serving: file))
+        let second = Session(manifest: manifest, transport: server)
+        defer { second.close() }
+        let results = await second.apply().results
+        #expect(results.allSatisfy { $0.status == .skipped })
+        #expect(server.inner.requests.count == 40 && server.inner.requests.allSatisfy { $0.method == .head })
+        #expect(server.most <= manifest.defaults.jobs, "\(server.most) requests at once, jobs: \(manifest.defaults.jobs)")
+        #expect(server.most >= 2, "entries still ask in parallel")
+    }
+}
