@@ -64,7 +64,8 @@ public final class Session: Sendable {
     public let locked: Lockfile?
     let reporter: (any ProgressReporter)?
     private let flusher = FlushPool()
-    /// Servers nobody answered for, shared by every entry of the run (`UnreachableHosts`).
+    /// Servers nobody answered for, shared by every entry of one `plan` or `apply` (each starts
+    /// afresh: a session may outlive a server's outage).
     let unreachable = UnreachableHosts()
     private let folders: ChangedFolders
     private let slots: AsyncSemaphore
@@ -193,6 +194,7 @@ public final class Session: Sendable {
     ///   asked), with secrets masked, from many tasks at once.
     public func plan(progress: (@Sendable (ProgressEvent) -> Void)? = nil) async -> Plan {
         let reporter = reporter(adding: progress)
+        unreachable.forgetAll()
         let index = cacheIndex()
         let entries = await listedEntries()
         let skips = await lockedSkips(entries)
@@ -407,6 +409,7 @@ public final class Session: Sendable {
     ///   retry, a note, an entry finished), with secrets masked, from many tasks at once.
     public func apply(progress: (@Sendable (ProgressEvent) -> Void)? = nil) async -> ApplyReport {
         let reporter = reporter(adding: progress)
+        unreachable.forgetAll()
         let clock = ContinuousClock()
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }

@@ -38,6 +38,11 @@ final class UnreachableHosts: Sendable {
         failures.withLock { _ = $0.removeValue(forKey: origin) }
     }
 
+    /// Forgets every server: each `plan` or `apply` of a session starts believing in all of them.
+    func forgetAll() {
+        failures.withLock { $0.removeAll() }
+    }
+
     /// `scheme://host:port` of a URL, lowercased, without user information: everything before
     /// the path, query or fragment. Two spellings of one server (a default port written out)
     /// count as two, which costs only the retries of the second.

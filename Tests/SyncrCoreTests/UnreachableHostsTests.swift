@@ -34,6 +34,11 @@ struct UnreachableHostsTests {
         let refused = server.requests.filter { !$0.url.hasPrefix("http://other.test/") }
         #expect(refused.count <= 2 * gaveUp.count + stopped.count, "\(refused.count) attempts")
         #expect(stopped.allSatisfy { $0.errorText?.contains("down") == true && $0.errorText?.contains("connection") == true })
+
+        // The next apply of the same session asks again: the server may be back.
+        let before = server.requests.count
+        _ = await session.apply()
+        #expect(server.requests.count >= before + 2, "the next run tries the server again")
     }
 
     @Test func anAnswerMakesTheServerReachableAgain() {
