@@ -81,8 +81,11 @@ enum ApplyOutput {
 /// `report merge` can refuse reports of different manifests or overlapping shards.
 struct ReportOrigin {
     var manifestPath: String
-    var manifestSHA256: String?
     var sharding: ShardRun?
+
+    /// Hashed only when a report is written: a run without one would read and hash its
+    /// manifest again for nothing.
+    var manifestSHA256: String? { ManifestIdentity.sha256(ofFile: manifestPath) }
 
     /// `"manifest": {"path": ..., "sha256": ...}` and, for a shard, `"shard": {...}`.
     func json(items: [PlanItem]) -> [(String, JSON)] {

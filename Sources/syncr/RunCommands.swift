@@ -127,8 +127,7 @@ enum ApplyCommand {
         Signals.onFirstSignal { _ in reporter.finish() }
         let report = await session.apply()
         reporter.finish()
-        let origin = ReportOrigin(manifestPath: flags.manifest, manifestSHA256: ManifestIdentity.sha256(ofFile: flags.manifest),
-                                  sharding: session.sharding)
+        let origin = ReportOrigin(manifestPath: flags.manifest, sharding: session.sharding)
         let code = ApplyOutput.finish(report, options: options, origin: origin)
         Signals.reportInterrupted(report)
         return code
