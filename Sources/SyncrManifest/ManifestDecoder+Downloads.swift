@@ -5,10 +5,13 @@ extension ManifestDecoder {
         struct Claim {
             var index: Int
             var line: Int
+            /// A folder some destination lies under (the first entry that needs it), not a
+            /// destination itself.
+            var isFolder: Bool
         }
-        var files: [String: Claim] = [:]
-        /// Every folder some destination lies under, with the first entry that needs it.
-        var folders: [String: Claim] = [:]
+        /// Every destination, and every folder a destination lies under: one table, so that a
+        /// path is hashed once whatever it turns out to be.
+        var claims: [String: Claim] = [:]
     }
 
     /// Decodes the `downloads:` sequence; entries with problems are reported and left out.
@@ -51,10 +54,7 @@ extension ManifestDecoder {
         var maxUnpackedSize: (value: Int64, mark: YAMLMark)?
         var checksums: [Checksum] = []
         var overrides = SettingsOverrides()
-        var seen: Set<String> = []
-
         for entry in entries {
-            seen.insert(entry.key)
             let keyPath = Self.join(path, entry.key)
             switch entry.key {
             case "url":
@@ -98,7 +98,7 @@ extension ManifestDecoder {
                 if diagnostics.count != before { ok = false }
             }
         }
-        for key in ManifestKeys.downloadRequired where !seen.contains(key) {
+        for key in ManifestKeys.downloadRequired where !entries.contains(where: { $0.key == key }) {
             report(path, at: node.mark, "missing required key '\(key)'")
             ok = false
         }
@@ -230,33 +230,31 @@ extension ManifestDecoder {
     mutating func claim(_ destination: String, written: String, at mark: YAMLMark, index: Int,
                         in destinations: inout DestinationIndex) -> Bool
     {
-        let path = "downloads[\(index)].to"
-        if let first = destinations.files[destination] {
-            report(path, at: mark, "same destination as downloads[\(first.index)] (line \(first.line))")
+        func refuse(_ message: String) -> Bool {
+            report("downloads[\(index)].to", at: mark, message)
             return false
         }
-        if let first = destinations.folders[destination] {
-            report(path, at: mark,
-                   "\(Self.quoted(written)) is a folder that downloads[\(first.index)] (line \(first.line)) writes into; a path cannot be both a file and a folder")
-            return false
+        if let first = destinations.claims[destination] {
+            return refuse(first.isFolder
+                ? "\(Self.quoted(written)) is a folder that downloads[\(first.index)] (line \(first.line)) writes into; a path cannot be both a file and a folder"
+                : "same destination as downloads[\(first.index)] (line \(first.line))")
         }
         var ancestors: [String] = []
         var folder = LexicalPath.parent(of: destination)
         while folder != "/" {
-            if let first = destinations.files[folder] {
-                report(path, at: mark,
-                       "\(Self.quoted(written)) needs a folder where downloads[\(first.index)] (line \(first.line)) writes a file; a path cannot be both a file and a folder")
-                return false
+            if let first = destinations.claims[folder] {
+                // A folder already claimed had its ancestors checked then, and no file can be
+                // claimed where a folder is: the rest of the way up is known.
+                if first.isFolder { break }
+                return refuse("\(Self.quoted(written)) needs a folder where downloads[\(first.index)] (line \(first.line)) writes a file; a path cannot be both a file and a folder")
             }
-            // A folder already claimed had its ancestors checked then, and no file can be
-            // claimed where a folder is: the rest of the way up is known.
-            if destinations.folders[folder] != nil { break }
             ancestors.append(folder)
             folder = LexicalPath.parent(of: folder)
         }
-        let claim = DestinationIndex.Claim(index: index, line: mark.line)
-        destinations.files[destination] = claim
-        for a in ancestors where destinations.folders[a] == nil { destinations.folders[a] = claim }
+        destinations.claims[destination] = DestinationIndex.Claim(index: index, line: mark.line, isFolder: false)
+        for a in ancestors {
+            destinations.claims[a] = DestinationIndex.Claim(index: index, line: mark.line, isFolder: true)
+        }
         return true
     }
 

@@ -52,6 +52,7 @@ extension ManifestDecoder {
 
     /// `merged` without the keys `explicit` has, and without repeats (the first one stays).
     static func unshadowed(_ merged: [Entry], by explicit: [Entry]) -> [Entry] {
+        guard !merged.isEmpty else { return [] }
         var seen = Set(explicit.map(\.key))
         return merged.filter { seen.insert($0.key).inserted }
     }

@@ -100,26 +100,32 @@ struct ManifestDecoder {
             return nil
         }
         var entries: [Entry] = []
+        entries.reserveCapacity(pairs.count)
         var merged: [Entry] = []
+        // Where each key was first written. Most mappings have a handful of keys, which a
+        // look along the list finds sooner than they are hashed; large ones get a table.
+        var keys: [(text: String, line: Int)] = []
         var firstLine: [String: Int] = [:]
+        let small = pairs.count <= 16
         for pair in pairs {
             guard let key = pair.key.scalar, !key.isNull else {
                 mismatch(path, expected: "a key name", found: pair.key)
                 continue
             }
-            if let line = firstLine[key.text] {
+            let seen = small ? keys.first { $0.text == key.text }?.line : firstLine[key.text]
+            if let line = seen {
                 report(Self.join(path, key.text), at: pair.key.mark,
                        "duplicate key '\(key.text)' (first at line \(line))")
                 continue
             }
-            firstLine[key.text] = pair.key.mark.line
+            if small { keys.append((key.text, pair.key.mark.line)) } else { firstLine[key.text] = pair.key.mark.line }
             if Self.isMergeKey(key) {
                 merged += mergedEntries(pair.value, path: path)
             } else {
                 entries.append(Entry(key: key.text, keyMark: pair.key.mark, value: pair.value))
             }
         }
-        return entries + Self.unshadowed(merged, by: entries)
+        return merged.isEmpty ? entries : entries + Self.unshadowed(merged, by: entries)
     }
 
     // MARK: Scalars

@@ -12,7 +12,9 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether `url` starts with `s3://` (any case): the caller should parse it as one.
     public static func isS3URL(_ url: String) -> Bool {
-        url.utf8.count >= 5 && url.prefix(5).lowercased() == "s3://"
+        // On the bytes: every URL of a manifest is asked, most of them http(s).
+        let head = url.utf8.prefix(5)
+        return head.count == 5 && zip(head, "s3://".utf8).allSatisfy { $0 | ($0 >= 0x41 && $0 <= 0x5A ? 0x20 : 0) == $1 }
     }
 
     /// Parses `s3://bucket/key`.
