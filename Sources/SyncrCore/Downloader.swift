@@ -23,9 +23,6 @@ struct Downloader: Sendable {
     /// Network slots (`jobs`): held while fetching, given back before the finished file is
     /// flushed and moved, so that the next files download while this one is made durable.
     let slots: AsyncSemaphore
-    /// This entry's hold on one of `slots`, taken already when the server was asked about it;
-    /// nil: the downloader takes its own.
-    var slot: Slot?
     /// The run's servers that nobody answered for; nil: each entry retries on its own.
     var unreachable: UnreachableHosts?
     /// The entry's cache key (`Cache.key(for:)` of the download).
@@ -93,7 +90,7 @@ struct Downloader: Sendable {
             fs.transferred = max(fs.transferred, kept - keptBefore)
             return result(.interrupted(interruption()))
         }
-        let slot = self.slot ?? Slot(semaphore: slots)
+        let slot = Slot(semaphore: slots)
         let outcome: ItemResult
         do {
             finalSize = try await transfer(fs, slot: slot)

@@ -69,6 +69,11 @@ public final class Session: Sendable {
     let unreachable = UnreachableHosts()
     private let folders: ChangedFolders
     private let slots: AsyncSemaphore
+    /// Questions to servers in flight in `apply`: as many as `plan` asks at once. Without a
+    /// bound every entry in flight (`jobs + 64`) asked at once, and the requests beyond the
+    /// per-host connections only queued in curl; bounded by `jobs` alone, a run of default
+    /// `jobs: 4` would ask four servers at a time across the internet.
+    private let questions: AsyncSemaphore
 
     /// Creates a session for `manifest`; no request is made until `plan`.
     /// - Parameters:
@@ -120,6 +125,7 @@ public final class Session: Sendable {
             ownEngine = own
         }
         slots = AsyncSemaphore(limit: jobs)
+        questions = AsyncSemaphore(limit: Self.questionWidth(jobs: jobs))
         self.reporter = reporter.map { ScrubbingReporter(inner: $0, redactor: redactor) }
     }
 
@@ -171,6 +177,10 @@ public final class Session: Sendable {
         for (d, i) in zip(downloads, positions) where d.sharesURL { entries[i] = .download(d) }
     }
 
+    /// How many servers a run asks at once: questions are small, so more of them than
+    /// transfers, but bounded.
+    static func questionWidth(jobs: Int) -> Int { max(jobs, 16) }
+
     /// Downloads first, then uploads, each in manifest order.
     var entries: Entries { Entries(downloads: manifest.downloads, uploads: manifest.uploads) }
 
@@ -198,8 +208,7 @@ public final class Session: Sendable {
         let index = cacheIndex()
         let entries = await listedEntries()
         let skips = await lockedSkips(entries)
-        // Probes are small: run more of them at once than transfers, but keep a bound.
-        let width = max(jobs, min(16, entries.count))
+        let width = max(jobs, min(Self.questionWidth(jobs: jobs), entries.count))
         let items = await Self.mapBounded(Array(entries.indices), width: width) { i in
             var item: PlanItem
             switch entries[i] {
@@ -274,19 +283,20 @@ public final class Session: Sendable {
 
     /// Like `planItem`, but without asking the server when nothing local could be kept: the GET
     /// that follows learns size and validators anyway, and a HEAD per small file would cost
-    /// as much as the file. The server is asked holding `slot`, which the transfer then keeps:
-    /// a no-op run asks `jobs` servers at a time, not every entry in flight at once.
+    /// as much as the file. At most `questionWidth` entries ask at once.
     ///
     /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first.
-    func applyItem(_ download: Download, key: String, index: CacheIndex?, reporter: (any ProgressReporter)?,
-                   slot: Slot) async -> (PlanItem, nothingCached: Bool) {
+    func applyItem(_ download: Download, key: String, index: CacheIndex?,
+                   reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool) {
         if let skip = lockedSkip(download) { return (skip, false) }
         let local = localFacts(download, key: key, index: index)
         let nothingCached = local.state == nil && local.dataSize == nil
         func ask() async -> PlanItem {
-            await slot.acquire()
-            return await planItem(download, known: local, index: index, reporter: reporter)
+            await questions.acquire()
+            let item = await planItem(download, known: local, index: index, reporter: reporter)
+            await questions.release()
+            return item
         }
         // A locked entry is always asked about: the answer must match the lock before a byte moves.
         if locked != nil { return (await ask(), nothingCached) }
@@ -432,19 +442,13 @@ public final class Session: Sendable {
                 result = ItemResult(item: self.unlistedItem(download, failure), outcome: outcome, transferred: 0,
                                     seconds: 0, notes: [])
             case .download(let download):
-                // One network slot from the question to the end of the transfer: the entries
-                // beyond `jobs` are there to be flushed and moved, not to ask servers.
-                let slot = Slot(semaphore: self.slots)
                 let key = Cache.key(for: download)
-                let (item, nothingCached) = await self.applyItem(download, key: key, index: index, reporter: reporter,
-                                                                 slot: slot)
+                let (item, nothingCached) = await self.applyItem(download, key: key, index: index, reporter: reporter)
                 var downloader = self.downloader(download, item.noting(download.settings), key: key, reporter: reporter)
                 downloader.nothingCached = nothingCached
                 downloader.leftovers = leftovers
-                downloader.slot = slot
                 downloader.unreachable = self.unreachable
                 result = await downloader.run()
-                await slot.release()
             case .upload(let upload):
                 var planner = self.uploadPlanner
                 planner.prefetchPartDigests = true
