@@ -1,3 +1,4 @@
+import Synchronization
 import SyncrHTTP
 import SyncrLock
 
@@ -13,13 +14,15 @@ final class UnreachableHosts: Sendable {
     /// Origin (`scheme://host:port` as written in the URL, without user information) → the
     /// failure an entry gave up on.
     private let failures = Locked<[String: TransferError]>([:])
+    /// Whether `failures` holds any server: every attempt asks, and almost always none is down,
+    /// so that answer costs one atomic load (no lock, no origin found).
+    private let anyDown = Atomic<Bool>(false)
 
     init() {}
 
-    /// The failure that made `url`'s server count as unreachable; nil while it does not (and
-    /// then at the cost of one uncontended lock: the origin is found only when some server is).
+    /// The failure that made `url`'s server count as unreachable; nil while it does not.
     func failure(for url: String) -> TransferError? {
-        guard !failures.withLock({ $0.isEmpty }) else { return nil }
+        guard anyDown.load(ordering: .acquiring) else { return nil }
         let origin = Self.origin(of: url)
         return failures.withLock { $0[origin] }
     }
@@ -28,19 +31,28 @@ final class UnreachableHosts: Sendable {
     func gaveUp(on url: String, after failure: TransferError) {
         guard failure.isUnreachable else { return }
         let origin = Self.origin(of: url)
-        failures.withLock { $0[origin] = failure }
+        failures.withLock {
+            $0[origin] = failure
+            anyDown.store(true, ordering: .releasing)
+        }
     }
 
     /// An answer came from `url`'s server.
     func reached(_ url: String) {
-        guard !failures.withLock({ $0.isEmpty }) else { return }
+        guard anyDown.load(ordering: .acquiring) else { return }
         let origin = Self.origin(of: url)
-        failures.withLock { _ = $0.removeValue(forKey: origin) }
+        failures.withLock {
+            $0.removeValue(forKey: origin)
+            anyDown.store(!$0.isEmpty, ordering: .releasing)
+        }
     }
 
     /// Forgets every server: each `plan` or `apply` of a session starts believing in all of them.
     func forgetAll() {
-        failures.withLock { $0.removeAll() }
+        failures.withLock {
+            $0.removeAll()
+            anyDown.store(false, ordering: .releasing)
+        }
     }
 
     /// `scheme://host:port` of a URL, lowercased, without user information: everything before

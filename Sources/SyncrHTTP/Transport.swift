@@ -6,8 +6,8 @@
 /// A conforming type drives the sink as `ResponseSink` documents: `responseStarted` once with the
 /// head of a 2xx answer, then `write` with its body in order (offering a piece again after a
 /// `.pause`, once the sink calls the handler given to `onResume`), then `finish` once, and
-/// nothing after a `.stop` or `.fail`; and it awaits `settle` before it returns. The body of a non-2xx answer never reaches the sink; its start is
-/// in `HTTPResponse.errorBody`.
+/// nothing after a `.stop` or `.fail`; and it awaits `settle` before it returns. The body of a
+/// non-2xx answer never reaches the sink; its start is in `HTTPResponse.errorBody`.
 ///
 /// Class-bound, so that `any Transport` is a reference and a witness table: calling through it
 /// costs no allocation and no more than one indirect call per request.

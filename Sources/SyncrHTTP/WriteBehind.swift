@@ -301,8 +301,8 @@ final class WriteBehind: Sendable {
         s.filling = nil
     }
 
-    /// Whether the caller must start a writer: a full buffer waits and nobody writes. A sealed
-    /// last buffer is left to `settle`.
+    /// Whether the caller must start a writer: a buffer waits and nobody writes. (`seal` does
+    /// not ask: the last buffer is left to `settle`.)
     private static func claimWriting(_ s: inout State) -> Bool {
         guard !s.writing, !s.queued.isEmpty, s.failure == nil else { return false }
         s.writing = true
