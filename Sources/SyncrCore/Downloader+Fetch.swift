@@ -87,14 +87,14 @@ extension Downloader {
     }
 
     /// The fetcher of parallel pieces of this entry's file.
-    private func pieces(_ file: CacheFile, size: Int64, validator: String) -> SegmentedFetch {
+    func pieces(_ file: CacheFile, size: Int64, validator: String) -> SegmentedFetch {
         SegmentedFetch(download: download, size: size, validator: validator, fd: file.fd, dataPath: file.path,
                        engine: engine, recorder: file.recorder, reporter: reporter, index: item.index,
                        requests: requests, retrying: retrying)
     }
 
     /// From now on every attempt starts at byte 0: the record goes first, then the bytes.
-    private func startOver(_ file: CacheFile, _ fs: FetchState, _ why: EntryNote) async throws {
+    func startOver(_ file: CacheFile, _ fs: FetchState, _ why: EntryNote) async throws {
         note(fs, why)
         fs.canResume = false
         try await file.recorder.reset()
@@ -131,12 +131,15 @@ extension Downloader {
         let range = base > 0 ? ByteRange(start: base) : (leading ? ByteRange(start: 0, end: leadLength - 1) : nil)
         let ifRange = base > 0 ? state.ifRangeValidator : nil
         let request = requests.get(range: range, ifRange: ifRange)
-        let headSignal = OneShot<HTTPResponseHead>()
+        let helper = LeadHelper()
         let ticker = CheckpointTicker()
         let sink = FileSink(fd: file.fd, offset: base, requestedRange: range,
                             expectedTotal: base > 0 ? state.size : nil, ifRange: ifRange, displayURL: url,
                             displayPath: file.path, wholeFileAllowed: leading) { [self] head, sink in
-            if leading { headSignal.fulfil(head) }
+            // An answer that shows a file to split starts the connections that share it out.
+            if leading, let split = leadSplit(head) {
+                helper.start { try await share(split, head: head, lead: sink, ended: helper.ended, file: file) }
+            }
             // A body that fits in one of the sink's writes arrives whole before a checkpoint
             // could help: most small files need no ticker (a task and a timer each).
             if (head.contentLength ?? Int64.max) > Int64(FileSink.coalesce) {
@@ -146,7 +149,7 @@ extension Downloader {
         let outcome: Result<HTTPResponse, TransferError>
         var helped: Helped?
         if leading {
-            (outcome, helped) = try await lead(request, sink: sink, headSignal: headSignal, file: file, fs: fs,
+            (outcome, helped) = try await lead(request, sink: sink, helper: helper, file: file, fs: fs,
                                                ticker: ticker)
         } else {
             outcome = await engine.perform(request, sink: sink)
@@ -170,103 +173,6 @@ extension Downloader {
                 }
             }
         }
-    }
-
-    /// What the other connections did with a lead request's file: its size, and why it must
-    /// fall back to one stream, if it must.
-    struct Helped {
-        var size: Int64
-        var fallback: EntryNote?
-    }
-
-    /// How much the first request for a fresh file of unknown size asks for: all of most small
-    /// files, and no more than one connection's share of the smallest file that is split. So the
-    /// lead request is never cut short (the bytes a server sent past a cut are paid for and
-    /// lost); a file below `min_split` but larger than this costs a second request on the same
-    /// connection.
-    var leadLength: Int64 {
-        let settings = download.settings
-        return max(1 << 20, settings.minSplit / Int64(max(1, settings.connections)))
-    }
-
-    /// Runs the lead request; once its answer shows a larger file, other connections fetch the
-    /// rest while it runs, and it joins them when its own part is done.
-    private func lead(_ request: HTTPRequest, sink: FileSink, headSignal: OneShot<HTTPResponseHead>,
-                      file: CacheFile, fs: FetchState,
-                      ticker: CheckpointTicker) async throws -> (Result<HTTPResponse, TransferError>, Helped?) {
-        // Unstructured, so the run's cancellation reaches it only through the handlers below.
-        // A transfer that ends without a head (refused, cut off) says so to the wait below.
-        let transfer = Task {
-            let outcome = await engine.perform(request, sink: sink)
-            headSignal.fulfil(nil)
-            return outcome
-        }
-        var helped: Helped?
-        do {
-            let head = await withTaskCancellationHandler { await headSignal.wait() } onCancel: { transfer.cancel() }
-            if let head, let split = leadSplit(head) {
-                let recorder = file.recorder
-                await recorder.adopt(head)
-                try await recorder.update { _ in }
-                try await preallocate(fd: file.fd, size: split.size, dataPath: file.path, recorder: recorder)
-                let (outcome, received) = try await pieces(file, size: split.size, validator: split.validator)
-                    .help(sink, leadTransfer: transfer)
-                fs.transferred += received
-                if case .fallback(let note) = outcome {
-                    transfer.cancel()
-                    helped = Helped(size: split.size, fallback: note)
-                } else {
-                    helped = Helped(size: split.size)
-                }
-            }
-        } catch {
-            transfer.cancel()
-            _ = await transfer.value
-            await ticker.stop()
-            // No room for the preallocation: the bytes of the first response that no
-            // record vouches for are given back, now that nothing writes or records.
-            if (error as? SyncError)?.isNoRoomToReserve == true, await file.recorder.state.cachedBytes == 0 {
-                _ = ftruncate(file.fd, 0)
-            }
-            throw error
-        }
-        let outcome = await withTaskCancellationHandler { await transfer.value } onCancel: { transfer.cancel() }
-        return (outcome, helped)
-    }
-
-    /// Whether the rest of the lead's file goes to other connections: a 206 for a file of at
-    /// least `min_split` bytes that names a validator for the other connections' If-Range.
-    private func leadSplit(_ head: HTTPResponseHead) -> (size: Int64, validator: String)? {
-        guard head.status == 206, let size = head.contentRange?.total, size >= download.settings.minSplit,
-              size > leadLength,
-              let validator = RemoteResource(head: head, method: "GET").ifRangeValidator else { return nil }
-        return (size, validator)
-    }
-
-    /// After a shared-out lead: the lead's own part is recorded; whatever no connection
-    /// finished is fetched in pieces again, with the usual retries.
-    private func finishHelped(_ helped: Helped, sink: FileSink, file: CacheFile,
-                              fs: FetchState) async throws -> Attempt<Void> {
-        let recorder = file.recorder
-        fs.transferred += sink.written
-        if sink.written > 0 { try await recorder.checkpoint([0..<sink.written], head: sink.head) }
-        var fallback = helped.fallback
-        if fallback == nil {
-            let gaps = await recorder.state.ranges.gaps(upTo: helped.size)
-            if !gaps.isEmpty {
-                let validator = await recorder.state.ifRangeValidator ?? ""
-                let (outcome, received) = try await pieces(file, size: helped.size, validator: validator)
-                    .run(missing: gaps)
-                fs.transferred += received
-                if case .fallback(let note) = outcome { fallback = note }
-            }
-        }
-        if let fallback {
-            try await startOver(file, fs, fallback)
-            return .again
-        }
-        fs.offset = helped.size
-        return .done(())
     }
 
     /// What a single stream's answer means: done, start over, or a failure for the retry loop.

@@ -58,13 +58,14 @@ struct SegmentedFetch: Sendable {
     /// shared out so that every connection, the lead's included once its transfer ends well, has
     /// about as much to fetch. Returns when nothing is left worth taking; the lead may still be
     /// finishing its own part. The bytes returned exclude the lead's.
-    func help(_ lead: FileSink, leadTransfer: Task<Result<HTTPResponse, TransferError>, Never>) async throws
+    /// `ended` is fulfilled with the lead's outcome once its transfer ended.
+    func help(_ lead: FileSink, ended: OneShot<Result<HTTPResponse, TransferError>>) async throws
         -> (Outcome, Int64) {
         let connections = download.settings.connections
         let board = Board(pieces: Self.shares(of: lead.limit..<size, size: size, count: connections))
         await board.begin(lead)
         let (outcome, transferred) = try await run(board: board, workers: connections - 1,
-                                                   joining: (lead, leadTransfer))
+                                                   joining: (lead, ended))
         return (outcome, transferred - lead.written)
     }
 
@@ -86,7 +87,7 @@ struct SegmentedFetch: Sendable {
     /// Runs `workers` connections over the board; with `joining`, the lead's connection joins
     /// them once its transfer ended well.
     private func run(board: Board, workers: Int,
-                     joining lead: (sink: FileSink, transfer: Task<Result<HTTPResponse, TransferError>, Never>)? = nil)
+                     joining lead: (sink: FileSink, ended: OneShot<Result<HTTPResponse, TransferError>>)? = nil)
         async throws
         -> (Outcome, Int64) {
         let ticker = Task { [checkpointInterval, recorder, reporter, index, size] in
@@ -107,18 +108,20 @@ struct SegmentedFetch: Sendable {
                 if let lead {
                     group.addTask {
                         // Stopping the pieces (a failure, a fallback) stops the lead too.
-                        let transfer = lead.transfer
-                        let ended = await withTaskCancellationHandler { await transfer.value } onCancel: {
-                            transfer.cancel()
-                        }
                         let sink = lead.sink
+                        let ended = await withTaskCancellationHandler { await lead.ended.wait() } onCancel: {
+                            sink.cancelTransfer()
+                        }
                         await board.end(sink, wrote: sink.offset..<(sink.offset + sink.written))
                         if case .success(let response) = ended, response.statusError(url: url) == nil {
                             try await self.work(board)
                         }
                     }
                 }
-                try await group.waitForAll()
+                // The first failure ends the group at once: leaving it cancels the others, the
+                // lead's transfer too (`waitForAll` would first wait for each to end on its own,
+                // a stalled lead until its timeout).
+                for try await _ in group {}
             }
         } catch let fallback as Fallback {
             ticker.cancel()

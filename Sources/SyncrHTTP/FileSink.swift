@@ -27,6 +27,8 @@ public final class FileSink: ResponseSink {
     private let wholeFileAllowed: Bool
 
     private let headBox = Locked<HTTPResponseHead?>(nil)
+    /// Stops the transfer that feeds this sink (see `cancelTransfer`), while it runs.
+    private let canceller = Locked<(@Sendable () -> Void)?>(nil)
 
     /// Where the next write goes and where writing must stop. Bytes are reserved under the lock
     /// before they are written, so a `split` never hands out a byte this sink will still write.
@@ -165,8 +167,21 @@ public final class FileSink: ResponseSink {
         behind.onResume(resume)
     }
 
+    public func onCancel(_ cancel: @escaping @Sendable () -> Void) {
+        canceller.withLock { $0 = cancel }
+    }
+
+    /// Stops the transfer feeding this sink, from any task or thread: it ends with
+    /// `.cancelled`. Lets the task that split a transfer's file stop that transfer without
+    /// owning the task that awaits it. Does nothing once the transfer is over.
+    public func cancelTransfer() {
+        canceller.withLock { $0 }?()
+    }
+
     public func settle() async -> TransferError? {
-        await behind.settle()
+        // The transfer is over; the handler (which holds it) must not outlive it.
+        canceller.withLock { $0 = nil }
+        return await behind.settle()
     }
 
     /// Hands the bytes held back so far to the writer, so that a checkpoint soon counts them:

@@ -29,6 +29,10 @@ public protocol ResponseSink: AnyObject, Sendable {
     /// How a transfer paused by `.pause` is resumed; given before the first `write`. A sink
     /// that pauses must call it, from any thread, once it can take bytes again.
     func onResume(_ resume: @escaping @Sendable () -> Void)
+    /// How the transfer feeding this sink is stopped from outside the task that awaits it
+    /// (it then ends with `.cancelled`); given before the transfer starts, by a transport that
+    /// can stop one. Callable from any thread.
+    func onCancel(_ cancel: @escaping @Sendable () -> Void)
     /// Returns once everything the sink accepted is where it goes (in the file), with the
     /// error that kept it from getting there, if any. Called after every attempt (each
     /// redirect hop too) once the transport let go of it, from the task that awaited it,
@@ -39,6 +43,7 @@ public protocol ResponseSink: AnyObject, Sendable {
 extension ResponseSink {
     public func finish() -> SinkDecision { .proceed }
     public func onResume(_ resume: @escaping @Sendable () -> Void) {}
+    public func onCancel(_ cancel: @escaping @Sendable () -> Void) {}
     public func settle() async -> TransferError? { nil }
 }
 

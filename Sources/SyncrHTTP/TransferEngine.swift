@@ -98,9 +98,10 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             return TransferOutcome(result: .failure(.connection(url: request.displayURL, code: -1, message: "cannot create a curl handle")),
                                    requestSent: false)
         }
-        // Strong references: the sink drops the handler in `settle`, below, which breaks the
+        // Strong references: the sink drops the handlers in `settle`, below, which breaks the
         // cycle transfer -> sink -> handler -> transfer (weak ones cost a side table each).
         sink.onResume { [self] in post { $0.resumed.append(transfer) } }
+        sink.onCancel { [self] in cancel(transfer) }
         var outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
@@ -111,8 +112,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
                 }
             }
         } onCancel: {
-            transfer.cancelRequested.store(true, ordering: .relaxed)
-            post(always: true) { $0.cancelled = true }
+            cancel(transfer)
         }
         // The bytes the sink still holds are written here, off the engine thread; a failure to
         // write them turns a good answer into that failure.
@@ -120,6 +120,12 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             outcome.result = .failure(failure)
         }
         return outcome
+    }
+
+    /// Asks the engine thread to end `transfer` with `.cancelled`, wherever it is.
+    private func cancel(_ transfer: Transfer) {
+        transfer.cancelRequested.store(true, ordering: .relaxed)
+        post(always: true) { $0.cancelled = true }
     }
 
     /// Puts something in the inbox for the engine thread and wakes it if it sleeps (or

@@ -224,4 +224,51 @@ struct SegmentedFetchTests {
         #expect(gets.dropFirst().allSatisfy { $0.ifRange == "\"v1\"" })
         #expect(result.transferred == Int64(4 * Self.mib))
     }
+
+    /// The lead gets its whole part at once; the other connections' pieces then stall until the
+    /// run is cancelled. The entry's task waits for them (its helper is not its child task), so
+    /// the cancellation must reach them through the entry: it ends interrupted, the lead's
+    /// part kept for the next run.
+    @Test func runInterruptedWhileTheLeadIsDoneAndThePiecesStall() async throws {
+        let project = try ScriptedProject(connections: 2)
+        let stalled = OneShot<Bool>()
+        let server = ScriptedTransport { request, number in
+            var reply = Self.file.answer(request)
+            guard number > 1 else { return reply }
+            reply.pause = .init(after: 64 << 10) {
+                stalled.fulfil(true)
+                // Ends when the piece's task is cancelled; the hour is never waited.
+                try? await Task.sleep(for: .seconds(3600))
+            }
+            return reply
+        }
+        let session = project.session(project.download("big.bin"), over: server)
+        let run = Task { await session.apply().results[0] }
+        _ = await stalled.wait()
+        run.cancel()
+        let result = await run.value
+        #expect(result.status == .interrupted, "\(result.errorText ?? "")")
+        #expect(server.gets.first?.rangeText == "bytes=0-1048575")
+        let record = try #require(project.record("big.bin"))
+        #expect(record.ranges.covers(Int64(Self.mib)), "the lead's part is kept: \(record.ranges)")
+        #expect(project.contents("big.bin") == nil, "an interrupted file is never placed")
+    }
+
+    /// The lead stalls after its first bytes; every other connection is answered 403. The
+    /// pieces fail, and they stop the lead (which runs on the entry's own task) at once: the
+    /// entry fails with the pieces' error and its hint, rather than waiting on the stall.
+    @Test func piecesThatFailStopTheStalledLead() async throws {
+        let project = try ScriptedProject(connections: 2)
+        let server = ScriptedTransport { request, number in
+            guard number == 1 else { return .status(403) }
+            var reply = Self.file.answer(request)
+            // Never ends on its own: only a stop from outside the transfer ends this wait.
+            reply.pause = .init(after: 64 << 10) { try? await Task.sleep(for: .seconds(3600)) }
+            return reply
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .failed)
+        #expect(result.errorText?.contains("HTTP 403") == true, "\(result.errorText ?? "")")
+        #expect(result.errorText?.contains("check the credentials") == true, "\(result.errorText ?? "")")
+    }
 }

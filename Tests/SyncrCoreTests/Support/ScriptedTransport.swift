@@ -1,4 +1,5 @@
 import Foundation
+@testable import SyncrCore
 import SyncrHTTP
 import SyncrLock
 
@@ -177,12 +178,27 @@ final class ScriptedTransport: Transport {
         var paused = false
         let room = SinkRoom()
         sink.onResume { room.signal() }
+        // As TransferEngine does: a transfer stopped from outside its task ends `.cancelled`,
+        // even while it waits (in a scripted pause, or for room).
+        let stopped = Locked(false)
+        let halt = OneShot<Bool>()
+        sink.onCancel {
+            stopped.withLock { $0 = true }
+            halt.fulfil(true)
+            room.signal()
+        }
         while delivered < end {
             if let pause = reply.pause, !paused, delivered >= pause.after {
                 paused = true
-                await pause.until()
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await pause.until() }
+                    group.addTask { _ = await halt.wait() }
+                    await group.next()
+                    group.cancelAll()
+                    halt.fulfil(nil)
+                }
             }
-            if Task.isCancelled {
+            if Task.isCancelled || stopped.withLock({ $0 }) {
                 _ = sink.finish()
                 return .failure(.cancelled)
             }
