@@ -105,12 +105,18 @@ enum FS {
     /// bytes for the absolute, normalized paths destinations are (Foundation's version cost
     /// more than a system call per entry); any other path is left to Foundation.
     static func parentFolder(_ path: String) -> String {
-        let utf8 = path.utf8
-        guard utf8.first == UInt8(ascii: "/"), utf8.count > 1, utf8.last != UInt8(ascii: "/"),
-              !zip(utf8, utf8.dropFirst()).contains(where: { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: "/") }),
-              let slash = utf8.lastIndex(of: UInt8(ascii: "/"))
-        else { return (path as NSString).deletingLastPathComponent }
-        return slash == utf8.startIndex ? "/" : String(path[..<slash])
+        // One pass over the bytes in place (walking `utf8` with iterators cost as much again).
+        let found = path.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            let slash = UInt8(ascii: "/")
+            guard bytes.count > 1, bytes[0] == slash, bytes[bytes.count - 1] != slash else { return nil }
+            var last = 0
+            for i in 1..<bytes.count where bytes[i] == slash {
+                if bytes[i - 1] == slash { return nil }
+                last = i
+            }
+            return last == 0 ? "/" : String(decoding: UnsafeBufferPointer(rebasing: bytes[..<last]), as: UTF8.self)
+        }
+        return (found ?? nil) ?? (path as NSString).deletingLastPathComponent
     }
 
     /// Creates a folder and its parents (like `mkdir -p`).

@@ -35,7 +35,7 @@ public enum QueryCredentials {
     /// long enough to be masked wherever they appear. `${VAR}` references are left out: they
     /// name a secret, which the expansion already reports.
     public static func secrets(in text: String) -> [String] {
-        guard text.utf8.contains(UInt8(ascii: "=")) else { return [] }
+        guard text.containsByte(UInt8(ascii: "=")) else { return [] }
         var found: [String] = []
         forEachCredential(in: text) { value in
             guard value.count >= minimumSecretLength else { return }
@@ -49,7 +49,7 @@ public enum QueryCredentials {
     /// in `text`.
     public static func masked(_ text: String) -> String {
         // A byte search: every message syncr shows passes here, and most have no `=`.
-        guard text.utf8.contains(UInt8(ascii: "=")) else { return text }
+        guard text.containsByte(UInt8(ascii: "=")) else { return text }
         var out = ""
         var copied = text.startIndex
         forEachCredential(in: text) { value in

@@ -27,7 +27,7 @@ enum TemplateExpansion {
         -> Result<Template, ProblemList>
     {
         // Most values reference nothing: a byte search is enough to tell.
-        if !written.utf8.contains(UInt8(ascii: "$")) {
+        if !written.containsByte(UInt8(ascii: "$")) {
             return .success(Template(written: written, expanded: written, secrets: []))
         }
         var problems: [Problem] = []

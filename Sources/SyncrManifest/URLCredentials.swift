@@ -6,7 +6,7 @@ public enum URLCredentials {
     public static func secrets(in text: String) -> [String] {
         // A byte search first: without an `@` there is no user information, and the substring
         // search below costs far more (this runs for every URL of a manifest).
-        guard text.utf8.contains(UInt8(ascii: "@")) else { return [] }
+        guard text.containsByte(UInt8(ascii: "@")) else { return [] }
         var found: [String] = []
         var rest = Substring(text)
         while let schemeEnd = rest.firstRange(of: "://") {
@@ -39,7 +39,7 @@ public enum URLCredentials {
     private static func maskedUserInformation(_ text: String) -> String {
         // The byte search for `@` first: it rules out most messages at once, and a substring
         // search costs far more.
-        guard text.utf8.contains(UInt8(ascii: "@")), text.contains("://") else { return text }
+        guard text.containsByte(UInt8(ascii: "@")), text.contains("://") else { return text }
         var result = ""
         var rest = Substring(text)
         while let schemeEnd = rest.firstRange(of: "://") {
