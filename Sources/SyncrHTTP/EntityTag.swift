@@ -26,11 +26,18 @@ public struct EntityTag: Sendable, Equatable, Codable, CustomStringConvertible {
             guard s.count >= 2, s.last == quote else { return nil }
             s = s.dropFirst().dropLast()
         }
-        // Character.isNewline's scalars: LF, VT, FF, CR, NEL, LINE and PARAGRAPH SEPARATOR.
-        let newlines: Set<UInt32> = [0x0A, 0x0B, 0x0C, 0x0D, 0x85, 0x2028, 0x2029]
-        guard !s.contains(quote), !s.contains(where: { newlines.contains($0.value) }) else { return nil }
+        guard !s.contains(where: { $0 == quote || Self.isNewline($0.value) }) else { return nil }
         if s.isEmpty && !text.unicodeScalars.contains(quote) { return nil }
         self.init(opaque: String(Substring(s)), isWeak: weak)
+    }
+
+    /// Character.isNewline's scalars: LF, VT, FF, CR, NEL, LINE and PARAGRAPH SEPARATOR. (A
+    /// switch: a set literal here was built, and hashed into, for every answer's ETag.)
+    private static func isNewline(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x0A...0x0D, 0x85, 0x2028, 0x2029: return true
+        default: return false
+        }
     }
 
     /// The header form, with quotes.
