@@ -64,35 +64,36 @@ extension EntryState {
     /// The record as JSON bytes: members made in key order (as the Codable form sorts them),
     /// so writing needs no sort.
     var recordJSON: [UInt8] {
-        typealias M = RecordJSON.Member
-        var members: [M] = []
-        members.reserveCapacity(15)
-        members.append(M(key: "complete", value: .bool(complete)))
-        if let destination { members.append(M(key: "destination", value: .string(destination))) }
+        var w = RecordWriter()
+        w.member("complete", complete)
+        if let destination { w.member("destination", destination) }
         if let fp = destinationFingerprint {
-            members.append(M(key: "destinationFingerprint", value: .object([
-                M(key: "device", value: .int(Int64(bitPattern: fp.device))),
-                M(key: "inode", value: .int(Int64(bitPattern: fp.inode))),
-                M(key: "mtimeNanoseconds", value: .int(fp.mtimeNanoseconds)),
-                M(key: "size", value: .int(fp.size)),
-            ])))
+            w.object("destinationFingerprint") {
+                $0.member("device", Int64(bitPattern: fp.device))
+                $0.member("inode", Int64(bitPattern: fp.inode))
+                $0.member("mtimeNanoseconds", fp.mtimeNanoseconds)
+                $0.member("size", fp.size)
+            }
         }
-        if let destinationTree { members.append(M(key: "destinationTree", value: .string(destinationTree))) }
+        if let destinationTree { w.member("destinationTree", destinationTree) }
         if let etag {
-            members.append(M(key: "etag", value: .object([
-                M(key: "isWeak", value: .bool(etag.isWeak)), M(key: "opaque", value: .string(etag.opaque)),
-            ])))
+            w.object("etag") {
+                $0.member("isWeak", etag.isWeak)
+                $0.member("opaque", etag.opaque)
+            }
         }
-        if let finalURL { members.append(M(key: "finalURL", value: .string(finalURL))) }
-        members.append(M(key: "format", value: .int(Int64(format))))
+        if let finalURL { w.member("finalURL", finalURL) }
+        w.member("format", Int64(format))
         // `good` is redundant with `ranges`, but says at a glance how far a file got.
-        members.append(M(key: "good", value: .int(good)))
-        if let lastModified { members.append(M(key: "lastModified", value: .string(lastModified))) }
-        members.append(M(key: "ranges", value: .array(ranges.ranges.map { .array([.int($0.lowerBound), .int($0.upperBound)]) })))
-        if let size { members.append(M(key: "size", value: .int(size))) }
-        members.append(M(key: "updated", value: .int(updated)))
-        members.append(M(key: "url", value: .string(url)))
-        members.append(M(key: "verified", value: .members(verified.mapValues(RecordJSON.string))))
-        return RecordJSON.object(members).bytes
+        w.member("good", good)
+        if let lastModified { w.member("lastModified", lastModified) }
+        w.member("ranges", ranges: ranges.ranges)
+        if let size { w.member("size", size) }
+        w.member("updated", updated)
+        w.member("url", url)
+        w.object("verified") { o in
+            for (name, digest) in verified.sorted(by: { $0.key < $1.key }) { o.member(name, digest) }
+        }
+        return w.finish()
     }
 }

@@ -237,7 +237,7 @@ enum RecordJSON: Equatable {
     }
 
     /// Decimal digits, written in place (a `String` per number cost more than the digits).
-    private static func writeInt(_ n: Int64, into out: inout [UInt8]) {
+    static func writeInt(_ n: Int64, into out: inout [UInt8]) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = n.magnitude
         let first = out.count
@@ -248,7 +248,7 @@ enum RecordJSON: Equatable {
         out[first...].reverse()
     }
 
-    private static func writeString(_ s: String, into out: inout [UInt8]) {
+    static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in s.utf8 {
             switch byte {
