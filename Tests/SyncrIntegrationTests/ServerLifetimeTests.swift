@@ -25,8 +25,15 @@ struct ServerLifetimeTests {
         helper.wait(timeout: .seconds(30))
         try #require(written && helper.process.terminationReason == .uncaughtSignal,
                      "the helper should have started the servers and been killed; its output:\n\(log)")
-        let pids = try String(contentsOf: pidFile, encoding: .utf8).split(whereSeparator: \.isWhitespace)
-            .compactMap { Int32($0) }
+        let lines = try String(contentsOf: pidFile, encoding: .utf8).split(separator: "\n")
+        let pids = lines.first.map { $0.split(separator: " ").compactMap { Int32($0) } } ?? []
+        // The helper was killed, so it removed none of its folders: they go here, once its
+        // servers are gone (or killed below).
+        defer {
+            for folder in lines.dropFirst() where folder.hasPrefix("/") {
+                try? FileManager.default.removeItem(atPath: String(folder))
+            }
+        }
         #expect(pids.count >= 4, "a watchdog and a server each for nginx and the fault server: \(pids)")
         let gone = await poll(timeout: .seconds(30)) { pids.allSatisfy { !isAlive($0) } }
         let left = pids.filter(isAlive)
@@ -46,7 +53,10 @@ struct ServerLifetimeTests {
         for leader in [nginx.processGroup, fault.processGroup] {
             pids += processes(inGroup: leader)
         }
-        try (pids.map(String.init).joined(separator: " ") + "\n").write(toFile: pidFile, atomically: true, encoding: .utf8)
+        // Its PIDs, then the folders it made, for the test that kills it to remove.
+        let folders = [root.path, nginx.directory.path, fault.directory.path]
+        try ([pids.map(String.init).joined(separator: " ")] + folders).map { $0 + "\n" }.joined()
+            .write(toFile: pidFile, atomically: true, encoding: .utf8)
         try await Task.sleep(for: .seconds(240))
         withExtendedLifetime((nginx, fault)) {}
     }
