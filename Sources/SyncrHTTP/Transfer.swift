@@ -1,7 +1,8 @@
 import CCurl
 import Synchronization
 
-/// One request in flight: owns its curl easy handle and the state its callbacks fill in.
+/// One request in flight: holds its curl easy handle (from the engine's `EasyHandlePool`) and
+/// the state its callbacks fill in.
 ///
 /// `@unchecked Sendable`: after `submit`, every mutable field is touched only by the engine
 /// thread (the curl callbacks run there); the submitting task reads the result only through the
@@ -32,8 +33,12 @@ final class Transfer: @unchecked Sendable {
     private var holdingPiece = false
     private var errorBodyCapped = false
 
-    init?(request: HTTPRequest, sink: ResponseSink, body: BodyReader?, bufferSize: Int) {
-        guard let easy = curl_easy_init() else { return nil }
+    /// Where the handle comes from and goes back to.
+    private let handles: EasyHandlePool
+
+    init?(request: HTTPRequest, sink: ResponseSink, body: BodyReader?, bufferSize: Int, handles: EasyHandlePool) {
+        guard let easy = handles.take() else { return nil }
+        self.handles = handles
         self.request = request
         self.sink = sink
         self.body = body
@@ -44,7 +49,8 @@ final class Transfer: @unchecked Sendable {
     }
 
     deinit {
-        curl_easy_cleanup(easy)
+        // The engine removed it from the multi handle before it let go of this transfer.
+        handles.give(easy)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }

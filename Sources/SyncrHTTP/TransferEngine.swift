@@ -49,6 +49,8 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let inbox = Locked(Inbox())
     private var active: [ObjectIdentifier: Transfer] = [:]
+    /// The easy handles of finished transfers, for the next ones (as many as stay connected).
+    let handles: EasyHandlePool
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -57,6 +59,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     public init(configuration: Configuration = Configuration()) {
         _ = Self.globalInit
         self.configuration = configuration
+        handles = EasyHandlePool(capacity: max(32, configuration.maxConnectionsPerHost * 2))
         guard let m = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
         multi = m
         syncr_multi_setopt_long(m, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
@@ -94,7 +97,8 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             case .failure(let error): return TransferOutcome(result: .failure(error), requestSent: false)
             }
         }
-        guard let transfer = Transfer(request: request, sink: sink, body: reader, bufferSize: configuration.bufferSize) else {
+        guard let transfer = Transfer(request: request, sink: sink, body: reader, bufferSize: configuration.bufferSize,
+                                      handles: handles) else {
             return TransferOutcome(result: .failure(.connection(url: request.displayURL, code: -1, message: "cannot create a curl handle")),
                                    requestSent: false)
         }

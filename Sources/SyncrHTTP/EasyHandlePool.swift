@@ -1,0 +1,51 @@
+import CCurl
+import Synchronization
+import SyncrLock
+
+/// The curl easy handles of one engine's finished transfers, kept for the next ones.
+///
+/// A handle made and freed per request cost more than the request on loopback: curl allocates
+/// its state on the submitting thread and much of it again on the engine thread, and freeing
+/// all of it on a pool thread contended for the engine thread's heap (a no-op run over 2000
+/// entries took 7% less CPU with handles reused). A handle taken from here is reset first
+/// (`curl_easy_reset`: every option back to its default, so no header, credential, range or
+/// TLS setting of the last request carries over; curl keeps only its TLS session and DNS
+/// caches, which it matches against the new request's settings itself).
+final class EasyHandlePool: Sendable {
+    /// Idle handles, the most recently used last.
+    private let idle = Locked<[UnsafeMutableRawPointer]>([])
+    /// At most this many idle handles are kept; more are freed.
+    let capacity: Int
+    /// Handles handed out again: a test sees reuse with it.
+    let reuses = Atomic<Int>(0)
+    /// Handles waiting to be reused.
+    var idleCount: Int { idle.withLock { $0.count } }
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    deinit {
+        idle.withLock { handles in handles.forEach { curl_easy_cleanup($0) } }
+    }
+
+    /// A handle with every option at its default, or nil when curl cannot make one.
+    func take() -> UnsafeMutableRawPointer? {
+        if let handle = idle.withLock({ $0.popLast() }) {
+            curl_easy_reset(handle)
+            reuses.add(1, ordering: .relaxed)
+            return handle
+        }
+        return curl_easy_init()
+    }
+
+    /// Takes back a handle no multi handle holds any more.
+    func give(_ handle: UnsafeMutableRawPointer) {
+        let kept = idle.withLock { handles -> Bool in
+            guard handles.count < capacity else { return false }
+            handles.append(handle)
+            return true
+        }
+        if !kept { curl_easy_cleanup(handle) }
+    }
+}
