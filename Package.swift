@@ -39,7 +39,7 @@ let package = Package(
 
         // Leaves: they never import each other.
         .target(name: "SyncrManifest", dependencies: ["CYAML"]),
-        .target(name: "SyncrHTTP", dependencies: ["CCurl", "SyncrLock"]),
+        .target(name: "SyncrHTTP", dependencies: ["CCurl", "SyncrLock", "CSystem"]),
         .target(name: "SyncrArchive", dependencies: ["CZlib", "SyncrLock"]),
         .target(name: "SyncrDigest", dependencies: ["CCrypto"]),
         // Object storage: SigV4 signing, s3:// addressing, credentials, S3's XML. Pure logic on

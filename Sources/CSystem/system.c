@@ -17,6 +17,10 @@ int syncr_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
 
+int syncr_start_writeback(int fd, off_t offset, off_t length) {
+    return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
+}
+
 long syncr_filesystem_type(const char *path) {
     struct statfs info;
     if (statfs(path, &info) != 0) return -1;

@@ -88,9 +88,11 @@ extension Downloader {
 
     /// The fetcher of parallel pieces of this entry's file.
     func pieces(_ file: CacheFile, size: Int64, validator: String) -> SegmentedFetch {
-        SegmentedFetch(download: download, size: size, validator: validator, fd: file.fd, dataPath: file.path,
-                       engine: engine, recorder: file.recorder, reporter: reporter, index: item.index,
-                       requests: requests, retrying: retrying)
+        var fetch = SegmentedFetch(download: download, size: size, validator: validator, fd: file.fd, dataPath: file.path,
+                                   engine: engine, recorder: file.recorder, reporter: reporter, index: item.index,
+                                   requests: requests, retrying: retrying)
+        fetch.writeBack = cache.flushesFiles
+        return fetch
     }
 
     /// From now on every attempt starts at byte 0: the record goes first, then the bytes.
@@ -135,7 +137,8 @@ extension Downloader {
         let ticker = CheckpointTicker()
         let sink = FileSink(fd: file.fd, offset: base, requestedRange: range,
                             expectedTotal: base > 0 ? state.size : nil, ifRange: ifRange, displayURL: url,
-                            displayPath: file.path, wholeFileAllowed: leading) { [self] head, sink in
+                            displayPath: file.path, wholeFileAllowed: leading,
+                            writeBack: cache.flushesFiles) { [self] head, sink in
             // An answer that shows a file to split starts the connections that share it out.
             if leading, let split = leadSplit(head) {
                 helper.start { try await share(split, head: head, lead: sink, ended: helper.ended, file: file) }

@@ -27,6 +27,8 @@ struct SegmentedFetch: Sendable {
     /// The entry's request builder and retry loop, shared with its other strategies.
     let requests: RequestBuilder
     let retrying: Retrying
+    /// The file will be flushed: each piece starts the writeback of its bytes as it writes them.
+    var writeBack = false
     var checkpointInterval: Duration = EntryRecorder.interval
     /// No piece smaller than this is split off: below it a new request costs more than it saves.
     var minimumPiece: Int64 = 1 << 20
@@ -152,7 +154,7 @@ struct SegmentedFetch: Sendable {
             try await retrying.run(from: start, kept: { _ in 0 }) {
                 let range = ByteRange(start: start, end: end - 1)
                 let sink = FileSink(fd: fd, offset: start, requestedRange: range, expectedTotal: size,
-                                    ifRange: validator, displayURL: url, displayPath: dataPath)
+                                    ifRange: validator, displayURL: url, displayPath: dataPath, writeBack: writeBack)
                 await board.begin(sink)
                 let outcome = await engine.perform(requests.piece(range: range, ifRange: validator), sink: sink)
                 let written = sink.written

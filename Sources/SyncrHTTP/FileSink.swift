@@ -52,12 +52,16 @@ public final class FileSink: ResponseSink {
     /// The response head, once the response started.
     public var head: HTTPResponseHead? { headBox.withLock { $0 } }
 
-    /// - Parameter writer: the threads that write the bytes (tests pass one that plays a slow disk).
+    /// - Parameters:
+    ///   - writer: the threads that write the bytes (tests pass one that plays a slow disk).
+    ///   - writeBack: the file will be flushed when the transfer is done: start the disk's
+    ///     writing of its bytes as they are written (every 8 MiB), so the flush has little left.
     public init(fd: Int32, offset: Int64, requestedRange: ByteRange?, expectedTotal: Int64?, ifRange: String? = nil,
                 displayURL: String, displayPath: String, wholeFileAllowed: Bool = false,
-                writer: DiskWriter = .shared,
+                writer: DiskWriter = .shared, writeBack: Bool = false,
                 onResponse: (@Sendable (HTTPResponseHead, FileSink) -> Void)? = nil) {
-        behind = WriteBehind(fd: fd, offset: offset, displayPath: displayPath, writer: writer)
+        behind = WriteBehind(fd: fd, offset: offset, displayPath: displayPath, writer: writer,
+                             writeBack: writeBack ? WriteBehind.writeBackStep : nil)
         self.onResponse = onResponse
         self.wholeFileAllowed = wholeFileAllowed && offset == 0 && requestedRange?.start == 0
         self.fd = fd

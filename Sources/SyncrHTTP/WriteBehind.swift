@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystem
 import Synchronization
 import SyncrLock
 
@@ -17,10 +18,15 @@ public final class DiskWriter: Sendable {
     /// Runs on the writing thread before each write, with the descriptor and the byte count:
     /// lets a test play a slow disk and see the writes.
     let beforeWrite: (@Sendable (Int32, Int) -> Void)?
+    /// Runs where a file's writeback is started, with the descriptor and the file range: lets
+    /// a test see which ranges were started.
+    let onWriteBack: (@Sendable (Int32, Range<Int64>) -> Void)?
 
-    init(threads: Int, beforeWrite: (@Sendable (Int32, Int) -> Void)? = nil) {
+    init(threads: Int, beforeWrite: (@Sendable (Int32, Int) -> Void)? = nil,
+         onWriteBack: (@Sendable (Int32, Range<Int64>) -> Void)? = nil) {
         queue = WorkQueue(threads: threads, name: "syncr-disk")
         self.beforeWrite = beforeWrite
+        self.onWriteBack = onWriteBack
     }
 
     /// Jobs handed to the threads so far: a test counts hand-offs with it.
@@ -61,6 +67,8 @@ final class WriteBehind: Sendable {
     static let bufferSize = 256 * 1024
     /// Buffers per transfer: one filling while the other is written.
     static let buffers = 2
+    /// How often a file that will be flushed has its writeback started: every 8 MiB written.
+    static let writeBackStep: Int64 = 8 << 20
 
     private struct Chunk {
         var buffer: UnsafeMutableRawBufferPointer
@@ -110,12 +118,21 @@ final class WriteBehind: Sendable {
     private let writer: DiskWriter
     private let state = Locked(State())
     private let writtenCounter = Atomic<Int64>(0)
+    /// Start the disk's writing of what was written every this many bytes; nil: never.
+    private let writeBackStep: Int64?
+    /// Body bytes whose writeback was started. Touched only by the one thread writing.
+    private let writeBackStarted = Atomic<Int64>(0)
 
-    init(fd: Int32, offset: Int64, displayPath: String, writer: DiskWriter) {
+    /// - Parameter writeBack: every this many bytes written, start the disk's writing of them
+    ///   (`sync_file_range`), without waiting: the file's flush at the end then finds most of
+    ///   its pages written instead of writing them all itself. For files that will be flushed;
+    ///   nil for the others (in memory, or `fsync: false`), whose pages are better left alone.
+    init(fd: Int32, offset: Int64, displayPath: String, writer: DiskWriter, writeBack: Int64? = nil) {
         self.fd = fd
         self.offset = offset
         self.displayPath = displayPath
         self.writer = writer
+        writeBackStep = writeBack
     }
 
     deinit {
@@ -264,7 +281,20 @@ final class WriteBehind: Sendable {
             remaining -= n
             writtenCounter.add(Int64(n), ordering: .releasing)
         }
+        startWriteBack()
         return nil
+    }
+
+    /// Starts the writeback of the bytes written since the last start, once they are a step.
+    /// A file system that cannot (a pipe, some network ones) answers an error, and the flush
+    /// at the end does all the writing, as it would have anyway.
+    private func startWriteBack() {
+        guard let step = writeBackStep else { return }
+        let done = writtenCounter.load(ordering: .relaxed), started = writeBackStarted.load(ordering: .relaxed)
+        guard done - started >= step else { return }
+        writer.onWriteBack?(fd, (offset + started)..<(offset + done))
+        _ = syncr_start_writeback(fd, off_t(offset + started), off_t(done - started))
+        writeBackStarted.store(done, ordering: .relaxed)
     }
 
     // MARK: the state, under the lock

@@ -122,6 +122,57 @@ struct FileSinkTests {
         #expect(firstDifference(file.contents(), body) == nil)
     }
 
+    /// Writes `body` through a sink at file offset `offset` the way curl offers it (16 KiB at a
+    /// time, again after a pause once the sink asks for the transfer back); returns the file
+    /// ranges whose writeback was started.
+    static func writeStartingWriteBack(_ body: [UInt8], offset: Int64, writeBack: Bool) async throws -> [Range<Int64>] {
+        let file = try TempFile()
+        let started = Locked<[Range<Int64>]>([])
+        let writer = DiskWriter(threads: 1, onWriteBack: { _, range in started.withLock { $0.append(range) } })
+        let sink = FileSink(fd: file.fd, offset: offset, requestedRange: nil, expectedTotal: nil,
+                            displayURL: url, displayPath: "downloads/big.iso", writer: writer, writeBack: writeBack)
+        let resumed = Locked(0)
+        sink.onResume { resumed.withLock { $0 += 1 } }
+        #expect(sink.responseStarted(makeHead(200, [])).isProceed)
+        var at = 0
+        while at < body.count {
+            let end = min(at + 16384, body.count)
+            let seen = resumed.withLock { $0 }
+            switch body.withUnsafeBytes({ sink.write(UnsafeRawBufferPointer(rebasing: $0[at..<end])) }) {
+            case .proceed: at = end
+            case .pause: try #require(try await waitUntil { resumed.withLock { $0 } > seen })
+            case .fail(let error): throw error
+            case .stop: Issue.record("the sink stopped at byte \(at)"); return []
+            }
+        }
+        #expect(sink.finish().isProceed)
+        #expect(await sink.settle() == nil)
+        // memcmp: a compare by element takes seconds over 20 MiB in a debug build.
+        let contents = file.contents()
+        try #require(contents.count == Int(offset) + body.count)
+        let same = contents.withUnsafeBytes { c in body.withUnsafeBytes { memcmp(c.baseAddress! + Int(offset), $0.baseAddress!, body.count) } }
+        #expect(same == 0, "the file holds the body at its offset")
+        return started.withLock { $0 }
+    }
+
+    @Test("a file to be flushed has its writeback started every 8 MiB written, at its place in the file; the rest is left to the flush")
+    func writeBackStartsEvery8MiB() async throws {
+        let pattern = (0..<65_537).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 11) }
+        var body: [UInt8] = []
+        while body.count < 20 * 1024 * 1024 { body += pattern }
+        let offset: Int64 = 3 * 1024 * 1024 + 7
+        let step = WriteBehind.writeBackStep
+        #expect(step == 8 * 1024 * 1024)
+        let started = try await Self.writeStartingWriteBack(body, offset: offset, writeBack: true)
+        #expect(started == [offset..<(offset + step), (offset + step)..<(offset + 2 * step)])
+    }
+
+    @Test("a file that will not be flushed (in memory, or fsync: false) never has its writeback started")
+    func noWriteBackUnlessFlushed() async throws {
+        let body = [UInt8](repeating: 9, count: 17 * 1024 * 1024)
+        #expect(try await Self.writeStartingWriteBack(body, offset: 0, writeBack: false).isEmpty)
+    }
+
     @Test("a slow disk pauses the transfer at two buffers held, and resumes it when one is written")
     func slowDiskPauses() async throws {
         let file = try TempFile()

@@ -15,6 +15,11 @@ int syncr_exchange(const char *a, const char *b);
    -1 with errno (EINVAL, ENOSYS where the file system or kernel cannot). */
 int syncr_rename_noreplace(const char *from, const char *to);
 
+/* sync_file_range(SYNC_FILE_RANGE_WRITE): starts writing the dirty pages of a file's range to
+   the disk, without waiting for them, so that a later fdatasync finds most of them written.
+   Returns 0, or -1 with errno (ESPIPE, EINVAL where the file cannot; nothing to undo). */
+int syncr_start_writeback(int fd, off_t offset, off_t length);
+
 /* The git commit this binary was built from (SYNCR_COMMIT at build time), or NULL. */
 const char *syncr_build_commit(void);
 
