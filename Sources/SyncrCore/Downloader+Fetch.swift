@@ -105,7 +105,7 @@ extension Downloader {
 
     func note(_ fs: FetchState, _ note: EntryNote) {
         fs.notes.append(note)
-        reporter?.report(.note(index: item.index, note: note))
+        reporter?.report(.note(index: item.index, note: note, object: item.object))
     }
 
     /// One attempt on one stream, from `fs.offset` to the end.
@@ -164,7 +164,7 @@ extension Downloader {
 
     /// Makes a stream's progress durable every `checkpointInterval` while it runs.
     private func checkpoints(_ sink: FileSink, base: Int64, recorder: EntryRecorder) -> Task<Void, Never> {
-        Task { [checkpointInterval, reporter, index = item.index] in
+        Task { [checkpointInterval, reporter, index = item.index, object = item.object] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: checkpointInterval)
                 if Task.isCancelled { break }
@@ -172,7 +172,8 @@ extension Downloader {
                 let written = sink.written
                 if written > 0 {
                     try? await recorder.checkpoint(good: base + written, head: sink.head)
-                    reporter?.report(.progress(index: index, transferred: written, total: sink.head?.resourceSize))
+                    reporter?.report(.progress(index: index, transferred: written, total: sink.head?.resourceSize,
+                                               object: object))
                 }
             }
         }

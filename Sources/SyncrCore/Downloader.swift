@@ -175,6 +175,7 @@ struct Downloader: Sendable {
     var retrying: Retrying {
         var retrying = Retrying(retries: download.settings.retries, index: item.index, kind: .download,
                                 reporter: reporter, redactor: redactor)
+        retrying.object = download.object
         retrying.s3 = requests.s3
         retrying.unreachable = unreachable.map { ($0, requests.url, url) }
         return retrying

@@ -1,18 +1,20 @@
 /// What happens during a run, for whoever shows progress. Delivered from many tasks at once,
 /// with secrets masked. `kind` and `index` name the entry (`index` counts in `downloads:` or
-/// `uploads:`, as `kind` says).
+/// `uploads:`, as `kind` says); `object` tells apart the objects listed from one `s3://` prefix
+/// entry, as `PlanItem.object` does.
 public enum ProgressEvent: Sendable {
     /// An entry starts transferring.
     case started(item: PlanItem)
     /// Bytes moved for an entry (a running total for this run): received for a download, sent
     /// for an upload; `total` when known.
-    case progress(index: Int, transferred: Int64, total: Int64?, kind: EntryKind = .download)
+    case progress(index: Int, transferred: Int64, total: Int64?, kind: EntryKind = .download, object: Int? = nil)
     /// Attempt `attempt` failed with `error` (whose `retries.stop` is nil) and will be retried
     /// after `delay` seconds.
-    case retrying(index: Int, attempt: Int, delay: Double, error: SyncError, kind: EntryKind = .download)
+    case retrying(index: Int, attempt: Int, delay: Double, error: SyncError, kind: EntryKind = .download,
+                  object: Int? = nil)
     /// Something the operator should know that does not fail the entry (e.g. the server ignored
     /// Range and the download restarted from byte 0).
-    case note(index: Int, note: EntryNote, kind: EntryKind = .download)
+    case note(index: Int, note: EntryNote, kind: EntryKind = .download, object: Int? = nil)
     /// An entry is done, one way or the other.
     case finished(result: ItemResult)
 }

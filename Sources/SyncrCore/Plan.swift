@@ -31,6 +31,9 @@ public struct PlanItem: Sendable {
     public var kind: EntryKind
     /// Index of the entry in `downloads:` or `uploads:`.
     public var index: Int
+    /// For an object listed from an `s3://` prefix (whose objects share the prefix's `index`),
+    /// its position among them; nil otherwise. `kind`, `index` and `object` name the item.
+    public var object: Int?
     /// An upload's `from`, as written.
     public var from: String?
     /// The URL as written in the manifest.

@@ -93,10 +93,11 @@ struct ScrubbingReporter: ProgressReporter {
             inner.report(.started(item: item))
         case .progress:
             inner.report(event)
-        case .retrying(let index, let attempt, let delay, let error, let kind):
-            inner.report(.retrying(index: index, attempt: attempt, delay: delay, error: error.scrubbed(redactor), kind: kind))
-        case .note(let index, let note, let kind):
-            inner.report(.note(index: index, note: note.scrubbed(redactor), kind: kind))
+        case .retrying(let index, let attempt, let delay, let error, let kind, let object):
+            inner.report(.retrying(index: index, attempt: attempt, delay: delay, error: error.scrubbed(redactor), kind: kind,
+                                   object: object))
+        case .note(let index, let note, let kind, let object):
+            inner.report(.note(index: index, note: note.scrubbed(redactor), kind: kind, object: object))
         case .finished(var result):
             result.item.url = redactor.scrub(result.item.url)
             result.item.reason = redactor.scrub(result.item.reason)

@@ -25,6 +25,8 @@ struct Retrying: Sendable {
     let index: Int
     /// Whether the entry is a download or an upload, for `.retrying` events.
     let kind: EntryKind
+    /// The object of an `s3://` prefix entry this loop is for (`Download.object`), for its events.
+    var object: Int?
     let reporter: (any ProgressReporter)?
     let redactor: Redactor
     /// The first backoff step in seconds (the policy's; tests make it tiny).
@@ -70,7 +72,8 @@ struct Retrying: Sendable {
                 throw SyncError(failure, retries: .init(stop: error.stop, kept: kept(reached)), s3: s3)
             }
             reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,
-                                       error: SyncError(failure, retries: .willRetry, s3: s3).scrubbed(redactor), kind: kind))
+                                       error: SyncError(failure, retries: .willRetry, s3: s3).scrubbed(redactor), kind: kind,
+                                       object: object))
             do {
                 try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             } catch {

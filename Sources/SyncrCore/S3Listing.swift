@@ -41,7 +41,9 @@ enum S3Listing {
             }
             for object in page.objects where !object.key.hasSuffix("/") {
                 switch entry(download, key: object.key, under: location) {
-                case .success(let one): downloads.append(one)
+                case .success(var one):
+                    one.object = downloads.count
+                    downloads.append(one)
                 case .failure(let failure): return .failure(failure)
                 }
             }

@@ -92,13 +92,13 @@ struct SegmentedFetch: Sendable {
                      joining lead: (sink: FileSink, ended: OneShot<Result<HTTPResponse, TransferError>>)? = nil)
         async throws
         -> (Outcome, Int64) {
-        let ticker = Task { [checkpointInterval, recorder, reporter, index, size] in
+        let ticker = Task { [checkpointInterval, recorder, reporter, index, size, object = download.object] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: checkpointInterval)
                 if Task.isCancelled { break }
                 let (ranges, transferred) = await board.snapshot()
                 try? await recorder.checkpoint(ranges, head: nil)
-                reporter?.report(.progress(index: index, transferred: transferred, total: size))
+                reporter?.report(.progress(index: index, transferred: transferred, total: size, object: object))
             }
         }
         defer { ticker.cancel() }

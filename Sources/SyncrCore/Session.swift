@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 
 /// Command-line choices that override the manifest.
@@ -64,6 +65,8 @@ public final class Session: Sendable {
     public let locked: Lockfile?
     let reporter: (any ProgressReporter)?
     private let flusher = FlushPool()
+    /// The entries `itemCount` listed, for the `plan` or `apply` that follows to use once.
+    private let prelisted = Locked<Entries?>(nil)
     /// Servers nobody answered for, shared by every entry of one `plan` or `apply` (each starts
     /// afresh: a session may outlive a server's outage).
     let unreachable = UnreachableHosts()
@@ -145,10 +148,21 @@ public final class Session: Sendable {
         case unlisted(Download, SyncError)
     }
 
+    /// How many items the next `plan` or `apply` goes through: the manifest's entries, each
+    /// `s3://` prefix download counted as the objects it lists. Those are listed now, and the
+    /// call that follows takes this listing instead of listing again (one call only: a later
+    /// one lists afresh). What a progress display counts its items against.
+    public func itemCount() async -> Int {
+        let listed = await listedEntries()
+        if listed.listed != nil { prelisted.withLock { $0 = listed } }
+        return listed.count
+    }
+
     /// Downloads first, then uploads, each in manifest order, with each `s3://` prefix download
-    /// replaced by the downloads of its objects (listed now, in order).
+    /// replaced by the downloads of its objects (listed now, in order, unless `itemCount` just did).
     func listedEntries() async -> Entries {
         guard manifest.downloads.contains(where: { $0.s3?.isPrefix == true }) else { return entries }
+        if let listed = prelisted.withLock({ box -> Entries? in defer { box = nil }; return box }) { return listed }
         var result: [Entry] = []
         for download in manifest.downloads {
             switch await S3Listing.expand(download, engine: engine, redactor: redactor) {
@@ -218,6 +232,7 @@ public final class Session: Sendable {
                 } else {
                     item = await self.planItem(download, index: index, reporter: reporter).noting(download.settings)
                 }
+                item.object = download.object
             case .upload(let upload): item = await self.uploadPlanner.plan(upload).noting(upload.settings)
             case .unlisted(let download, let failure): item = self.unlistedItem(download, failure)
             }
@@ -356,6 +371,7 @@ public final class Session: Sendable {
         let request = builder.probe()
         var retrying = Retrying(retries: download.settings.retries, index: download.index, kind: .download,
                                 reporter: reporter, redactor: redactor)
+        retrying.object = download.object
         retrying.s3 = builder.s3
         retrying.unreachable = (unreachable, builder.url, builder.displayURL)
         do {
@@ -485,8 +501,10 @@ public final class Session: Sendable {
 
     private func downloader(_ download: Download, _ item: PlanItem, key: String,
                             reporter: (any ProgressReporter)?) -> Downloader {
-        Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
-                   reporter: reporter, flusher: flusher, folders: folders, slots: slots, key: key)
+        var item = item
+        item.object = download.object
+        return Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
+                          reporter: reporter, flusher: flusher, folders: folders, slots: slots, key: key)
     }
 
     /// The session's reporter, and `progress` too when given (masked like every event).

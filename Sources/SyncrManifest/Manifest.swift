@@ -192,6 +192,9 @@ public enum Checksum: Sendable, Equatable, CustomStringConvertible {
 public struct Download: Sendable {
     /// Zero-based index in `downloads:`; messages print it as `downloads[N]`.
     public var index: Int
+    /// For a download listed from an `s3://` prefix, the object's position among the prefix's
+    /// objects (from 0), which tells it from its siblings; nil for an entry as written.
+    public var object: Int?
     /// Where the entry starts (the `-` of the sequence item).
     public var location: SourceLocation
     /// The URL; `expanded` is an http(s) URL.

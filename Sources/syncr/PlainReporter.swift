@@ -53,14 +53,14 @@ final class PlainReporter: RunReporter {
             case .started(let item):
                 let number = state.board.start(item, now: now)
                 return lines.started(item, number: number)
-            case .progress(let index, let transferred, let total, let kind):
-                state.board.progress(EntryKey(kind: kind, index: index), transferred: transferred, total: total, now: now)
+            case .progress(let index, let transferred, let total, let kind, let object):
+                state.board.progress(EntryKey(kind: kind, index: index, object: object), transferred: transferred, total: total, now: now)
                 return nil
-            case .retrying(let index, let attempt, let delay, let error, let kind):
-                let name = EntryLines.name(EntryKey(kind: kind, index: index), on: state.board)
+            case .retrying(let index, let attempt, let delay, let error, let kind, let object):
+                let name = EntryLines.name(EntryKey(kind: kind, index: index, object: object), on: state.board)
                 return lines.retrying(name, attempt: attempt, delay: delay, error: error)
-            case .note(let index, let note, let kind):
-                let name = EntryLines.name(EntryKey(kind: kind, index: index), on: state.board)
+            case .note(let index, let note, let kind, let object):
+                let name = EntryLines.name(EntryKey(kind: kind, index: index, object: object), on: state.board)
                 return lines.note(name, note)
             case .finished(let result):
                 state.board.finish(result, now: now)

@@ -121,7 +121,9 @@ enum ApplyCommand {
         defer { lock?.release() }
         for warning in session.applySpaceWarnings() { Output.err("syncr: warning: \(warning)") }
         // Only now may a bar take over the terminal: nothing else prints until the run ends.
-        reporter.attach(ApplyOutput.reporter(options, entryCount: manifest.downloads.count + manifest.uploads.count,
+        // Counted with each s3:// prefix as its objects (listed now; apply takes that listing).
+        let items = await session.itemCount()
+        reporter.attach(ApplyOutput.reporter(options, entryCount: items,
                                              terminal: TerminalInfo.stderr(environment: environment())))
         // On Ctrl-C the bar makes way for the notice and the lines that follow.
         Signals.onFirstSignal { _ in reporter.finish() }

@@ -4,14 +4,16 @@ import Glibc
 import SyncrCore
 import SyncrManifest
 
-/// Which entry an event is about: downloads and uploads are counted in separate lists.
+/// Which item an event is about: downloads and uploads are counted in separate lists, and the
+/// objects listed from one `s3://` prefix entry share its index and differ by `object`.
 struct EntryKey: Hashable, Sendable {
     var kind: EntryKind
     var index: Int
+    var object: Int? = nil
 }
 
 extension PlanItem {
-    var key: EntryKey { EntryKey(kind: kind, index: index) }
+    var key: EntryKey { EntryKey(kind: kind, index: index, object: object) }
 }
 
 /// Seconds on a clock that never goes back.

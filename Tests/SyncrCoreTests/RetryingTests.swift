@@ -12,7 +12,7 @@ struct RetryingTests {
         // @unchecked: the loop reports from the test's own task only.
         var retries: [(attempt: Int, error: SyncError)] = []
         func report(_ event: ProgressEvent) {
-            if case .retrying(_, let attempt, _, let error, _) = event { retries.append((attempt, error)) }
+            if case .retrying(_, let attempt, _, let error, _, _) = event { retries.append((attempt, error)) }
         }
     }
 

@@ -115,7 +115,7 @@ final class EventLog: ProgressReporter, Sendable {
     /// The error text of every `.retrying` event.
     var retries: [String] {
         events.withLock { $0 }.compactMap {
-            if case .retrying(_, _, _, let error, _) = $0 { return error.description }
+            if case .retrying(_, _, _, let error, _, _) = $0 { return error.description }
             return nil
         }
     }

@@ -69,6 +69,26 @@ struct ProgressTextTests {
         }
     }
 
+    /// The objects listed from one `s3://` prefix share its index: `object` keeps them apart, so
+    /// each has its row and its own bytes, and each finish counts once.
+    @Test func objectsOfOnePrefixAreRowsOfTheirOwn() {
+        var board = TransferBoard(entryCount: 2, now: 0)
+        var first = Self.item("data/a.bin", size: 10 << 20), second = Self.item("data/b.bin", size: 20 << 20)
+        first.object = 0
+        second.object = 1
+        _ = board.start(first, now: 0)
+        _ = board.start(second, now: 0)
+        board.progress(EntryKey(kind: .download, index: 0, object: 0), transferred: 5 << 20, total: 10 << 20, now: 1)
+        board.progress(EntryKey(kind: .download, index: 0, object: 1), transferred: 5 << 20, total: 20 << 20, now: 1)
+        let lines = BarReporter.block(board, columns: 100, rows: 24, now: 1)
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines[0].contains("a.bin") && lines[0].contains("50%"), "\(lines[0])")
+        #expect(lines[1].contains("b.bin") && lines[1].contains("25%"), "\(lines[1])")
+        board.finish(ItemResult(item: first, outcome: .ok, transferred: 10 << 20, seconds: 1, notes: []), now: 2)
+        #expect(board.finishedCount == 1)
+        #expect(board.entry(second.key)?.item.to == "data/b.bin", "the other object is still running")
+    }
+
     /// More transfers than the window has rows: the rest are counted in one line.
     @Test func manyTransfersAreCounted() {
         var board = TransferBoard(entryCount: 30, now: 0)

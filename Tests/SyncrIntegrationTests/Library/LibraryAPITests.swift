@@ -196,7 +196,7 @@ struct LibraryAPITests {
 
         let url = server.url("/busy.bin")
         var retries: [SyncError] = []
-        for case .retrying(index: 0, attempt: 1, _, let error, kind: .download) in events.all { retries.append(error) }
+        for case .retrying(index: 0, attempt: 1, _, let error, kind: .download, object: nil) in events.all { retries.append(error) }
         #expect(retries.count == 1)
         if let error = retries.first {
             guard case .http(status: 503, url: url, _, retries: .willRetry) = error else {
@@ -226,7 +226,7 @@ struct LibraryAPITests {
         for item in plan.items where item.action == .error { print("cannot plan \(item.kind) \(item.index): \(item.reason)") }
 
         let report = await session.apply { event in  // called from many tasks at once
-            if case .retrying(let index, let attempt, _, let error, .download) = event {
+            if case .retrying(let index, let attempt, _, let error, .download, _) = event {
                 print("downloads[\(index)]: attempt \(attempt) failed: \(error)")
             }
         }

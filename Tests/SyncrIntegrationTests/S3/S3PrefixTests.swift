@@ -26,6 +26,12 @@ import Testing
         #expect(plan.stdout.contains("3 to download"), "\(plan.stdout)")
         let first = try await project.run(["apply"], environment: server.environment)
         #expect(first.exitCode == 0, "\(first.stderr)")
+        // Each object is an item of its own, counted against the objects, not the one entry.
+        for (n, name) in files.enumerated() {
+            #expect(first.stderr.contains("[\(n + 1)/3] download data/"), "\(first.stderr)")
+            #expect(first.stderr.contains("done download data/\(name)"), "\(first.stderr)")
+        }
+        #expect(!first.stderr.contains("/1] "), "\(first.stderr)")
         for name in files {
             #expect(try await sha256(file: project.file("data/" + name)) == (try await sha256(file: tree.appendingPathComponent(name))), "\(name)")
         }
