@@ -52,21 +52,50 @@ public struct CachePrune: Sendable {
     }
 
     /// Removes the entry's files: the record first (so no record ever vouches for missing data),
-    /// then everything else.
+    /// then everything else. A multipart upload the entry started is aborted first, so the store
+    /// frees (and stops billing) its parts; one that cannot be leaves the entry whole, for a
+    /// later prune to try again.
     ///
-    /// - Throws: `FileError` for the first file that could not be removed (one already gone is fine).
-    public static func remove(_ entry: CacheEntry, from directory: String) throws(FileError) {
+    /// - Throws: `CachePruneError`: the upload that could not be aborted, or the first file that
+    ///   could not be removed (one already gone is fine).
+    public static func remove(_ entry: CacheEntry, from directory: String) throws(CachePruneError) {
         let records = entry.files.filter { $0.hasSuffix(".state") || $0.hasSuffix(".upload") }
         let rest = entry.files.filter { !records.contains($0) }
-        // A multipart upload that nothing will finish: abort it, so the store frees its parts.
         for name in entry.files where name.hasSuffix(".multipart") {
-            S3AbandonedUploads.abort(recordAt: directory + "/" + name)
+            let path = directory + "/" + name
+            do {
+                try S3AbandonedUploads.abort(recordAt: path)
+            } catch {
+                throw .uploadNotAborted(record: path, bucket: error.bucket, key: error.key, uploadID: error.uploadID,
+                                        reason: error.reason)
+            }
         }
         for name in records + rest {
             let path = directory + "/" + name
             if unlink(path) != 0 && errno != ENOENT {
-                throw FileError(path: path, operation: "remove", errno: errno)
+                throw .file(FileError(path: path, operation: "remove", errno: errno))
             }
+        }
+    }
+}
+
+/// Why `CachePrune.remove` left an entry (or part of it) in place.
+public enum CachePruneError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A file of the entry could not be removed.
+    case file(FileError)
+    /// The multipart upload the entry started could not be aborted (`reason`), so the entry was
+    /// kept: removing its record would forget the upload, whose parts the store keeps and bills.
+    case uploadNotAborted(record: String, bucket: String, key: String, uploadID: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .file(let error):
+            return error.description
+        case .uploadNotAborted(let record, let bucket, let key, let uploadID, let reason):
+            return "could not abort the multipart upload syncr left at s3://\(bucket)/\(key) (\(reason)); "
+                + "the store keeps (and bills) its parts until it is aborted, so the entry is kept. Run "
+                + "'syncr cache prune' again with the store's credentials, or abort it with 'aws s3api "
+                + "abort-multipart-upload --bucket \(bucket) --key \(key) --upload-id \(uploadID)' and remove \(record)"
         }
     }
 }

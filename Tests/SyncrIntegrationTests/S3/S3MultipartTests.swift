@@ -126,7 +126,7 @@ import Testing
     }
 
     /// `syncr cache prune` with a manifest that no longer has the upload removes its record and
-    /// aborts the multipart upload in the store.
+    /// aborts the multipart upload in the store; without the store's credentials it keeps both.
     @Test func pruneAbortsAnAbandonedUpload() async throws {
         let server = try await SeaweedFS.shared.start()
         let project = try Project()
@@ -143,6 +143,23 @@ import Testing
         try #require(before.stdout.contains(uploadID), "\(before)")
 
         try "version: 1\ndownloads: []\n".write(to: project.file("other.yml"), atomically: true, encoding: .utf8)
+        // Without credentials the upload cannot be aborted: the entry stays (forgetting it would
+        // leave its parts billed in the store), and the message says how to abort it by hand.
+        var noCredentials = server.environment
+        noCredentials["AWS_ACCESS_KEY_ID"] = ""
+        noCredentials["AWS_SECRET_ACCESS_KEY"] = ""
+        let refused = try await project.run(["cache", "prune", "--cache", ".syncr/cache", "other.yml"], environment: noCredentials)
+        #expect(refused.exitCode == 1, "\(refused.stdout)\(refused.stderr)")
+        #expect(refused.stderr.contains("could not abort the multipart upload syncr left at s3://syncr-test/\(key)"),
+                "\(refused.stderr)")
+        #expect(refused.stderr.contains("no S3 credentials"), "the reason: \(refused.stderr)")
+        #expect(refused.stderr.contains("--bucket syncr-test --key \(key) --upload-id \(uploadID)"), "\(refused.stderr)")
+        #expect(refused.stdout.contains("1 could not be removed"), "\(refused.stdout)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: project.file(".syncr/cache").path)
+        #expect(left.contains { $0.hasSuffix(".multipart") }, "the record of the upload stays: \(left)")
+        let still = try await aws.run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
+        #expect(still.stdout.contains(uploadID), "\(still)")
+
         let prune = try await project.run(["cache", "prune", "--cache", ".syncr/cache", "other.yml"], environment: server.environment)
         #expect(prune.exitCode == 0, "\(prune.stdout)\(prune.stderr)")
         let names = try FileManager.default.contentsOfDirectory(atPath: project.file(".syncr/cache").path)
