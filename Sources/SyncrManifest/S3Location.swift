@@ -12,9 +12,13 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether `url` starts with `s3://` (any case): the caller should parse it as one.
     public static func isS3URL(_ url: String) -> Bool {
-        // On the bytes: every URL of a manifest is asked, most of them http(s).
-        let head = url.utf8.prefix(5)
-        return head.count == 5 && zip(head, "s3://".utf8).allSatisfy { $0 | ($0 >= 0x41 && $0 <= 0x5A ? 0x20 : 0) == $1 }
+        // On the bytes, and for the usual http(s) URL decided at the first: every URL of a manifest
+        // is asked, several times per entry (`Download.s3`).
+        var bytes = url.utf8.makeIterator()
+        for expected in "s3://".utf8 {
+            guard let byte = bytes.next(), byte | (byte >= 0x41 && byte <= 0x5A ? 0x20 : 0) == expected else { return false }
+        }
+        return true
     }
 
     /// Parses `s3://bucket/key`.

@@ -16,6 +16,14 @@ import Testing
         #expect(throws: error) { try S3Location(parsing: url) }
     }
 
+    /// The scheme is told on its bytes, in any case, and nothing shorter than `s3://` passes.
+    @Test(arguments: [("s3://bucket/key", true), ("S3://bucket/", true), ("s3://", true), ("s3:/", false), ("s3", false),
+                      ("", false), ("s4://b/k", false), ("s3:\\\\b", false), ("https://example.com/s3://", false),
+                      ("ß3://b/k", false)])
+    func tellsS3URLs(_ url: String, _ isS3: Bool) {
+        #expect(S3Location.isS3URL(url) == isS3, "\(url)")
+    }
+
     @Test func s3BlockMergesKeyByKey() throws {
         let m = try parse("""
             version: 1
