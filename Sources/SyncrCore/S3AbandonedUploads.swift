@@ -6,8 +6,8 @@ import SyncrS3
 
 /// Multipart uploads syncr started and nothing will finish (their entry left the manifest, or
 /// was pruned for its age): aborted when `syncr cache prune` removes their record, so the store
-/// does not keep (and bill) their parts. A failure is not fatal: the store's lifecycle rules, or
-/// `aws s3api abort-multipart-upload`, remain.
+/// does not keep (and bill) their parts. An upload that cannot be aborted keeps its record (see
+/// `CachePrune.remove`): forgotten, nothing would ever abort it.
 enum S3AbandonedUploads {
     /// Why an abandoned upload could not be aborted: what the message names.
     struct Failure: Error, Sendable {
@@ -53,7 +53,8 @@ enum S3AbandonedUploads {
             case .success(let response) where response.head.isSuccess || response.head.status == 404:
                 answer.withLock { $0 = nil }
             case .success(let response):
-                let said = S3ErrorResponse(parsing: response.errorBody).map { "\($0.code): \($0.message)" } ?? "HTTP \(response.head.status)"
+                let said = S3ErrorResponse(parsing: response.errorBody).map { "\($0.code): \($0.message)" }
+                    ?? "HTTP \(response.head.status)"
                 answer.withLock { $0 = "the store answered \(said)" }
             case .failure(let error):
                 answer.withLock { $0 = error.description }

@@ -60,7 +60,8 @@ final class BarReporter: RunReporter {
                 // The bar shows it; no line.
                 _ = state.board.start(item, now: now)
             case .progress(let index, let transferred, let total, let kind, let object):
-                state.board.progress(EntryKey(kind: kind, index: index, object: object), transferred: transferred, total: total, now: now)
+                state.board.progress(EntryKey(kind: kind, index: index, object: object), transferred: transferred,
+                                     total: total, now: now)
             case .retrying(let index, let attempt, let delay, let error, let kind, let object):
                 let name = EntryLines.name(EntryKey(kind: kind, index: index, object: object), on: state.board)
                 if !quiet { line = lines.retrying(name, attempt: attempt, delay: delay, error: error) }

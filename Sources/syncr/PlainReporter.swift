@@ -54,7 +54,8 @@ final class PlainReporter: RunReporter {
                 let number = state.board.start(item, now: now)
                 return lines.started(item, number: number)
             case .progress(let index, let transferred, let total, let kind, let object):
-                state.board.progress(EntryKey(kind: kind, index: index, object: object), transferred: transferred, total: total, now: now)
+                state.board.progress(EntryKey(kind: kind, index: index, object: object), transferred: transferred,
+                                     total: total, now: now)
                 return nil
             case .retrying(let index, let attempt, let delay, let error, let kind, let object):
                 let name = EntryLines.name(EntryKey(kind: kind, index: index, object: object), on: state.board)
