@@ -51,18 +51,25 @@ enum JSONReportMerge {
         return .success(merged.rendered + "\n")
     }
 
-    /// An item's place in the manifest: downloads first, then uploads, each by index.
+    /// An item's place in the manifest: downloads first, then uploads, each by index; the objects
+    /// listed from one `s3://` prefix share their entry's index and are told apart by destination.
     struct ItemKey: Comparable, CustomStringConvertible {
         var upload: Bool
         var index: Int64
+        var to: String
 
         init(_ item: JSON) {
             upload = item["kind"]?.stringValue == "upload"
             index = item["index"]?.intValue ?? -1
+            to = item["to"]?.stringValue ?? ""
         }
 
-        static func < (a: ItemKey, b: ItemKey) -> Bool { (a.upload ? 1 : 0, a.index) < (b.upload ? 1 : 0, b.index) }
-        var description: String { "\(upload ? "uploads" : "downloads")[\(index)]" }
+        static func < (a: ItemKey, b: ItemKey) -> Bool {
+            (a.upload ? 1 : 0, a.index) != (b.upload ? 1 : 0, b.index)
+                ? (a.upload ? 1 : 0, a.index) < (b.upload ? 1 : 0, b.index)
+                : a.to.utf8.lexicographicallyPrecedes(b.to.utf8)
+        }
+        var description: String { "\(upload ? "uploads" : "downloads")[\(index)] (\(to))" }
     }
 
     /// Every number summed key by key (whole numbers stay whole), in the first report's order.

@@ -105,6 +105,32 @@ struct ReportMergeTests {
         #expect(partial.stderr.contains("warning: shard 3/3 missing: the merged report covers 2 of 3"), "\(partial.stderr)")
     }
 
+    /// The objects of an `s3://` prefix download share their entry's index: the merge keeps
+    /// each (ordered by destination, as the listing is), and still refuses a real duplicate.
+    @Test func keepsTheObjectsOfOnePrefixApart() async throws {
+        let project = try Project()
+        func item(_ index: Int, _ to: String) -> String {
+            #"{"index":\#(index),"kind":"download","url":"s3://b/p/\#(to)","to":"\#(to)","action":"download","size":1,"#
+                + #""offset":0,"bytes":1,"reason":"","status":"ok","transferred":1,"seconds":0.1,"error":null,"error_code":null}"#
+        }
+        func report(_ items: [String]) -> String {
+            #"{"version":1,"manifest":{"path":"syncr.yml","sha256":"5e1f"},"items":["# + items.joined(separator: ",")
+                + #"],"totals":{"ok":\#(items.count),"seconds":0.3}}"#
+        }
+        try report([item(1, "plain.bin"), item(0, "data/b.bin"), item(0, "data/a.bin")])
+            .write(to: project.file("prefix.json"), atomically: true, encoding: .utf8)
+        let merge = try await project.run(["report", "merge", "-o", "merged.json", "prefix.json"])
+        #expect(merge.exitCode == 0, "\(merge.stderr)")
+        let merged = try jsonObject(String(contentsOf: project.file("merged.json"), encoding: .utf8))
+        #expect(items(merged).compactMap { $0["to"] as? String } == ["data/a.bin", "data/b.bin", "plain.bin"])
+
+        try report([item(0, "data/a.bin"), item(0, "data/a.bin")])
+            .write(to: project.file("twice.json"), atomically: true, encoding: .utf8)
+        let twice = try await project.run(["report", "merge", "-o", "out.json", "twice.json"])
+        #expect(twice.exitCode == 1)
+        #expect(twice.stderr.contains("both report downloads[0] (data/a.bin)"), "\(twice.stderr)")
+    }
+
     @Test(arguments: [
         (["report"], "'report' needs 'merge'"),
         (["report", "merge", "a.json"], "needs -o OUT"),
