@@ -87,6 +87,7 @@ public enum CachePruneError: Error, Sendable, Equatable, CustomStringConvertible
     /// kept: removing its record would forget the upload, whose parts the store keeps and bills.
     case uploadNotAborted(record: String, bucket: String, key: String, uploadID: String, reason: String)
 
+    /// The message `syncr cache prune` prints: what was kept, why, and what to do about it.
     public var description: String {
         switch self {
         case .file(let error):
