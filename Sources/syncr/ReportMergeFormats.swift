@@ -65,9 +65,8 @@ enum JSONReportMerge {
         }
 
         static func < (a: ItemKey, b: ItemKey) -> Bool {
-            (a.upload ? 1 : 0, a.index) != (b.upload ? 1 : 0, b.index)
-                ? (a.upload ? 1 : 0, a.index) < (b.upload ? 1 : 0, b.index)
-                : a.to.utf8.lexicographicallyPrecedes(b.to.utf8)
+            let (x, y) = ((a.upload ? 1 : 0, a.index), (b.upload ? 1 : 0, b.index))
+            return x != y ? x < y : a.to.utf8.lexicographicallyPrecedes(b.to.utf8)
         }
         var description: String { "\(upload ? "uploads" : "downloads")[\(index)] (\(to))" }
     }
