@@ -7,7 +7,12 @@ import SyncrManifest
 
 /// The cache folder: one entry per download, named by the lowercase hex MD5 of its URL (see
 /// `key(for:)` for a URL that several downloads fetch), holding the partial (or complete, not
-/// yet promoted) data in `<md5>.data` and its record in `<md5>.state`.
+/// yet promoted) data in `<md5>.data`, and its record: in `<md5>.state` while it downloads, in
+/// the folder's `records.journal` (`RecordJournal`) once it is complete.
+///
+/// The journal's record wins where both are there: a record file is written only while the
+/// journal holds none for the entry (`save` ends the journal's first), and is removed once the
+/// journal takes the entry's complete record.
 public struct Cache: Sendable {
     /// The cache folder's path, from `--cache` or the manifest's `cache:`.
     public let directory: String
@@ -17,6 +22,16 @@ public struct Cache: Sendable {
     /// The cache is in memory (tmpfs, ramfs): nothing of it survives a power loss whatever is
     /// flushed, and `fdatasync` there does nothing but cost a hand-off to a flush thread.
     let memoryBacked: Bool
+    /// The records of complete entries (shared by the copies of this value).
+    let journal: RecordJournal
+
+    /// Where a record went.
+    enum RecordPlace {
+        /// A line of the journal (a complete record); no `.state` file is left.
+        case journal
+        /// The entry's `.state` file.
+        case stateFile
+    }
 
     /// Creates a cache over `directory`; nothing is created until `prepare()`.
     /// - Parameter flushes: whether to flush records and data to disk (`fsync:`).
@@ -24,6 +39,7 @@ public struct Cache: Sendable {
         self.directory = directory
         self.flushes = flushes
         memoryBacked = FS.isMemoryBacked(directory)
+        journal = RecordJournal(path: directory + "/" + RecordJournal.fileName, flushes: flushes && !memoryBacked)
     }
 
     /// Whether the cache's own files (data and records) are flushed: where it flushes, and is
@@ -59,29 +75,55 @@ public struct Cache: Sendable {
     }
 
     /// The entry's record, or nil when there is none or it cannot be read (a torn or foreign
-    /// file is treated as no record: the data is then simply fetched again).
+    /// record is treated as no record: the data is then simply fetched again).
     public func loadState(_ key: String) -> EntryState? {
-        guard let bytes = FS.readAll(statePath(key)), !bytes.isEmpty else { return nil }
+        loadState(key, stateFile: true)
+    }
+
+    /// The entry's record; `stateFile: false` when the caller knows there is no `.state` file
+    /// (`CacheIndex`), which spares a failed open.
+    func loadState(_ key: String, stateFile: Bool) -> EntryState? {
+        if let bytes = journal.record(key) { return EntryState(recordJSON: bytes) }
+        guard stateFile, let bytes = FS.readAll(statePath(key)), !bytes.isEmpty else { return nil }
         return EntryState(recordJSON: bytes)
     }
 
     /// Replaces the entry's record atomically; `durable: false` skips the flush where losing the
     /// update to a power cut costs only a second download, never a wrong file.
     public func saveState(_ state: EntryState, key: String, durable: Bool = true) throws(FileError) {
-        var s = state
-        s.updated = Int64(time(nil))
-        try FS.writeAtomically(s.recordJSON, to: statePath(key), durable: durable && flushesFiles)
+        _ = try save(state, key: key, durable: durable, stateFile: true)
     }
 
-    /// Writes the entry's first record, where it has none: in place, without a temporary file
-    /// and a rename. A crash may tear it, and a torn record reads as none (the data is fetched
-    /// again), which is what there was before. Falls back to `saveState` when a record appeared.
-    func saveFirstState(_ state: EntryState, key: String) throws(FileError) {
+    /// Saves the entry's record: a complete one as a journal line (and its `.state` file
+    /// removed), any other in the `.state` file, after the journal's record for the entry (of a
+    /// version now being replaced) was ended.
+    /// - Parameters:
+    ///   - stateFile: whether a `.state` file may be on disk for the entry.
+    ///   - first: the entry has no record at all: an unfinished one is written in place, without
+    ///     a temporary file and a rename. A crash may tear it, and a torn record reads as none
+    ///     (the data is fetched again), which is what there was before.
+    ///   - updated: when the record is said to be written (Unix seconds); nil: now.
+    /// - Returns: where the record went.
+    func save(_ state: EntryState, key: String, durable: Bool, stateFile: Bool, first: Bool = false,
+              updated: Int64? = nil) throws(FileError) -> RecordPlace {
         var s = state
-        s.updated = Int64(time(nil))
-        if try !FS.writeNew(s.recordJSON, to: statePath(key)) {
-            try FS.writeAtomically(s.recordJSON, to: statePath(key), durable: false)
+        s.updated = updated ?? Int64(time(nil))
+        let bytes = s.recordJSON
+        if s.complete, try journal.append(key, record: bytes, durable: durable && flushesFiles) {
+            if stateFile { FS.remove(statePath(key)) }
+            return .journal
         }
+        try journal.forget(key)
+        if first, try FS.writeNew(bytes, to: statePath(key)) { return .stateFile }
+        try FS.writeAtomically(bytes, to: statePath(key), durable: durable && flushesFiles)
+        return .stateFile
+    }
+
+    /// Removes the entry's record: the journal's ends (flushed, where the cache flushes and
+    /// `durable`: before anything it vouched for may change), and the `.state` file goes.
+    func forgetRecord(_ key: String, durable: Bool = true) throws(FileError) {
+        try journal.forget(key, durable: durable)
+        FS.remove(statePath(key))
     }
 
     /// Removes what killed runs left while zipping an upload's folder into the cache
@@ -108,8 +150,18 @@ public struct Cache: Sendable {
     }
 
     /// Removes the record first (so no record ever vouches for missing data), then the data.
-    public func discard(_ key: String) {
-        FS.remove(statePath(key))
+    /// - Throws: `FileError` when the journal cannot take the end of the record; the data is
+    ///   then left as the record describes it.
+    public func discard(_ key: String) throws(FileError) {
+        try forgetRecord(key)
         FS.remove(dataPath(key))
+    }
+
+    /// Flushes the journal's lines written without a flush, and rewrites it when mostly dead:
+    /// the end of a run that wrote records (the caller holds the cache lock).
+    /// - Throws: `FileError` when the flush failed: the run's records may not survive a power cut.
+    public func finishRecords() throws(FileError) {
+        try journal.flush()
+        journal.compactIfWorthIt()
     }
 }

@@ -3,37 +3,15 @@ import Glibc
 #endif
 import SyncrLock
 
-/// Which entries had a record (`<key>.state`) or data (`<key>.data`) in the cache folder when a
-/// plan or apply began, read in one listing of the folder.
+/// Which entries had a record file (`<key>.state`, an unfinished download's) or data
+/// (`<key>.data`) in the cache folder when a plan or apply began, read in one listing of the
+/// folder. Complete records are in the journal, which is read whole (`RecordJournal`).
 ///
 /// A run asks about every entry, and in a fresh cache or a fresh folder of downloads almost none
 /// has anything cached: one `readdir` replaces an `open` and a `stat` of absent names per entry.
 /// Only the absence is trusted, and only for the first entry that asks about a key: a second
 /// asking about the same key may find what the first one wrote, so it asks the disk.
 final class CacheIndex: Sendable {
-    /// A key (32 hex digits, `Cache.key(for:)`) as two words: a set of 20,000 costs 0.6 MB,
-    /// not the 3 MB of as many strings.
-    private struct Key: Hashable, Sendable {
-        let high: UInt64
-        let low: UInt64
-
-        init?<S: Collection>(hex: S) where S.Element == UInt8 {
-            guard hex.count == 32 else { return nil }
-            var words: [UInt64] = [0, 0]
-            for (i, c) in hex.enumerated() {
-                let v: UInt8
-                switch c {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - UInt8(ascii: "a") + 10
-                default: return nil
-                }
-                words[i / 16] = words[i / 16] << 4 | UInt64(v)
-            }
-            high = words[0]
-            low = words[1]
-        }
-    }
-
     private struct Found: OptionSet, Sendable {
         let rawValue: UInt8
         static let record = Found(rawValue: 1)
@@ -43,7 +21,7 @@ final class CacheIndex: Sendable {
     }
 
     /// Nil when the folder could not be listed (then every answer is "ask the disk").
-    private let found: Locked<[Key: Found]>?
+    private let found: Locked<[CacheKey: Found]>?
     /// Whether the listing showed any `.data` file (true when the folder could not be listed):
     /// without one, no entry has a partial download to ask about.
     let mayHoldData: Bool
@@ -56,7 +34,7 @@ final class CacheIndex: Sendable {
             return
         }
         defer { closedir(dir) }
-        var map: [Key: Found] = [:]
+        var map: [CacheKey: Found] = [:]
         var data = false
         let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(dir) {
@@ -75,7 +53,7 @@ final class CacheIndex: Sendable {
             } else {
                 continue
             }
-            guard let key = Key(hex: bytes[..<32]) else { continue }
+            guard let key = CacheKey(hex: bytes[..<32]) else { continue }
             map[key, default: []].insert(kind)
         }
         found = Locked(map)
@@ -85,7 +63,7 @@ final class CacheIndex: Sendable {
     /// What the disk may hold for `key`: false only where the listing showed nothing and no
     /// entry of this run asked before.
     func mayHave(_ key: String) -> (record: Bool, data: Bool) {
-        guard let found, let k = Key(hex: Array(key.utf8)) else { return (true, true) }
+        guard let found, let k = CacheKey(hex: Array(key.utf8)) else { return (true, true) }
         let was = found.withLock { map -> Found in
             let was = map[k] ?? []
             map[k] = was.union(.asked)

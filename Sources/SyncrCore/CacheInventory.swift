@@ -6,8 +6,8 @@ import SyncrManifest
 
 /// What one cache entry holds, read from the cache folder without changing anything.
 ///
-/// An entry is every file whose name starts with the same 32-hex-digit key: `<key>.data` and
-/// `<key>.state` for a download, `<key>.upload` (and `<key>.zip`) for an upload, and any
+/// An entry is every file whose name starts with the same 32-hex-digit key, and its line in
+/// the record journal: `<key>.data` and `<key>.state` (or the journal's line) for a download, `<key>.upload` (and `<key>.zip`) for an upload, and any
 /// `<key>.*.tmp` or `.<key>.zip.*.tmp` left by an interrupted atomic write or zip.
 public struct CacheEntry: Sendable, Equatable {
     /// What kind of record the entry carries.
@@ -83,6 +83,9 @@ public enum CacheInventory {
             byKey[key, default: []].append(name)
         }
         let cache = Cache(directory: directory)
+        // A complete download's record is a line of the journal, often with no file beside it.
+        let recorded = Set(cache.journal.keys())
+        for key in recorded where byKey[key] == nil { byKey[key] = [] }
         var result: [CacheEntry] = []
         for (key, files) in byKey {
             var onDisk: Int64 = 0
@@ -95,10 +98,12 @@ public enum CacheInventory {
                 onDisk += Int64(st.st_blocks) * 512
                 modified = max(modified, Int64(st.st_mtim.tv_sec))
             }
-            guard !regular.isEmpty else { continue }
+            guard !regular.isEmpty || recorded.contains(key) else { continue }
             var entry = CacheEntry(key: key, kind: .unknown, status: .noRecord, files: regular,
                                    bytesOnDisk: onDisk, url: nil, source: nil, modified: modified)
             if let state = cache.loadState(key) {
+                // A journal line has no time of its own: the record says when it was written.
+                if recorded.contains(key) { entry.modified = max(modified, state.updated) }
                 entry.kind = .download
                 entry.url = maskURL(state.url)
                 let hasData = regular.contains(key + ".data")

@@ -54,11 +54,12 @@ public struct CachePrune: Sendable {
     /// Removes the entry's files: the record first (so no record ever vouches for missing data),
     /// then everything else. A multipart upload the entry started is aborted first, so the store
     /// frees (and stops billing) its parts; one that cannot be leaves the entry whole, for a
-    /// later prune to try again.
+    /// later prune to try again. Call `Cache.finishRecords()` once the pruning is done.
     ///
     /// - Throws: `CachePruneError`: the upload that could not be aborted, or the first file that
     ///   could not be removed (one already gone is fine).
-    public static func remove(_ entry: CacheEntry, from directory: String) throws(CachePruneError) {
+    public static func remove(_ entry: CacheEntry, from cache: Cache) throws(CachePruneError) {
+        let directory = cache.directory
         let records = entry.files.filter { $0.hasSuffix(".state") || $0.hasSuffix(".upload") }
         let rest = entry.files.filter { !records.contains($0) }
         for name in entry.files where name.hasSuffix(".multipart") {
@@ -70,12 +71,27 @@ public struct CachePrune: Sendable {
                                         reason: error.reason)
             }
         }
+        // Data is only removed here, never replaced: the journal's tombstone needs no flush of
+        // its own (a lost one brings back a record of data that is gone, which reads as such).
+        do {
+            try cache.forgetRecord(entry.key, durable: false)
+        } catch {
+            throw .file(error)
+        }
         for name in records + rest {
             let path = directory + "/" + name
             if unlink(path) != 0 && errno != ENOENT {
                 throw .file(FileError(path: path, operation: "remove", errno: errno))
             }
         }
+    }
+
+    /// `remove(_:from:)` for a cache at `directory`: one entry; for many, make one `Cache` and
+    /// pass it, so that its record journal is read once.
+    public static func remove(_ entry: CacheEntry, from directory: String) throws(CachePruneError) {
+        let cache = Cache(directory: directory)
+        try remove(entry, from: cache)
+        do { try cache.finishRecords() } catch { throw .file(error) }
     }
 }
 

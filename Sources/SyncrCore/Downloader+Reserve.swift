@@ -26,7 +26,7 @@ extension Downloader {
             state = saved
             offset = saved.good
         } else if !nothingCached {
-            cache.discard(key)
+            try cache.discard(key)
         }
         // A fresh file is created after the old one was unlinked, so that no other name for the
         // old inode (a destination it was once moved to) can ever be written through.

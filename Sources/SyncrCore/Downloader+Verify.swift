@@ -30,7 +30,8 @@ extension Downloader {
         let algorithms = download.checksums.map(\.algorithm)
         let actual = try await BlockingIO.run { try FS.digests(of: dataPath, algorithms: algorithms) }
         for expected in download.checksums where actual[expected.algorithm] != expected.hex {
-            cache.discard(key)
+            // Where the record cannot be ended, the data stays as the record describes it.
+            try? cache.discard(key)
             throw SyncError.checksumMismatch(url: url, algorithm: expected.algorithm, expected: expected.hex,
                                              actual: actual[expected.algorithm], destination: download.to)
         }

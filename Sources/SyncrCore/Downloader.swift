@@ -145,7 +145,8 @@ struct Downloader: Sendable {
         state.destinationFingerprint = fingerprint
         try? cache.prepare()
         FS.remove(cache.dataPath(key))
-        try? cache.saveState(state, key: key)
+        // Without a flush of its own: a record lost to a power cut costs one more hash.
+        _ = try? cache.save(state, key: key, durable: false, stateFile: true)
     }
 
     /// The stages of a download that transfers, in order: reserve the cache file, fetch the

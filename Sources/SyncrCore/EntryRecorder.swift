@@ -20,11 +20,12 @@ actor EntryRecorder {
     private let fd: Int32
     private let redactor: Redactor
     private var adoptedHead = false
-    /// Whether a record may be on disk for the key; while none is, the first one that needs no
-    /// flush is written in place (`Cache.saveFirstState`).
+    /// Whether a `.state` file may be on disk for the key; while none is, the first unfinished
+    /// record that needs no flush is written in place (`Cache.save(first:)`), and a complete
+    /// one removes none.
     private var recordOnDisk: Bool
 
-    /// - Parameter recordOnDisk: false when the caller knows the entry has no record on disk.
+    /// - Parameter recordOnDisk: false when the caller knows the entry has no `.state` file.
     init(state: EntryState, cache: Cache, key: String, fd: Int32, redactor: Redactor, recordOnDisk: Bool = true) {
         self.state = state
         self.cache = cache
@@ -37,7 +38,7 @@ actor EntryRecorder {
     /// Starts over from byte 0: the record goes first, so it never vouches for bytes that are
     /// about to be overwritten.
     func reset() throws(FileError) {
-        FS.remove(cache.statePath(key))
+        try cache.forgetRecord(key)
         recordOnDisk = false
         state = EntryState(url: state.url)
         adoptedHead = false
@@ -75,8 +76,7 @@ actor EntryRecorder {
             throw FileError(path: cache.dataPath(key), operation: "flush", errno: errno)
         }
         for r in ranges { state.add(r) }
-        recordOnDisk = true
-        try cache.saveState(state, key: key)
+        try save(durable: true)
     }
 
     /// Records `good` bytes from offset 0 as durable, after flushing them.
@@ -86,13 +86,13 @@ actor EntryRecorder {
 
     func update(durable: Bool = true, _ change: (inout EntryState) -> Void) throws(FileError) {
         change(&state)
-        let first = !durable && !recordOnDisk
-        recordOnDisk = true
-        if first {
-            try cache.saveFirstState(state, key: key)
-        } else {
-            try cache.saveState(state, key: key, durable: durable)
-        }
+        try save(durable: durable)
+    }
+
+    private func save(durable: Bool) throws(FileError) {
+        let place = try cache.save(state, key: key, durable: durable, stateFile: recordOnDisk,
+                                   first: !durable && !recordOnDisk)
+        recordOnDisk = place == .stateFile
     }
 
     /// Counts bytes of a transfer that completed, in memory only: the finished file is flushed

@@ -62,7 +62,7 @@ extension Session {
     /// record has none, hashing the destination the record vouches for (or, for `unzip:`, the
     /// archive kept in the cache). Returns the downloads it could not hash.
     public func recordMissingSHA256() async -> [LockFailure] {
-        await Self.mapBounded(manifest.downloads, width: max(1, jobs)) { d -> LockFailure? in
+        let failures = await Self.mapBounded(manifest.downloads, width: max(1, jobs)) { d -> LockFailure? in
             let key = Cache.key(for: d)
             guard var state = self.cache.loadState(key), state.complete else {
                 return LockFailure(to: d.to, message: "not downloaded, so it cannot be hashed")
@@ -83,11 +83,14 @@ extension Session {
             do {
                 let digests = try await BlockingIO.run { try FS.digests(of: path, algorithms: ["sha256"]) }
                 state.verified["sha256"] = digests["sha256"]
-                try self.cache.saveState(state, key: key)
+                // Flushed with the others below: a record lost to a power cut costs a hash again.
+                _ = try self.cache.save(state, key: key, durable: false, stateFile: true)
                 return nil
             } catch {
                 return LockFailure(to: d.to, message: self.redactor.scrub("\(error)"))
             }
         }.compactMap { $0 }
+        try? cache.finishRecords()
+        return failures
     }
 }

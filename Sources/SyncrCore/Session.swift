@@ -393,16 +393,18 @@ public final class Session: Sendable {
     func unpackFacts(_ download: Download, index: CacheIndex?) -> UnpackFacts {
         let key = Cache.key(for: download)
         let may = index?.mayHave(key) ?? (record: true, data: true)
-        return UnpackFacts(state: may.record ? cache.loadState(key) : nil,
+        return UnpackFacts(state: cache.loadState(key, stateFile: may.record),
                            dataSize: may.data ? FS.fileSize(cache.dataPath(key)) : nil,
                            tree: FolderReplace.fingerprint(download.destination),
                            destinationBlocked: [.file, .other].contains(FS.kind(download.destination)))
     }
 
     /// One listing of the cache folder for this plan or apply (`CacheIndex`); nil when no entry
-    /// is a download.
+    /// is a download. The record journal is read again too, where another run changed it.
     private func cacheIndex() -> CacheIndex? {
-        manifest.downloads.isEmpty ? nil : CacheIndex(directory: cache.directory)
+        guard !manifest.downloads.isEmpty else { return nil }
+        cache.journal.refresh()
+        return CacheIndex(directory: cache.directory)
     }
 
     /// What is on disk for a download: its record, its cache file's size, and the destination.
@@ -411,7 +413,7 @@ public final class Session: Sendable {
         let key = key ?? Cache.key(for: download)
         let may = index?.mayHave(key) ?? (record: true, data: true)
         var facts = LocalFacts()
-        facts.state = may.record ? cache.loadState(key) : nil
+        facts.state = cache.loadState(key, stateFile: may.record)
         facts.dataSize = may.data ? FS.fileSize(cache.dataPath(key)) : nil
         switch FS.kindAndFingerprint(download.destination) {
         case (.file, let fingerprint): facts.destination = fingerprint
@@ -484,6 +486,9 @@ public final class Session: Sendable {
             return kept
         }
         await folders.syncAll()
+        // The run's records reach the disk in one flush. One that fails costs, at worst, the
+        // records of this run after a power cut: those files are downloaded again.
+        try? cache.finishRecords()
         let elapsed = clock.now - start
         return ApplyReport(results: results,
                            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)

@@ -123,13 +123,14 @@ enum CacheCommand {
         var removed = 0
         var freed: Int64 = 0
         var failed = 0
+        let cache = Cache(directory: directory)
         for e in entries where rule.selects(e, now: now) {
             var reasons: [String] = []
             if let manifestName { reasons.append("not used by \(manifestName)") }
             if rule.olderThan != nil { reasons.append("unchanged for \(age(e.age(now: now)))") }
             if !dryRun {
                 do {
-                    try CachePrune.remove(e, from: directory)
+                    try CachePrune.remove(e, from: cache)
                 } catch {
                     Output.err("syncr: error: \(error.description)")
                     failed += 1
@@ -141,6 +142,14 @@ enum CacheCommand {
             if !quiet {
                 Output.out("\(dryRun ? "would remove" : "removed") \(e.key) \(state(e)), \(ByteSize.format(e.bytesOnDisk)): "
                     + "\(what(e)) (\(reasons.joined(separator: ", ")))")
+            }
+        }
+        if !dryRun && removed > 0 {
+            do {
+                try cache.finishRecords()
+            } catch {
+                // The entries are gone; only their records may come back after a power cut.
+                Output.err("syncr: warning: \(error.description)")
             }
         }
         let kept = entries.count - removed - failed

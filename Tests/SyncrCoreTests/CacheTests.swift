@@ -143,10 +143,10 @@ final class TemporaryFolder {
         try cache.saveState(EntryState(url: "u"), key: "k")
         try Data("partial bytes".utf8).write(to: URL(fileURLWithPath: cache.dataPath("k")))
         try cache.saveState(EntryState(url: "v"), key: "other")
-        cache.discard("k")
+        try cache.discard("k")
         #expect(cache.loadState("k") == nil)
         #expect(tmp.contents() == ["other.state"])
-        cache.discard("k") // discarding what is gone is fine
+        try cache.discard("k") // discarding what is gone is fine
     }
 
     /// A zip of an upload's folder cut off by a kill stays as `.<key>.zip.<random>.tmp`: it

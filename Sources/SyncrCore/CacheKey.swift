@@ -1,0 +1,36 @@
+/// A cache key (32 lowercase hex digits, `Cache.key(for:)`) as two words: a set or dictionary of
+/// 20,000 costs 0.6 MB, not the 3 MB of as many strings.
+struct CacheKey: Hashable, Sendable {
+    let high: UInt64
+    let low: UInt64
+
+    /// The key spelled by `hex`, or nil when it is not 32 lowercase hex digits.
+    init?<S: Collection>(hex: S) where S.Element == UInt8 {
+        guard hex.count == 32 else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for (i, c) in hex.enumerated() {
+            let v: UInt8
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - UInt8(ascii: "a") + 10
+            default: return nil
+            }
+            if i < 16 { high = high << 4 | UInt64(v) } else { low = low << 4 | UInt64(v) }
+        }
+        self.high = high
+        self.low = low
+    }
+
+    /// The key's 32 hex digits, as `Cache.key(for:)` spells it.
+    var hex: String {
+        String(unsafeUninitializedCapacity: 32) { out in
+            let digits: StaticString = "0123456789abcdef"
+            for i in 0..<32 {
+                let word = i < 16 ? high : low
+                out[i] = digits.utf8Start[Int(word >> UInt64(60 - 4 * (i % 16)) & 0xF)]
+            }
+            return 32
+        }
+    }
+}

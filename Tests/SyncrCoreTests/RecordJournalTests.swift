@@ -1,0 +1,196 @@
+import Foundation
+import Testing
+@testable import SyncrCore
+
+/// The record journal (`RecordJournal`, `JournalLine`): complete entries' records as lines of
+/// one file, read back by a later run, whatever a crash or another writer left in it.
+@Suite(.timeLimit(.minutes(5))) struct RecordJournalTests {
+    static let a = Cache.key(for: "http://example.com/a")
+    static let b = Cache.key(for: "http://example.com/b")
+    static let c = Cache.key(for: "http://example.com/c")
+
+    static func record(_ text: String) -> [UInt8] { Array("{\"url\":\"\(text)\"}".utf8) }
+
+    static func journal(_ folder: TemporaryFolder) -> RecordJournal {
+        RecordJournal(path: folder.path + "/" + RecordJournal.fileName, flushes: false)
+    }
+
+    static func bytes(_ folder: TemporaryFolder) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: folder.path + "/" + RecordJournal.fileName)))
+    }
+
+    @Test func aLineReadsBackAsItsKeyAndRecord() throws {
+        let line = JournalLine.encode(key: Self.a, record: Self.record("x"))
+        #expect(String(decoding: line, as: UTF8.self).hasPrefix(Self.a + " 11 "))
+        #expect(line.last == UInt8(ascii: "\n"))
+        let tombstone = JournalLine.encode(key: Self.b, record: [])
+        let both = line + tombstone
+        both.withUnsafeBytes { buffer in
+            guard case .line(let key, let record, let next) = JournalLine.parse(buffer, at: 0) else {
+                Issue.record("not a line")
+                return
+            }
+            #expect(key.hex == Self.a)
+            #expect(Array(buffer[record]) == Self.record("x"))
+            #expect(JournalLine.parse(buffer, at: next) == .line(key: CacheKey(hex: Self.b.utf8)!, record: both.count - 1..<both.count - 1,
+                                                                  next: both.count))
+        }
+    }
+
+    @Test func linesThatAreNotWholeReadAsNone() throws {
+        let line = JournalLine.encode(key: Self.a, record: Self.record("x"))
+        var flipped = line
+        flipped[50] ^= 1
+        var shorter = line
+        shorter.remove(at: 50)
+        for bad in [flipped, shorter, Array("not a line at all\n".utf8)] {
+            bad.withUnsafeBytes { #expect(JournalLine.parse($0, at: 0) == .garbage(next: bad.count)) }
+        }
+        Array(line.dropLast()).withUnsafeBytes { #expect(JournalLine.parse($0, at: 0) == .incomplete) }
+    }
+
+    /// The last line for a key is its record; a tombstone ends it. A new reader of the file
+    /// (the next run) sees what the writer saw.
+    @Test func theLastLineOfAKeyIsItsRecord() throws {
+        let folder = try TemporaryFolder()
+        let writer = Self.journal(folder)
+        #expect(writer.record(Self.a) == nil)
+        #expect(try writer.append(Self.a, record: Self.record("a1"), durable: false))
+        #expect(try writer.append(Self.b, record: Self.record("b1"), durable: true))
+        #expect(try writer.append(Self.a, record: Self.record("a2"), durable: false))
+        try writer.forget(Self.b)
+        try writer.forget(Self.c) // no record: nothing written
+        #expect(writer.record(Self.a) == Self.record("a2"))
+        #expect(writer.record(Self.b) == nil)
+        #expect(writer.counts == (live: 1, dead: 3))
+        let reader = Self.journal(folder)
+        #expect(reader.record(Self.a) == Self.record("a2"))
+        #expect(reader.record(Self.b) == nil)
+        #expect(reader.keys() == [Self.a])
+        #expect(reader.counts == (live: 1, dead: 3))
+        #expect(try Self.bytes(folder).count(where: { $0 == UInt8(ascii: "\n") }) == 5, "header and four lines")
+    }
+
+    /// A crash in the middle of an append leaves part of a line: it reads as none, and the next
+    /// append cuts it off first, so that the two do not run together.
+    @Test func aTornLastLineIsNoRecordAndIsCutOffBeforeTheNextAppend() throws {
+        let folder = try TemporaryFolder()
+        #expect(try Self.journal(folder).append(Self.a, record: Self.record("a"), durable: false))
+        let whole = try Self.bytes(folder)
+        let torn = JournalLine.encode(key: Self.b, record: Self.record("b")).prefix(40)
+        try Data(whole + torn).write(to: URL(fileURLWithPath: folder.path + "/" + RecordJournal.fileName))
+
+        let next = Self.journal(folder)
+        #expect(next.record(Self.a) == Self.record("a"))
+        #expect(next.record(Self.b) == nil)
+        #expect(try next.append(Self.c, record: Self.record("c"), durable: false))
+        #expect(try Self.bytes(folder) == whole + JournalLine.encode(key: Self.c, record: Self.record("c")))
+        let after = Self.journal(folder)
+        #expect(after.record(Self.c) == Self.record("c") && after.record(Self.a) == Self.record("a"))
+    }
+
+    /// A line damaged in the middle of the file (a bad sector, an editor) is skipped; the lines
+    /// after it still count, and the key falls back to its previous record.
+    @Test func aDamagedLineIsSkipped() throws {
+        let folder = try TemporaryFolder()
+        let journal = Self.journal(folder)
+        _ = try journal.append(Self.a, record: Self.record("a1"), durable: false)
+        _ = try journal.append(Self.a, record: Self.record("a2"), durable: false)
+        _ = try journal.append(Self.b, record: Self.record("b"), durable: false)
+        var bytes = try Self.bytes(folder)
+        let second = bytes.indices.filter { bytes[$0] == UInt8(ascii: "\n") }[1] + 50 // in the record of a2
+        bytes[second] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: folder.path + "/" + RecordJournal.fileName))
+        let reader = Self.journal(folder)
+        #expect(reader.record(Self.a) == Self.record("a1"))
+        #expect(reader.record(Self.b) == Self.record("b"))
+    }
+
+    /// Another writer of the same cache (a second `Cache` over the folder, or the next run) is
+    /// seen at `refresh`, and before an append, which never writes over its lines.
+    @Test func anotherWritersLinesAreReadNotOverwritten() throws {
+        let folder = try TemporaryFolder()
+        let first = Self.journal(folder)
+        let second = Self.journal(folder)
+        #expect(first.record(Self.a) == nil && second.record(Self.a) == nil)
+        _ = try first.append(Self.a, record: Self.record("a"), durable: false)
+        _ = try second.append(Self.b, record: Self.record("b"), durable: false)
+        #expect(second.record(Self.a) == Self.record("a"), "read before its own append")
+        #expect(first.record(Self.b) == nil)
+        first.refresh()
+        #expect(first.record(Self.b) == Self.record("b"))
+        let third = Self.journal(folder)
+        #expect(Set(third.keys()) == [Self.a, Self.b])
+    }
+
+    /// Once dead lines outnumber live ones (and the floor), the journal is rewritten with only
+    /// the live records; a reader that refreshes sees the new file.
+    @Test func compactionKeepsOnlyTheLiveRecords() throws {
+        let folder = try TemporaryFolder()
+        let journal = Self.journal(folder)
+        let reader = Self.journal(folder)
+        #expect(reader.record(Self.a) == nil)
+        for i in 0...RecordJournal.compactionFloor {
+            _ = try journal.append(Self.a, record: Self.record("a\(i)"), durable: false)
+        }
+        _ = try journal.append(Self.b, record: Self.record("b"), durable: false)
+        let before = try Self.bytes(folder).count
+        journal.compactIfWorthIt()
+        #expect(journal.counts == (live: 2, dead: 0))
+        #expect(try Self.bytes(folder).count < before / 100)
+        #expect(journal.record(Self.a) == Self.record("a\(RecordJournal.compactionFloor)"))
+        reader.refresh()
+        #expect(reader.record(Self.b) == Self.record("b"))
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/" + RecordJournal.fileName + ".tmp"))
+        // Below the floor nothing is rewritten.
+        _ = try journal.append(Self.b, record: Self.record("b2"), durable: false)
+        journal.compactIfWorthIt()
+        #expect(journal.counts == (live: 2, dead: 1))
+    }
+
+    /// A journal in another format (a later syncr's) is neither read nor written: records stay
+    /// in `.state` files.
+    @Test func aJournalOfAnotherFormatIsLeftAlone() throws {
+        let folder = try TemporaryFolder()
+        let foreign = Array("syncr-records 2\nwhatever comes next\n".utf8)
+        try Data(foreign).write(to: URL(fileURLWithPath: folder.path + "/" + RecordJournal.fileName))
+        let cache = Cache(directory: folder.path, flushes: false)
+        var state = EntryState(url: "http://example.com/a")
+        state.complete = true
+        try cache.saveState(state, key: Self.a)
+        #expect(try Self.bytes(folder) == foreign)
+        #expect(FileManager.default.fileExists(atPath: cache.statePath(Self.a)))
+        #expect(cache.loadState(Self.a)?.complete == true)
+    }
+
+    /// A complete record is a journal line and removes the entry's `.state` file; an unfinished
+    /// one is the `.state` file, and ends the journal's record first, so the journal's (which
+    /// wins where both are) never speaks for data being replaced.
+    @Test func completeRecordsAreLinesAndUnfinishedOnesFiles() throws {
+        let folder = try TemporaryFolder()
+        let cache = Cache(directory: folder.path, flushes: false)
+        var state = EntryState(url: "http://example.com/a")
+        state.size = 10
+        state.good = 4
+        try cache.saveState(state, key: Self.a)
+        #expect(folder.contents() == [Self.a + ".state"])
+
+        state.good = 10
+        state.complete = true
+        try cache.saveState(state, key: Self.a)
+        #expect(folder.contents() == [RecordJournal.fileName])
+        #expect(Cache(directory: folder.path).loadState(Self.a)?.complete == true)
+
+        var again = EntryState(url: "http://example.com/a")
+        again.good = 2
+        try cache.saveState(again, key: Self.a)
+        #expect(folder.contents() == [Self.a + ".state", RecordJournal.fileName])
+        let reread = Cache(directory: folder.path)
+        #expect(reread.loadState(Self.a)?.complete == false)
+        #expect(reread.loadState(Self.a)?.good == 2)
+
+        try cache.discard(Self.a)
+        #expect(Cache(directory: folder.path).loadState(Self.a) == nil)
+        #expect(folder.contents() == [RecordJournal.fileName])
+    }
+}
