@@ -51,8 +51,8 @@ public struct CachePrune: Sendable {
         return referenced != nil || olderThan != nil
     }
 
-    /// Removes the entry's files: the record first (so no record ever vouches for missing data),
-    /// then everything else. A multipart upload the entry started is aborted first, so the store
+    /// Removes the entry's files: the record files first (so no record ever vouches for missing
+    /// data), then everything else, then the journal's record. A multipart upload the entry started is aborted first, so the store
     /// frees (and stops billing) its parts; one that cannot be leaves the entry whole, for a
     /// later prune to try again. Call `Cache.finishRecords()` once the pruning is done.
     ///
@@ -71,18 +71,20 @@ public struct CachePrune: Sendable {
                                         reason: error.reason)
             }
         }
-        // Data is only removed here, never replaced: the journal's tombstone needs no flush of
-        // its own (a lost one brings back a record of data that is gone, which reads as such).
-        do {
-            try cache.forgetRecord(entry.key, durable: false)
-        } catch {
-            throw .file(error)
-        }
         for name in records + rest {
             let path = directory + "/" + name
             if unlink(path) != 0 && errno != ENOENT {
                 throw .file(FileError(path: path, operation: "remove", errno: errno))
             }
+        }
+        // Last, and without a flush of its own: data is only removed here, never replaced, and
+        // a journal record of data that is gone reads as such (the cache file's size is checked
+        // before it is used). So a full disk, which may refuse the tombstone, still frees the
+        // data.
+        do {
+            try cache.journal.forget(entry.key, durable: false)
+        } catch {
+            throw .file(error)
         }
     }
 

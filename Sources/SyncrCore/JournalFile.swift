@@ -14,17 +14,21 @@ struct JournalFile {
     /// Whether the file was looked for (it may not exist).
     var loaded = false
     var fd: Int32 = -1
-    /// Opened for writing (a read-only cache is still read).
+    /// Opened for writing (a journal another user owns is still read).
     var writable = false
-    /// The header names another format: neither read nor written.
+    /// The header names another format (a later syncr's): neither read nor written.
     var foreign = false
+    /// The file could not be read: nothing it says is known, so nothing may be written on the
+    /// strength of it (a tombstone not written because a record was not seen would bring the
+    /// record back).
+    var failure: FileError?
     var device: UInt64 = 0
     var inode: UInt64 = 0
-    /// The end of the last whole line: where the next one goes.
+    /// The end of the last whole line (a damaged one too): where the next one goes.
     var end: Int64 = 0
     /// Each key's last record.
     var slots: [CacheKey: Slot] = [:]
-    /// Lines that are no key's record any more (replaced, tombstones, torn).
+    /// Lines that are no key's record any more (replaced, tombstones, damaged).
     var dead = 0
     /// Lines were appended since the last flush.
     var unflushed = false
@@ -42,13 +46,19 @@ struct JournalFile {
         if fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM) {
             fd = open(path, O_RDONLY | O_CLOEXEC)
         }
-        guard fd >= 0 else { return }
+        guard fd >= 0 else {
+            if errno != ENOENT { failure = FileError(path: path, operation: "open", errno: errno) }
+            return
+        }
         self.fd = fd
         var st = stat()
-        guard fstat(fd, &st) == 0 else { return }
+        guard fstat(fd, &st) == 0 else {
+            failure = FileError(path: path, operation: "inspect", errno: errno)
+            return
+        }
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
-        scan(from: 0)
+        scan(from: 0, path: path)
     }
 
     mutating func close() {
@@ -56,43 +66,117 @@ struct JournalFile {
         self = JournalFile()
     }
 
-    /// Reads the lines from `start` (0 or the end of a whole line) to the end of the file.
-    mutating func scan(from start: Int64) {
+    /// Reads what `path` holds now where it changed since it was read: another file in its
+    /// place (rewritten, removed), or lines another writer appended.
+    mutating func catchUp(_ path: String) {
+        guard loaded else { return load(path) }
         var st = stat()
-        guard fd >= 0, fstat(fd, &st) == 0, Int64(st.st_size) > start else { return }
-        let size = Int(st.st_size)
-        guard let map = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), map != MAP_FAILED else { return }
-        defer { munmap(map, size) }
-        let bytes = UnsafeRawBufferPointer(start: map, count: size)
-        var p = Int(start)
-        if p == 0 {
-            let header = RecordJournal.header
-            if size >= header.count && bytes[0..<header.count].elementsEqual(header) {
-                p = header.count
-                end = Int64(p)
-            } else {
-                // A header cut short by a crash is an empty journal; anything else is not ours.
-                foreign = !header.starts(with: bytes)
+        guard stat(path, &st) == 0 else {
+            // Removed (a cache folder cleared by hand): an empty journal from here on.
+            if errno == ENOENT { close(); loaded = true } else { load(path) }
+            return
+        }
+        if fd < 0 || failure != nil || UInt64(st.st_ino) != inode || UInt64(st.st_dev) != device
+            || Int64(st.st_size) < end {
+            load(path)
+        } else if Int64(st.st_size) > end {
+            scan(from: end, path: path)
+        }
+    }
+
+    /// Reads the lines from `start` (0 or the end of a whole line) to the end of the file, with
+    /// `pread`: a mapping could fault where a writer cuts the file meanwhile.
+    mutating func scan(from start: Int64, path: String) {
+        var buffer: [UInt8] = []
+        var base = start
+        var p = 0
+        var atEnd = false
+        var headerRead = start > 0
+        while true {
+            if !atEnd, let error = Self.readMore(fd, into: &buffer, at: base + Int64(buffer.count), atEnd: &atEnd) {
+                failure = FileError(path: path, operation: "read", errno: error)
                 return
             }
+            if !headerRead {
+                if buffer.count < RecordJournal.header.count && !atEnd { continue }
+                headerRead = true
+                guard checkHeader(buffer) else { return }
+                p = RecordJournal.header.count
+                end = Int64(p)
+            }
+            let done = buffer.withUnsafeBytes { consume($0, from: &p, base: base, atEnd: atEnd) }
+            if done { return }
+            // Keep the start of the unfinished line and read on.
+            buffer.removeSubrange(0..<p)
+            base += Int64(p)
+            p = 0
         }
-        while p < size {
+    }
+
+    /// Whether `buffer` (the file's first bytes) starts with this format's header; sets
+    /// `foreign` for a later format's. A header cut short or damaged by a crash is an empty
+    /// journal (its lines cannot be trusted), started again at the first append.
+    private mutating func checkHeader(_ buffer: [UInt8]) -> Bool {
+        let header = RecordJournal.header
+        if buffer.starts(with: header) { return true }
+        let family = Array("syncr-records ".utf8)
+        foreign = buffer.count > family.count && buffer.starts(with: family)
+        end = 0
+        return false
+    }
+
+    /// Reads the whole lines in `bytes` from `p`; returns true when a tail without a newline
+    /// was reached at the end of the file (nothing more to read).
+    private mutating func consume(_ bytes: UnsafeRawBufferPointer, from p: inout Int, base: Int64, atEnd: Bool) -> Bool {
+        while p < bytes.count {
             switch JournalLine.parse(bytes, at: p) {
             case .incomplete:
-                return
+                // A torn last line: where its key is legible, that key's record is in doubt.
+                if atEnd { forgetKey(of: bytes, at: p) }
+                return atEnd
             case .garbage(let next):
+                // A damaged line may have been a tombstone or a newer record: its key, where
+                // legible, has no record (the entry is fetched again rather than trusted).
+                forgetKey(of: bytes, at: p)
                 dead += 1
                 p = next
+                end = base + Int64(next)
             case .line(let key, let record, let next):
+                let slot = Slot(offset: base + Int64(record.lowerBound), length: Int32(record.count))
                 let replaced = record.isEmpty
-                    ? slots.removeValue(forKey: key) != nil
-                    : slots.updateValue(Slot(offset: Int64(record.lowerBound), length: Int32(record.count)), forKey: key) != nil
+                    ? slots.removeValue(forKey: key) != nil : slots.updateValue(slot, forKey: key) != nil
                 if replaced { dead += 1 }
                 if record.isEmpty { dead += 1 }
                 p = next
-                end = Int64(next)
+                end = base + Int64(next)
             }
         }
+        return atEnd
+    }
+
+    private mutating func forgetKey(of bytes: UnsafeRawBufferPointer, at p: Int) {
+        guard bytes.count - p > 32, bytes[p + 32] == UInt8(ascii: " "),
+              let key = CacheKey(hex: UnsafeRawBufferPointer(rebasing: bytes[p..<(p + 32)])) else { return }
+        if slots.removeValue(forKey: key) != nil { dead += 1 }
+    }
+
+    /// Appends up to 256 KiB read at `offset` to `buffer`; returns errno on failure.
+    private static func readMore(_ fd: Int32, into buffer: inout [UInt8], at offset: Int64, atEnd: inout Bool) -> Int32? {
+        let chunk = 256 << 10
+        let old = buffer.count
+        var error: Int32?
+        buffer.append(contentsOf: repeatElement(0, count: chunk))
+        let n = buffer.withUnsafeMutableBytes { raw -> Int in
+            while true {
+                let r = pread(fd, raw.baseAddress! + old, chunk, off_t(offset))
+                if r < 0 && errno == EINTR { continue }
+                if r < 0 { error = errno }
+                return max(0, r)
+            }
+        }
+        buffer.removeSubrange((old + n)...)
+        atEnd = n == 0
+        return error
     }
 
     /// The record of `key`, read from the file.
@@ -114,8 +198,10 @@ struct JournalFile {
     }
 
     /// Writes `line` (for `key`, its record `recordLength` bytes) after the last whole line.
-    mutating func append(_ line: [UInt8], key: CacheKey, recordLength: Int, path: String) throws(FileError) {
-        try openForWriting(path)
+    /// - Returns: false when the journal is of another format and takes nothing.
+    mutating func append(_ line: [UInt8], key: CacheKey, recordLength: Int, path: String) throws(FileError) -> Bool {
+        try prepareToWrite(path)
+        if foreign { return false }
         if end == 0 { try write(RecordJournal.header, path: path) }
         let at = end
         try write(line, path: path)
@@ -124,38 +210,44 @@ struct JournalFile {
         if replaced { dead += 1 }
         if recordLength == 0 { dead += 1 }
         unflushed = true
+        return true
     }
 
-    /// Flushes the file when `durable`.
-    mutating func finish(durable: Bool, path: String) throws(FileError) {
-        guard durable, fd >= 0 else { return }
-        guard fdatasync(fd) == 0 else { throw FileError(path: path, operation: "flush", errno: errno) }
-        unflushed = false
-    }
-
-    /// Makes the file ready for an append at `end`: created when missing, lines another writer
-    /// added read first, a torn end cut off.
-    private mutating func openForWriting(_ path: String) throws(FileError) {
-        if fd < 0 || !writable {
+    /// Makes the file ready for an append at `end`: what is on disk read first (another
+    /// writer's lines, another file in its place), created when missing, made writable when
+    /// another user owns it, a torn last line ended.
+    private mutating func prepareToWrite(_ path: String) throws(FileError) {
+        catchUp(path)
+        if let failure { throw failure }
+        if foreign { return }
+        if fd < 0 {
             let made = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-            guard made >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
-            close()
-            loaded = true
-            fd = made
-            writable = true
-            var st = stat()
-            if fstat(fd, &st) == 0 {
-                device = UInt64(st.st_dev)
-                inode = UInt64(st.st_ino)
+            guard made >= 0 else { throw FileError(path: path, operation: "create", errno: errno) }
+            Glibc.close(made)
+            load(path)
+            if let failure { throw failure }
+        }
+        if !writable {
+            // Another user's file (a run under sudo): replaced by a copy of it that is ours, as
+            // a record file used to be replaced by a new one.
+            guard rewrite(to: path + ".tmp", flush: false), rename(path + ".tmp", path) == 0 else {
+                unlink(path + ".tmp")
+                throw FileError(path: path, operation: "open for writing", errno: EACCES)
             }
-            scan(from: 0)
-            if foreign { return }
+            load(path)
+            if let failure { throw failure }
+            guard writable else { throw FileError(path: path, operation: "open for writing", errno: EACCES) }
         }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw FileError(path: path, operation: "inspect", errno: errno) }
-        if Int64(st.st_size) > end { scan(from: end) }
-        if Int64(st.st_size) != end, ftruncate(fd, off_t(end)) != 0 {
-            throw FileError(path: path, operation: "cut the torn end off", errno: errno)
+        if end == 0 && st.st_size > 0 {
+            // A damaged header: nothing in the file is trusted; it starts again.
+            guard ftruncate(fd, 0) == 0 else { throw FileError(path: path, operation: "start again", errno: errno) }
+        } else if Int64(st.st_size) > end {
+            // A torn last line stays, ended: a damaged line, whose key has no record.
+            end = Int64(st.st_size)
+            try write([UInt8(ascii: "\n")], path: path)
+            dead += 1
         }
     }
 
@@ -173,6 +265,15 @@ struct JournalFile {
             n += r
         }
         end += Int64(n)
+    }
+
+    /// A descriptor for a flush outside the lock (a duplicate: the file may be reopened
+    /// meanwhile), when there is something to flush; the caller closes it.
+    mutating func takeFlush() -> Int32? {
+        guard unflushed, fd >= 0 else { return nil }
+        unflushed = false
+        let copy = dup(fd)
+        return copy >= 0 ? copy : nil
     }
 
     /// Writes the header and every live record, in file order, to a new file at `temp`.

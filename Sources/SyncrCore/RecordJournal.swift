@@ -48,7 +48,8 @@ final class RecordJournal: Sendable {
         file.withLock { $0.close() }
     }
 
-    /// The record `key` has in the journal (its JSON), or nil.
+    /// The record `key` has in the journal (its JSON), or nil (none, or the journal cannot be
+    /// read: then writing fails, naming it).
     func record(_ key: String) -> [UInt8]? {
         guard let k = CacheKey(hex: key.utf8) else { return nil }
         return file.withLock { f in
@@ -67,17 +68,16 @@ final class RecordJournal: Sendable {
 
     /// Appends `record` (JSON) as `key`'s record, flushed first when `durable`.
     /// - Returns: false when the journal is of another format and takes no record.
-    /// - Throws: `FileError` naming the journal when it cannot be created, written or flushed.
+    /// - Throws: `FileError` naming the journal when it cannot be read, created, written or
+    ///   flushed.
     func append(_ key: String, record: [UInt8], durable: Bool) throws(FileError) -> Bool {
         guard let k = CacheKey(hex: key.utf8) else { return false }
         let line = JournalLine.encode(key: key, record: record)
-        return try file.withLock { f throws(FileError) -> Bool in
-            f.loadOnce(path)
-            guard !f.foreign else { return false }
+        let taken = try file.withLock { f throws(FileError) -> Bool in
             try f.append(line, key: k, recordLength: record.count, path: path)
-            try f.finish(durable: durable && flushes, path: path)
-            return true
         }
+        if taken && durable { try flush() }
+        return taken
     }
 
     /// Ends `key`'s record, where the journal has one: a tombstone, flushed (when the cache
@@ -89,33 +89,30 @@ final class RecordJournal: Sendable {
     /// before the new file's creation; a line in a file it does not.)
     func forget(_ key: String, durable: Bool = true) throws(FileError) {
         guard let k = CacheKey(hex: key.utf8) else { return }
-        try file.withLock { f throws(FileError) in
-            f.loadOnce(path)
-            guard !f.foreign, f.slots[k] != nil else { return }
-            try f.append(JournalLine.encode(key: key, record: []), key: k, recordLength: 0, path: path)
-            try f.finish(durable: durable && flushes, path: path)
+        let wrote = try file.withLock { f throws(FileError) -> Bool in
+            // What is on disk decides, not what this object read earlier: a record it missed
+            // would otherwise outlive the data it vouches for.
+            f.catchUp(path)
+            if let failure = f.failure { throw failure }
+            guard !f.foreign, f.slots[k] != nil else { return false }
+            return try f.append(JournalLine.encode(key: key, record: []), key: k, recordLength: 0, path: path)
         }
+        if wrote && durable { try flush() }
     }
 
-    /// Flushes what was appended without a flush (the end of a run).
+    /// Flushes what was appended without a flush (where the cache flushes), outside the lock:
+    /// readers and other appends go on meanwhile.
     func flush() throws(FileError) {
-        try file.withLock { f throws(FileError) in
-            guard f.unflushed else { return }
-            try f.finish(durable: flushes, path: path)
-        }
+        guard flushes, let fd = file.withLock({ $0.takeFlush() }) else { return }
+        defer { close(fd) }
+        guard fdatasync(fd) == 0 else { throw FileError(path: path, operation: "flush", errno: errno) }
     }
 
     /// Reads the journal again where it changed on disk since this object read it: another
     /// process's run in between (`plan` and `apply` call this as they begin).
     func refresh() {
         file.withLock { f in
-            guard f.loaded else { return }
-            var st = stat()
-            if stat(path, &st) != 0 || UInt64(st.st_ino) != f.inode || UInt64(st.st_dev) != f.device {
-                f.load(path)
-            } else if Int64(st.st_size) != f.end {
-                f.scan(from: f.end)
-            }
+            if f.loaded { f.catchUp(path) }
         }
     }
 
@@ -123,7 +120,8 @@ final class RecordJournal: Sendable {
     /// `compactionFloor`). Best effort: any failure leaves the journal as it was.
     func compactIfWorthIt() {
         file.withLock { f in
-            guard f.loaded, !f.foreign, f.writable, f.dead >= Self.compactionFloor, f.dead > f.slots.count else { return }
+            guard f.loaded, f.failure == nil, !f.foreign, f.writable, f.dead >= Self.compactionFloor,
+                  f.dead > f.slots.count else { return }
             if f.rewrite(to: path + ".tmp", flush: flushes), rename(path + ".tmp", path) == 0 {
                 if flushes { FS.syncDirectory(FS.parentFolder(path)) }
             } else {

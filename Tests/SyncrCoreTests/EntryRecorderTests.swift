@@ -128,8 +128,10 @@ struct EntryRecorderTests {
         defer { close(fd) }
         let fresh = EntryRecorder(state: EntryState(url: "http://scripted.test/f.bin"), cache: cache, key: key, fd: fd,
                                   redactor: Redactor(secrets: []), recordOnDisk: false)
-        try await fresh.update(durable: false) { $0.size = 10; $0.complete = true }
-        #expect(cache.loadState(key)?.complete == true)
+        // Unfinished: a record file (a complete record would be a journal line).
+        try await fresh.update(durable: false) { $0.size = 10; $0.good = 4 }
+        #expect(cache.loadState(key)?.good == 4)
+        #expect(FileManager.default.fileExists(atPath: cache.statePath(key)))
         #expect(!FileManager.default.fileExists(atPath: cache.statePath(key) + ".tmp"))
 
         // A stale record is there although the recorder was told there is none.

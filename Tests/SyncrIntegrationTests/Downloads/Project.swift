@@ -56,15 +56,26 @@ final class Project: Sendable {
 
     func exists(_ relative: String) -> Bool { FileManager.default.fileExists(atPath: file(relative).path) }
 
-    /// The cache records, decoded loosely (what tests look at).
+    /// The cache records, decoded loosely (what tests look at): unfinished downloads' record
+    /// files, and complete ones' lines in the journal (the last line of each key; none after a
+    /// tombstone).
     func cacheStates() -> [[String: Any]] {
         let cache = folder.appending(".syncr/cache")
         let names = (try? FileManager.default.contentsOfDirectory(atPath: cache.path)) ?? []
-        return names.filter { $0.hasSuffix(".state") }.compactMap { name in
+        let files: [[String: Any]] = names.filter { $0.hasSuffix(".state") }.compactMap { name in
             guard let data = FileManager.default.contents(atPath: cache.appendingPathComponent(name).path),
                   let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
             return object
         }
+        let journal = FileManager.default.contents(atPath: cache.appendingPathComponent("records.journal").path) ?? Data()
+        var lines: [String: [String: Any]] = [:]
+        for line in String(decoding: journal, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+            guard parts.count == 4 else { continue }
+            let key = String(parts[0])
+            lines[key] = try? JSONSerialization.jsonObject(with: Data(parts[3].utf8)) as? [String: Any]
+        }
+        return files + lines.values.map { $0 }
     }
 
     /// The bytes the cache records as durable for the only partial entry, if any.
