@@ -217,7 +217,16 @@ struct JournalFile {
     /// writer's lines, another file in its place), created when missing, made writable when
     /// another user owns it, a torn last line ended.
     private mutating func prepareToWrite(_ path: String) throws(FileError) {
-        catchUp(path)
+        // One `fstat` per append: its link count tells a file renamed over or removed (then
+        // the name is looked at again), its size another writer's lines.
+        var st = stat()
+        var known = loaded && fd >= 0 && failure == nil && fstat(fd, &st) == 0 && st.st_nlink > 0
+        if !known {
+            catchUp(path)
+        } else if Int64(st.st_size) > end {
+            scan(from: end, path: path)
+            known = false
+        }
         if let failure { throw failure }
         if foreign { return }
         if fd < 0 {
@@ -226,6 +235,7 @@ struct JournalFile {
             Glibc.close(made)
             load(path)
             if let failure { throw failure }
+            known = false
         }
         if !writable {
             // Another user's file (a run under sudo): replaced by a copy of it that is ours, as
@@ -237,9 +247,9 @@ struct JournalFile {
             load(path)
             if let failure { throw failure }
             guard writable else { throw FileError(path: path, operation: "open for writing", errno: EACCES) }
+            known = false
         }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw FileError(path: path, operation: "inspect", errno: errno) }
+        if !known, fstat(fd, &st) != 0 { throw FileError(path: path, operation: "inspect", errno: errno) }
         if end == 0 && st.st_size > 0 {
             // A damaged header: nothing in the file is trusted; it starts again.
             guard ftruncate(fd, 0) == 0 else { throw FileError(path: path, operation: "start again", errno: errno) }
