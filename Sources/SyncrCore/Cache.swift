@@ -157,6 +157,19 @@ public struct Cache: Sendable {
         FS.remove(dataPath(key))
     }
 
+    /// `discard(_:)` for a download about to take the entry's name again: the journal's
+    /// tombstone is flushed on `flusher`'s threads (where the cache flushes), off Swift's pool,
+    /// and together with the other entries' flushes.
+    func discard(_ key: String, flusher: FlushPool) async throws {
+        if let line = try journal.forget(key, durable: false), let ticket = journal.flushTicket(upTo: line) {
+            defer { close(ticket.fd) }
+            try await flusher.flush(fd: ticket.fd, path: journal.path)
+            journal.flushed(ticket.covers)
+        }
+        FS.remove(statePath(key))
+        FS.remove(dataPath(key))
+    }
+
     /// Flushes the journal's lines written without a flush, and rewrites it when mostly dead:
     /// the end of a run that wrote records (the caller holds the cache lock).
     /// - Throws: `FileError` when the flush failed: the run's records may not survive a power cut.

@@ -18,7 +18,7 @@ struct CacheFile: Sendable {
 extension Downloader {
     /// Opens the cache file: the partial the plan decided to resume, or a fresh file. Returns it
     /// with the offset the fetch starts at.
-    func reserve() throws -> (CacheFile, offset: Int64) {
+    func reserve() async throws -> (CacheFile, offset: Int64) {
         let dataPath = cache.dataPath(key)
         var offset: Int64 = 0
         var state = EntryState(url: redactor.scrub(url))
@@ -26,7 +26,7 @@ extension Downloader {
             state = saved
             offset = saved.good
         } else if !nothingCached {
-            try cache.discard(key)
+            try await cache.discard(key, flusher: flusher)
         }
         // A fresh file is created after the old one was unlinked, so that no other name for the
         // old inode (a destination it was once moved to) can ever be written through.

@@ -156,7 +156,7 @@ struct Downloader: Sendable {
         await slot.acquire()
         // Checked before anything in the cache is touched: a cancelled entry keeps its partial.
         if Task.isCancelled { throw Interrupted() }
-        let (file, offset) = try reserve()
+        let (file, offset) = try await reserve()
         defer { close(file.fd) }
         fs.offset = offset
         try await fetch(file, fs)

@@ -30,8 +30,10 @@ struct JournalFile {
     var slots: [CacheKey: Slot] = [:]
     /// Lines that are no key's record any more (replaced, tombstones, damaged).
     var dead = 0
-    /// Lines were appended since the last flush.
-    var unflushed = false
+    /// Lines this object appended (the number of the last one), and how many of them are known
+    /// to be on disk: a flush covers every line appended before it began. Kept across reloads.
+    var appended: UInt64 = 0
+    var durable: UInt64 = 0
 
     mutating func loadOnce(_ path: String) {
         if !loaded { load(path) }
@@ -63,7 +65,10 @@ struct JournalFile {
 
     mutating func close() {
         if fd >= 0 { Glibc.close(fd) }
+        let (appended, durable) = (self.appended, self.durable)
         self = JournalFile()
+        self.appended = appended
+        self.durable = durable
     }
 
     /// Reads what `path` holds now where it changed since it was read: another file in its
@@ -198,10 +203,11 @@ struct JournalFile {
     }
 
     /// Writes `line` (for `key`, its record `recordLength` bytes) after the last whole line.
-    /// - Returns: false when the journal is of another format and takes nothing.
-    mutating func append(_ line: [UInt8], key: CacheKey, recordLength: Int, path: String) throws(FileError) -> Bool {
+    /// - Returns: the line's number (for `flushTicket`), or nil when the journal is of another
+    ///   format and takes nothing.
+    mutating func append(_ line: [UInt8], key: CacheKey, recordLength: Int, path: String) throws(FileError) -> UInt64? {
         try prepareToWrite(path)
-        if foreign { return false }
+        if foreign { return nil }
         if end == 0 { try write(RecordJournal.header, path: path) }
         let at = end
         try write(line, path: path)
@@ -209,8 +215,8 @@ struct JournalFile {
         let replaced = recordLength == 0 ? slots.removeValue(forKey: key) != nil : slots.updateValue(slot, forKey: key) != nil
         if replaced { dead += 1 }
         if recordLength == 0 { dead += 1 }
-        unflushed = true
-        return true
+        appended += 1
+        return appended
     }
 
     /// Makes the file ready for an append at `end`: what is on disk read first (another
@@ -277,13 +283,13 @@ struct JournalFile {
         end += Int64(n)
     }
 
-    /// A descriptor for a flush outside the lock (a duplicate: the file may be reopened
-    /// meanwhile), when there is something to flush; the caller closes it.
-    mutating func takeFlush() -> Int32? {
-        guard unflushed, fd >= 0 else { return nil }
-        unflushed = false
+    /// What a flush that makes line `line` durable needs, outside the lock: a duplicate
+    /// descriptor (the file may be reopened meanwhile; the caller closes it) and the last line
+    /// it will cover. Nil when a finished flush covered the line already.
+    func flushTicket(upTo line: UInt64) -> (fd: Int32, covers: UInt64)? {
+        guard line > durable, fd >= 0 else { return nil }
         let copy = dup(fd)
-        return copy >= 0 ? copy : nil
+        return copy >= 0 ? (copy, appended) : nil
     }
 
     /// Writes the header and every live record, in file order, to a new file at `temp`.

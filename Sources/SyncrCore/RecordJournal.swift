@@ -73,39 +73,65 @@ final class RecordJournal: Sendable {
     func append(_ key: String, record: [UInt8], durable: Bool) throws(FileError) -> Bool {
         guard let k = CacheKey(hex: key.utf8) else { return false }
         let line = JournalLine.encode(key: key, record: record)
-        let taken = try file.withLock { f throws(FileError) -> Bool in
+        let number = try file.withLock { f throws(FileError) -> UInt64? in
             try f.append(line, key: k, recordLength: record.count, path: path)
         }
-        if taken && durable { try flush() }
-        return taken
+        guard let number else { return false }
+        if durable { try flush(upTo: number) }
+        return true
     }
 
-    /// Ends `key`'s record, where the journal has one: a tombstone, flushed (when the cache
-    /// flushes and `durable`) before the caller changes what the record vouched for.
+    /// Ends `key`'s record, where the journal has one, with a tombstone; flushed (when the
+    /// cache flushes and `durable`) before this returns.
     ///
     /// The flush matters where new data takes the old data's name: a lost tombstone would bring
     /// back a complete record beside a partial file of the same size, which the next plan would
     /// take as the finished file. (A `.state` file's removal needed no flush: ext4 orders it
-    /// before the new file's creation; a line in a file it does not.)
-    func forget(_ key: String, durable: Bool = true) throws(FileError) {
-        guard let k = CacheKey(hex: key.utf8) else { return }
-        let wrote = try file.withLock { f throws(FileError) -> Bool in
+    /// before the new file's creation; a line in a file it does not.) A caller on Swift's pool
+    /// passes `durable: false` and flushes the returned line with `flushTicket` on the flush
+    /// threads instead.
+    /// - Returns: the tombstone's line number, nil when none was needed.
+    @discardableResult
+    func forget(_ key: String, durable: Bool = true) throws(FileError) -> UInt64? {
+        guard let k = CacheKey(hex: key.utf8) else { return nil }
+        let number = try file.withLock { f throws(FileError) -> UInt64? in
             // What is on disk decides, not what this object read earlier: a record it missed
             // would otherwise outlive the data it vouches for.
             f.catchUp(path)
             if let failure = f.failure { throw failure }
-            guard !f.foreign, f.slots[k] != nil else { return false }
+            guard !f.foreign, f.slots[k] != nil else { return nil }
             return try f.append(JournalLine.encode(key: key, record: []), key: k, recordLength: 0, path: path)
         }
-        if wrote && durable { try flush() }
+        if let number, durable { try flush(upTo: number) }
+        return number
     }
 
-    /// Flushes what was appended without a flush (where the cache flushes), outside the lock:
-    /// readers and other appends go on meanwhile.
+    /// Flushes every line appended so far (the end of a run), where the cache flushes.
     func flush() throws(FileError) {
-        guard flushes, let fd = file.withLock({ $0.takeFlush() }) else { return }
-        defer { close(fd) }
-        guard fdatasync(fd) == 0 else { throw FileError(path: path, operation: "flush", errno: errno) }
+        try flush(upTo: file.withLock { $0.appended })
+    }
+
+    /// Flushes on this thread until line `line` is on disk, unless a flush covered it already.
+    private func flush(upTo line: UInt64) throws(FileError) {
+        guard let ticket = flushTicket(upTo: line) else { return }
+        defer { close(ticket.fd) }
+        guard fdatasync(ticket.fd) == 0 else { throw FileError(path: path, operation: "flush", errno: errno) }
+        flushed(ticket.covers)
+    }
+
+    /// For a flush elsewhere (the flush threads): a duplicate descriptor to `fdatasync` and then
+    /// close, and the line to pass to `flushed` once it succeeded. Nil when nothing needs it
+    /// (the cache does not flush, or a finished flush covered the line). Concurrent flushes
+    /// each cover what was appended before them, and the file system joins them into one
+    /// commit.
+    func flushTicket(upTo line: UInt64) -> (fd: Int32, covers: UInt64)? {
+        guard flushes else { return nil }
+        return file.withLock { $0.flushTicket(upTo: line) }
+    }
+
+    /// Records that a flush from `flushTicket` succeeded.
+    func flushed(_ covers: UInt64) {
+        file.withLock { $0.durable = max($0.durable, covers) }
     }
 
     /// Reads the journal again where it changed on disk since this object read it: another

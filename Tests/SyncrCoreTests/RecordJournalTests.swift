@@ -248,4 +248,29 @@ import Testing
         #expect(Cache(directory: folder.path).loadState(Self.a) == nil)
         #expect(folder.contents() == [RecordJournal.fileName])
     }
+
+    /// A flush covers every line appended before it began: a later ask for one of those lines
+    /// needs no flush of its own, a line appended after it does.
+    @Test func aFlushCoversTheLinesBeforeIt() throws {
+        let folder = try TemporaryFolder()
+        let journal = RecordJournal(path: folder.path + "/" + RecordJournal.fileName, flushes: true)
+        _ = try journal.append(Self.a, record: Self.record("a"), durable: false)
+        let b = try #require(try { () throws(FileError) -> UInt64? in
+            _ = try journal.append(Self.b, record: Self.record("b"), durable: false)
+            return try journal.forget(Self.a, durable: false)
+        }())
+        let ticket = try #require(journal.flushTicket(upTo: 1))
+        #expect(ticket.covers == b)
+        #expect(fdatasync(ticket.fd) == 0)
+        close(ticket.fd)
+        journal.flushed(ticket.covers)
+        #expect(journal.flushTicket(upTo: b) == nil)
+        _ = try journal.append(Self.c, record: Self.record("c"), durable: false)
+        let later = try #require(journal.flushTicket(upTo: b + 1))
+        close(later.fd)
+        // A cache that does not flush never asks for one.
+        let unflushed = Self.journal(folder)
+        _ = try unflushed.append(Self.a, record: Self.record("a2"), durable: false)
+        #expect(unflushed.flushTicket(upTo: 1) == nil)
+    }
 }
