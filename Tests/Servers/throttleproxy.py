@@ -178,12 +178,29 @@ class Proxy:
         conn.close()
         self.connections.remove(conn)
 
+    def settle_closes(self):
+        """Stops counting the connections whose client has closed, whether or not the proxy
+        has read what it sent before: a direction held back (rate cap, a full queue) does not
+        read, so its end of file would wait behind the data. poll's POLLRDHUP sees the FIN at
+        once."""
+        poller = select.poll()
+        by_fd = {}
+        for conn in self.connections:
+            if conn.counted:
+                poller.register(conn.client, select.POLLRDHUP)
+                by_fd[conn.client.fileno()] = conn
+        for fd, events in poller.poll(0):
+            if events & (select.POLLRDHUP | select.POLLHUP | select.POLLERR):
+                self.uncount(by_fd[fd])
+
     def accept(self):
         while True:
             try:
                 client, _ = self.listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
+            # A client that replaced a connection closed the old one first.
+            self.settle_closes()
             try:
                 upstream = socket.create_connection(self.target, timeout=10)
             except OSError:
