@@ -122,7 +122,7 @@ struct SignalTests {
     /// A pipe whose buffer is full and whose read end stays open and unread: a process that
     /// writes to `writer` blocks (neither EPIPE nor SIGPIPE) until the pipe is gone.
     final class FullPipe {
-        let pipe = Pipe()
+        let pipe = makePipe()
         var writer: FileHandle { pipe.fileHandleForWriting }
 
         init() throws {

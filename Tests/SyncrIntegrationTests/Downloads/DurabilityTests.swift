@@ -135,7 +135,7 @@ func fileSystemType(_ path: String) -> String? {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/stat")
     process.arguments = ["-f", "-c", "%T", path]
-    let pipe = Pipe()
+    let pipe = makePipe()
     process.standardOutput = pipe
     process.standardError = FileHandle.nullDevice
     guard (try? launch(process)) != nil else { return nil }

@@ -60,10 +60,10 @@ func runProcess(
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     }
     if let cwd { process.currentDirectoryURL = cwd }
-    let outPipe = Pipe(), errPipe = Pipe()
+    let outPipe = makePipe(), errPipe = makePipe()
     process.standardOutput = outPipe
     process.standardError = errPipe
-    let inPipe: Pipe? = stdin == nil ? nil : Pipe()
+    let inPipe: Pipe? = stdin == nil ? nil : makePipe()
     process.standardInput = inPipe ?? FileHandle.nullDevice
 
     let output = LockedBox(Data()), errors = LockedBox(Data()), timedOut = LockedBox(false)
@@ -140,8 +140,19 @@ func launch(_ process: Process) throws {
     }
 }
 
-/// Held while a child is spawned (see `launch`).
+/// Held while a child is spawned (see `launch`), and while a pipe for a child is made
+/// (`makePipe`).
 private let spawnLock = NSLock()
+
+/// A pipe for a child's standard input or output, made while no other child is being spawned.
+/// A pipe has no close-on-exec (the child needs its end), and Foundation closes, in a child it
+/// spawns, only the descriptors open when it looked: a pipe made by another thread in that
+/// moment reached the child. A long-lived one (a server's watchdog) then held a short command's
+/// output open, and the test reading it waited for an end of file that never came: a whole
+/// ThreadSanitizer run hung so. Every pipe handed to a child in this module is made here.
+func makePipe() -> Pipe {
+    spawnLock.withLock { Pipe() }
+}
 
 /// Finds `name` on `PATH` unless it already contains a slash.
 func resolveExecutable(_ name: String) throws -> String {
@@ -270,12 +281,17 @@ func launchServer(_ configure: (Process) throws -> Void) throws -> ChildProcess 
         throw ProcessError.launchFailed(executable: "?", reason: "no executable set")
     }
     var fds: [Int32] = [0, 0]
-    // Close-on-exec at once (Glibc's module has no pipe2): Foundation closes other descriptors
-    // in the children it spawns, but only those open when it looked.
-    guard pipe(&fds) == 0 else {
+    // Close-on-exec at once (Glibc's module has no pipe2), and made while no child is being
+    // spawned (`makePipe`): Foundation closes other descriptors in the children it spawns, but
+    // only those open when it looked.
+    let made = spawnLock.withLock { () -> Bool in
+        guard pipe(&fds) == 0 else { return false }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return true
+    }
+    guard made else {
         throw ProcessError.launchFailed(executable: executable, reason: "pipe: \(String(cString: strerror(errno)))")
     }
-    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     let watchdog = Process()
     watchdog.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
     watchdog.arguments = ["-u", repositoryRoot().appendingPathComponent("Tests/Servers/watchdog.py").path, "--",
@@ -337,7 +353,7 @@ func startPythonServer(_ script: URL, arguments: [String],
                        directory: TemporaryDirectory) async throws -> (child: ChildProcess, port: UInt16?, failure: String) {
     let stderrFile = directory.appending("stderr.log")
     _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
-    let stdout = Pipe()
+    let stdout = makePipe()
     let child = try launchServer { process in
         process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
         process.arguments = ["-u", script.path] + arguments

@@ -148,7 +148,7 @@ actor SeaweedFS {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try resolveExecutable("python3"))
         process.arguments = ["-c", script]
-        let pipe = Pipe()
+        let pipe = makePipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try launch(process)
