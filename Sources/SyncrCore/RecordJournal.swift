@@ -13,15 +13,18 @@ import SyncrLock
 /// downloading keep their `<key>.state` file (`Cache`), which checkpoints replace many times.
 ///
 /// - The last line for a key is its record; a tombstone (an empty record) says there is none.
-/// - A line torn by a crash, or anything that fails its checksum, reads as no line. The next
-///   append cuts a torn end off first, so that it cannot swallow the new line.
+/// - A line torn by a crash, or anything that fails its length or checksum, reads as no line,
+///   and ends the record of its key where the key is legible (it may have been a tombstone).
+///   The next append ends a torn last line with a newline first, so that it cannot swallow the
+///   new line and stays what it is.
 /// - Only one process writes: `apply` and `cache prune` hold the cache lock. Readers without
 ///   it (`plan`) may see an append half done; it reads as torn.
-/// - Lines are written without a flush of their own unless asked (`durable`), and flushed
-///   together at the end of a run (`flush`): a line lost to a power cut costs a download
-///   again, as a lost record file did; it never vouches for anything untrue.
-/// - Rewritten without its dead lines (replaced, forgotten, torn) once those outnumber the live
-///   ones (`compact`), into a new file renamed over the old one.
+/// - Lines are written without a flush of their own unless asked (`durable`, or a
+///   `flushTicket` flushed elsewhere), and flushed together at the end of a run (`flush`): a
+///   line lost to a power cut costs a download again, as a lost record file did; it never
+///   vouches for anything untrue.
+/// - Rewritten without its dead lines (replaced, forgotten, damaged) once those outnumber the
+///   live ones (`compactIfWorthIt`), into a new file renamed over the old one.
 /// - A journal of another format (a later syncr's) is left alone: records then stay in
 ///   `.state` files, as before there was a journal.
 final class RecordJournal: Sendable {
