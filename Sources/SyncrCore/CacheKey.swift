@@ -10,16 +10,20 @@ struct CacheKey: Hashable, Sendable {
         var high: UInt64 = 0
         var low: UInt64 = 0
         for (i, c) in hex.enumerated() {
-            let v: UInt8
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - UInt8(ascii: "a") + 10
-            default: return nil
-            }
+            guard let v = Self.digit(c) else { return nil }
             if i < 16 { high = high << 4 | UInt64(v) } else { low = low << 4 | UInt64(v) }
         }
         self.high = high
         self.low = low
+    }
+
+    /// The value of a lowercase hex digit, or nil.
+    static func digit(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        default: return nil
+        }
     }
 
     /// The key's 32 hex digits, as `Cache.key(for:)` spells it.

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SyncrArchive
 
 /// One line of the record journal (`RecordJournal`):
@@ -41,7 +44,11 @@ enum JournalLine {
 
     /// Reads the line that starts at `start` in `bytes`.
     static func parse(_ bytes: UnsafeRawBufferPointer, at start: Int) -> Parsed {
-        guard let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else { return .incomplete }
+        // memchr: the whole journal passes through here once per run.
+        guard start < bytes.count,
+              let found = memchr(bytes.baseAddress! + start, Int32(UInt8(ascii: "\n")), bytes.count - start)
+        else { return .incomplete }
+        let newline = UnsafeRawPointer(found) - bytes.baseAddress!
         let next = newline + 1
         let line = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
         // key, space, at least one digit, space, 8 hex digits, space: 44 bytes (a tombstone).
@@ -77,12 +84,7 @@ enum JournalLine {
     private static func hex32(_ digits: Slice<UnsafeRawBufferPointer>) -> UInt32? {
         var value: UInt32 = 0
         for c in digits {
-            let v: UInt8
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - UInt8(ascii: "a") + 10
-            default: return nil
-            }
+            guard let v = CacheKey.digit(c) else { return nil }
             value = value << 4 | UInt32(v)
         }
         return value
