@@ -93,6 +93,10 @@ static inline CURLcode syncr_easy_unpause(CURL *handle) { return curl_easy_pause
 /* Return value of a read callback that aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
 static inline size_t syncr_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
 
+/* Return value of a read callback that has no bytes yet: curl pauses sending until
+   curl_easy_pause(handle, CURLPAUSE_CONT), then asks again. */
+static inline size_t syncr_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }
+
 /* Return values of a seek callback. */
 static inline int syncr_seekfunc_ok(void) { return CURL_SEEKFUNC_OK; }
 static inline int syncr_seekfunc_cantseek(void) { return CURL_SEEKFUNC_CANTSEEK; }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// The body of a PUT or POST, streamed from disk by the transfer engine.
+/// The body of a PUT or POST, streamed from disk as the transfer engine sends it.
 ///
 /// The body's length is always known before the request starts, so it goes out with
 /// `Content-Length` and never with chunked transfer coding (many upload endpoints, S3-style
@@ -48,9 +48,9 @@ enum BodySegment: Sendable, Equatable {
     }
 }
 
-/// Reads a body's segments in order, for curl's read and seek callbacks.
+/// Reads a body's segments in order, for `ReadAhead` (which curl's read and seek callbacks use).
 ///
-/// Used on the engine thread only. A file is opened when the reader reaches it and closed when it
+/// Used by one thread at a time: whichever reads for `ReadAhead`, never the engine. A file is opened when the reader reaches it and closed when it
 /// moves past it or the transfer ends, so a form with many files holds one descriptor at a time.
 /// Each file is checked against the size and modification time seen when the transfer started:
 /// a file that changes while it is sent fails the transfer (with `.local`) before its last byte

@@ -10,8 +10,8 @@ import Synchronization
 final class Transfer: @unchecked Sendable {
     let request: HTTPRequest
     let sink: ResponseSink
-    /// The request body's reader; its file is open from the first read until `finish`.
-    let body: BodyReader?
+    /// The request body, read ahead on a disk thread; its file is open until `finish`.
+    let body: ReadAhead?
     let easy: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
     let errorBuffer: UnsafeMutablePointer<CChar>
@@ -36,7 +36,7 @@ final class Transfer: @unchecked Sendable {
     /// Where the handle comes from and goes back to.
     private let handles: EasyHandlePool
 
-    init?(request: HTTPRequest, sink: ResponseSink, body: BodyReader?, bufferSize: Int, handles: EasyHandlePool) {
+    init?(request: HTTPRequest, sink: ResponseSink, body: ReadAhead?, bufferSize: Int, handles: EasyHandlePool) {
         guard let easy = handles.take() else { return nil }
         self.handles = handles
         self.request = request
@@ -182,13 +182,19 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: callbacks (engine thread)
 
-    /// Fills curl's upload buffer; returns the byte count, or curl's abort value on failure.
+    /// Fills curl's upload buffer from what was read ahead; returns the byte count, curl's
+    /// pause value when nothing is read yet (the reader resumes the transfer), or its abort
+    /// value on failure.
     func readBody(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
         guard let body else { return 0 }
         if cancelRequested.load(ordering: .relaxed) { return Int(syncr_readfunc_abort()) }
-        guard let n = body.read(into: buffer) else { return Int(syncr_readfunc_abort()) }
-        request.bodyProgress?.update(body.position)
-        return n
+        switch body.read(into: buffer) {
+        case .bytes(let n):
+            request.bodyProgress?.update(body.position)
+            return n
+        case .pause: return Int(syncr_readfunc_pause())
+        case .fail: return Int(syncr_readfunc_abort())
+        }
     }
 
     /// Rewinds the body (curl does before re-sending it after a redirect or an auth round).

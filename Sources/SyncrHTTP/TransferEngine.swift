@@ -53,12 +53,20 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     let handles: EasyHandlePool
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
+    /// The threads that read request bodies ahead of curl (`ReadAhead`).
+    let disk: DiskWriter
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    public init(configuration: Configuration = Configuration()) {
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(configuration: configuration, disk: .shared)
+    }
+
+    /// - Parameter disk: where request bodies are read (a test plays a slow disk with it).
+    init(configuration: Configuration, disk: DiskWriter) {
         _ = Self.globalInit
         self.configuration = configuration
+        self.disk = disk
         handles = EasyHandlePool(capacity: max(32, configuration.maxConnectionsPerHost * 2))
         guard let m = curl_multi_init() else { fatalError("curl_multi_init failed: out of memory") }
         multi = m
@@ -80,7 +88,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     /// One hop of `attempt`: a single request, redirects not followed.
     func attemptOnce(_ request: HTTPRequest, sink: ResponseSink) async -> TransferOutcome {
         guard !stopped.load(ordering: .acquiring) else { return TransferOutcome(result: .failure(.cancelled), requestSent: false) }
-        var reader: BodyReader? = nil
+        var reader: ReadAhead? = nil
         if let body = request.body {
             guard request.method == .put || request.method == .post else {
                 let path: String
@@ -93,9 +101,11 @@ public final class TransferEngine: Transport, @unchecked Sendable {
                     requestSent: false)
             }
             switch BodyReader.open(body) {
-            case .success(let r): reader = r
+            case .success(let r): reader = ReadAhead(r, disk: disk)
             case .failure(let error): return TransferOutcome(result: .failure(error), requestSent: false)
             }
+            // The first buffer (all of a small body) is read here, off the engine thread.
+            reader?.prime()
         }
         guard let transfer = Transfer(request: request, sink: sink, body: reader, bufferSize: configuration.bufferSize,
                                       handles: handles) else {
@@ -105,6 +115,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         // Strong references: the sink drops the handlers in `settle`, below, which breaks the
         // cycle transfer -> sink -> handler -> transfer (weak ones cost a side table each).
         sink.onResume { [self] in post { $0.resumed.append(transfer) } }
+        reader?.onResume { [self] in post { $0.resumed.append(transfer) } }
         sink.onCancel { [self] in cancel(transfer) }
         var outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

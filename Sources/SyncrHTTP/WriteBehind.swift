@@ -5,9 +5,10 @@ import CSystem
 import Synchronization
 import SyncrLock
 
-/// The threads that write downloaded bytes to files: never the engine thread, so that a slow
-/// disk (a network mount, a throttled volume) never stops it. The transfers writing to that
-/// disk pause, while every other request goes on.
+/// The threads that write downloaded bytes to files and read request bodies from them (for
+/// `WriteBehind` and `ReadAhead`): never the engine thread, so that a slow disk (a network
+/// mount, a throttled volume) never stops it. The transfers using that disk pause, while every
+/// other request goes on.
 public final class DiskWriter: Sendable {
     /// The writer every `FileSink` uses unless told otherwise. Four threads, each sink with at
     /// most one write in flight: a few writes stuck on a slow disk leave threads for the others
@@ -21,12 +22,18 @@ public final class DiskWriter: Sendable {
     /// Runs where a file's writeback is started, with the descriptor and the file range: lets
     /// a test see which ranges were started.
     let onWriteBack: (@Sendable (Int32, Range<Int64>) -> Void)?
+    /// Runs before each read of a request body, with the byte count (on whichever thread
+    /// reads: a disk thread, or the submitting task's for the first buffer): lets a test play
+    /// a slow disk.
+    let beforeRead: (@Sendable (Int) -> Void)?
 
     init(threads: Int, beforeWrite: (@Sendable (Int32, Int) -> Void)? = nil,
-         onWriteBack: (@Sendable (Int32, Range<Int64>) -> Void)? = nil) {
+         onWriteBack: (@Sendable (Int32, Range<Int64>) -> Void)? = nil,
+         beforeRead: (@Sendable (Int) -> Void)? = nil) {
         queue = WorkQueue(threads: threads, name: "syncr-disk")
         self.beforeWrite = beforeWrite
         self.onWriteBack = onWriteBack
+        self.beforeRead = beforeRead
     }
 
     /// Jobs handed to the threads so far: a test counts hand-offs with it.

@@ -90,4 +90,74 @@ struct SlowDiskTests {
         let expected = protocolKind == .http2 ? "HTTP/2.0" : "HTTP/1.1"
         #expect(log.allSatisfy { $0.serverProtocol == expected }, "\(log.map(\.serverProtocol))")
     }
+
+    /// The same for an upload: its body is read on a disk thread (`ReadAhead`), so a body
+    /// whose disk is stuck pauses its own PUT while downloads through the same engine finish.
+    @Test(arguments: Wire.allCases)
+    func anUploadStuckOnItsDiskPausesWhileOthersFinish(_ protocolKind: Wire) async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        for i in 0..<12 { try makeFile(path: www.appending("small\(i).bin"), size: 300_000 + i, seed: UInt64(70 + i)) }
+        let source = try makeFile(path: www.appending("upload.bin"), size: 8 << 20, seed: 69)
+        let certificates = protocolKind == .http2 ? try await TestCertificates.make() : nil
+        let nginx = try await Nginx.start(root: www.url,
+                                          options: .init(tls: certificates?.server, http2: protocolKind == .http2))
+        defer { nginx.stop() }
+        func tls(_ request: HTTPRequest) -> HTTPRequest {
+            var request = request
+            if let certificates { request.tls = TLSOptions(extraAnchors: [certificates.caCertificate.path]) }
+            return request
+        }
+
+        // The slow disk: the body's first buffer is read before the request goes out; every
+        // read after it waits until the gate opens.
+        let reads = Atomic<Int>(0), open = Atomic<Bool>(false)
+        let slowDisk = DiskWriter(threads: 1, beforeRead: { _ in
+            if reads.add(1, ordering: .relaxed).newValue > 1 {
+                while !open.load(ordering: .acquiring) { usleep(1000) }
+            }
+        })
+        let engine = TransferEngine(configuration: .init(), disk: slowDisk)
+        defer { engine.shutdown() }
+        let url = nginx.url("/upload/upload.bin")
+        let upload = Task { await engine.attempt(tls(.upload(.file(path: source.path), url: url, displayURL: url)),
+                                                 sink: BodyPrefixSink()) }
+        _ = await pollOnItsOwnThread { reads.load(ordering: .relaxed) >= 2 }
+        #expect(reads.load(ordering: .relaxed) == 2, "the second read is stuck")
+
+        let out = try TemporaryDirectory(prefix: "out")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<12 {
+                group.addTask {
+                    let file = try OpenFile(out.appending("small\(i).bin").path)
+                    let sink = FileSink(fd: file.fd, offset: 0, requestedRange: nil, expectedTotal: nil,
+                                        displayURL: "small\(i).bin", displayPath: file.path)
+                    let path = "/small\(i).bin"
+                    let result = await engine.perform(tls(HTTPRequest(url: nginx.url(path), displayURL: path)), sink: sink)
+                    guard case .success(let response) = result else {
+                        Issue.record("small\(i).bin: \(result)")
+                        return
+                    }
+                    #expect(response.head.status == 200)
+                    #expect(sink.written == Int64(300_000 + i))
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(reads.load(ordering: .relaxed) == 2, "nothing more was read while the disk was stuck")
+
+        // The disk recovers: the PUT goes on and the server stores the file byte-identical.
+        open.store(true, ordering: .releasing)
+        let outcome = await upload.value
+        guard case .success(let response) = outcome.result else {
+            Issue.record("upload.bin: \(outcome.result)")
+            return
+        }
+        #expect(response.head.status == 201)
+        #expect(response.uploadedBytes == 8 << 20)
+        let stored = nginx.uploadDirectory.appendingPathComponent("upload.bin")
+        #expect(try await sha256(file: stored) == (try await sha256(file: source)))
+        let log = try await nginx.accessLog(atLeast: 13)
+        let expected = protocolKind == .http2 ? "HTTP/2.0" : "HTTP/1.1"
+        #expect(log.allSatisfy { $0.serverProtocol == expected }, "\(log.map(\.serverProtocol))")
+    }
 }
