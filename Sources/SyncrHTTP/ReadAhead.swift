@@ -77,9 +77,23 @@ final class ReadAhead: @unchecked Sendable {
 
     deinit {
         state.withLock { s in
-            s.ready.forEach { $0.buffer.deallocate() }
-            s.spare.forEach { $0.deallocate() }
+            s.ready.forEach { Self.unmap($0.buffer) }
+            s.spare.forEach { Self.unmap($0) }
         }
+    }
+
+    /// A buffer of its own pages, not from malloc: buffers are taken on one thread (the
+    /// submitting task's, a disk thread) and let go on another, and glibc's per-thread arenas
+    /// then kept their peak each (a 1 GiB multipart upload, 8 parts at a time: 56 MiB peak RSS
+    /// against 36 MiB with these). Unmapped, they are gone at once.
+    private static func map() -> UnsafeMutableRawBufferPointer {
+        let address = mmap(nil, bufferSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let address, address != MAP_FAILED else { fatalError("out of memory: cannot map \(bufferSize) bytes") }
+        return UnsafeMutableRawBufferPointer(start: address, count: bufferSize)
+    }
+
+    private static func unmap(_ buffer: UnsafeMutableRawBufferPointer) {
+        munmap(buffer.baseAddress, buffer.count)
     }
 
     /// The body offset of the next byte given to curl.
@@ -142,6 +156,11 @@ final class ReadAhead: @unchecked Sendable {
             s.closed = true
             // The handler holds the transfer, which holds this: let the cycle go.
             s.resume = nil
+            // Nothing more is read or taken: the buffers go now (one being read into, later).
+            s.ready.forEach { Self.unmap($0.buffer) }
+            s.spare.forEach { Self.unmap($0) }
+            s.ready = []
+            s.spare = []
             return !s.reading
         }
         if now { reader.close() }
@@ -160,7 +179,7 @@ final class ReadAhead: @unchecked Sendable {
                     buffer = spare
                 } else {
                     s.allocated += 1
-                    buffer = .allocate(byteCount: Self.bufferSize, alignment: 64)
+                    buffer = Self.map()
                 }
                 return (buffer, s.next, s.generation)
             }
