@@ -57,9 +57,13 @@ final class ChangedFolders: Sendable {
     private let folders = Locked(Folders())
     /// Off with `fsync: false`: the renames reach the disk when the kernel writes them back.
     private let flushes: Bool
+    /// Flushes one folder (`FS.syncDirectory`); a test plays a disk that fails with it, which
+    /// no real one on this machine can be made to do without root tools.
+    private let flush: @Sendable (String) -> FileError?
 
-    init(flushes: Bool) {
+    init(flushes: Bool, flush: @escaping @Sendable (String) -> FileError? = { FS.syncDirectory($0) }) {
         self.flushes = flushes
+        self.flush = flush
     }
 
     func add(_ folder: String) {
@@ -79,15 +83,19 @@ final class ChangedFolders: Sendable {
         _ = folders.withLock { $0.existing.remove(folder) }
     }
 
-    func syncAll() async {
+    /// Flushes every changed folder once; returns the flushes that failed, in folder order.
+    func syncAll() async -> [FileError] {
         let all = folders.withLock { f -> Set<String> in
             defer { f.changed = [] }
             return f.changed
         }
-        guard flushes else { return }
-        for folder in all {
-            _ = try? await BlockingIO.run { FS.syncDirectory(folder) }
+        guard flushes else { return [] }
+        var failures: [FileError] = []
+        for folder in all.sorted() {
+            let flush = self.flush
+            if let failure = try? await BlockingIO.run({ flush(folder) }) { failures.append(failure) }
         }
+        return failures
     }
 }
 

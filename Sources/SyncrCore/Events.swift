@@ -125,11 +125,15 @@ public struct ApplyReport: Sendable {
     public var results: [ItemResult]
     /// Seconds the whole apply took, on a monotonic clock.
     public var seconds: Double
+    /// What went wrong at the end of the run without failing an entry (a folder or the cache's
+    /// records that could not be flushed); empty on a healthy disk.
+    public var warnings: [RunWarning]
 
     /// Creates a report from its parts.
-    public init(results: [ItemResult], seconds: Double) {
+    public init(results: [ItemResult], seconds: Double, warnings: [RunWarning] = []) {
         self.results = results
         self.seconds = seconds
+        self.warnings = warnings
     }
 
     /// The entries that failed.

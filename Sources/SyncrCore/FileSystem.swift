@@ -149,11 +149,15 @@ enum FS {
     }
 
     /// Flushes a folder's entries (renames, creations) to disk.
-    static func syncDirectory(_ path: String) {
+    /// Returns what went wrong, except where there was nothing to flush: a folder removed
+    /// meanwhile, or a file system without flushes (EINVAL: some FUSE and special ones).
+    @discardableResult
+    static func syncDirectory(_ path: String) -> FileError? {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
+        guard fd >= 0 else { return errno == ENOENT ? nil : FileError(path: path, operation: "open the folder", errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { return errno == EINVAL ? nil : FileError(path: path, operation: "flush the folder", errno: errno) }
+        return nil
     }
 
     /// Writes bytes to a new file at `path` (it must not exist): no temporary name and no

@@ -24,6 +24,9 @@ public struct RunOptions: Sendable {
     public var lock: Lockfile?
     /// `--locked`: every download must match `lock` (size, ETag, SHA-256).
     public var locked: Bool
+    /// Flushes a changed folder at the end of `apply` instead of `fsync`: a test plays a disk
+    /// that fails with it (no real one can be made to, here, without root tools).
+    var folderFlush: (@Sendable (String) -> FileError?)?
 
     /// Creates options from the flags given; nil (or false) keeps the manifest's choice.
     public init(cacheDirectory: String? = nil, jobs: Int? = nil, connections: Int? = nil, force: Bool = false,
@@ -115,7 +118,7 @@ public final class Session: Sendable {
         force = options.force
         let flushes = options.fsync ?? manifest.defaults.fsync
         cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory, flushes: flushes)
-        folders = ChangedFolders(flushes: flushes)
+        folders = options.folderFlush.map { ChangedFolders(flushes: flushes, flush: $0) } ?? ChangedFolders(flushes: flushes)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
         let redactor = Redactor(secrets: manifest.secrets + S3Stores.secrets(of: manifest))
         self.redactor = redactor
@@ -485,13 +488,18 @@ public final class Session: Sendable {
             kept.item.remote = nil
             return kept
         }
-        await folders.syncAll()
+        var warnings = await folders.syncAll().map(RunWarning.folderNotFlushed)
         // The run's records reach the disk in one flush. One that fails costs, at worst, the
         // records of this run after a power cut: those files are downloaded again.
-        try? cache.finishRecords()
+        do {
+            try cache.finishRecords()
+        } catch {
+            warnings.append(.recordsNotFlushed(error))
+        }
         let elapsed = clock.now - start
         return ApplyReport(results: results,
-                           seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                           seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+                           warnings: warnings)
     }
 
 

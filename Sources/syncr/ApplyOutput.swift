@@ -33,6 +33,8 @@ enum ApplyOutput {
         }
         if options.run.json, let json { Output.out(json) }
         for line in RunSummary.lines(report) { Output.err(line) }
+        // After the summary, so that the last lines a CI log shows say the disk misbehaved.
+        for warning in report.warnings { Output.err("syncr: warning: \(warning)") }
         var code = report.failed.isEmpty ? ExitCode.success : ExitCode.failures
         if let path = options.reportPath, let json {
             if let problem = write(json + "\n", to: path) {

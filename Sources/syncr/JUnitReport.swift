@@ -43,6 +43,10 @@ enum JUnitReport {
             body += "      <system-out>" + escape(out2.joined(separator: "\n")) + "</system-out>\n"
             out += ">\n" + body + "    </testcase>\n"
         }
+        if !report.warnings.isEmpty {
+            out += "    <system-err>" + escape(report.warnings.map { "warning: \($0)" }.joined(separator: "\n"))
+                + "</system-err>\n"
+        }
         out += "  </testsuite>\n</testsuites>\n"
         return out
     }

@@ -87,7 +87,14 @@ enum Rendering {
         return JSON.object([("version", .int(1))] + header + [
             ("items", .array(items)),
             ("totals", .object(totals)),
+            ("warnings", .array(report.warnings.map(warningJSON))),
         ]).rendered
+    }
+
+    /// `{"code": ..., "path": ..., "message": ...}` for a run-level warning.
+    static func warningJSON(_ warning: RunWarning) -> JSON {
+        .object([("code", .string(warning.code)), ("path", .string(warning.error.path)),
+                 ("message", .string(warning.description))])
     }
 
     // MARK: text

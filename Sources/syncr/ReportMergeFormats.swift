@@ -47,6 +47,8 @@ enum JSONReportMerge {
             ("shards", .array(shards)),
             ("items", .array(items.map(\.value))),
             ("totals", sum(documents.map { $0.1["totals"]! })),
+            // Each shard's own, in shard order (reports of older syncr versions have none).
+            ("warnings", .array(checked.sorted.flatMap { byFile[$0.file]?["warnings"]?.arrayValue ?? [] })),
         ])
         return .success(merged.rendered + "\n")
     }

@@ -77,6 +77,8 @@ struct ReportTests {
         #expect(items.map { $0["error_code"] as? String } == [nil, "http", "connection", nil])
         #expect(items[0]["error_code"] is NSNull, "present, null when the entry did not fail")
         #expect(items.map { $0["http_status"] as? Int } == [nil, 404, nil, nil])
+        // Every folder and the cache's records were flushed: present, and empty.
+        #expect((object["warnings"] as? [Any])?.isEmpty == true, "\(object["warnings"] ?? "missing")")
 
         // `reports/` does not exist: the path is taken as given, like any file argument.
         #expect(!FileManager.default.fileExists(atPath: harness.folder + "/junit.xml"))

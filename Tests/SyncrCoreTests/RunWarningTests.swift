@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+@testable import SyncrCore
+import SyncrHTTP
+import SyncrLock
+
+/// What goes wrong at the end of `apply` without failing an entry is reported, not dropped.
+@Suite(.timeLimit(.minutes(5)))
+struct RunWarningTests {
+    static let file = Resource(bytes: Resource.pattern(1000))
+
+    @Test func aHealthyRunHasNoWarnings() async throws {
+        let project = try ScriptedProject()
+        // With flushes on (the scripted project turns them off), so the real ones run.
+        let session = Session(manifest: project.manifest([project.download("f.bin")]), options: RunOptions(fsync: true),
+                              transport: ScriptedTransport(serving: Self.file))
+        defer { session.close() }
+        let report = await session.apply()
+        #expect(report.results.map(\.status) == [.ok])
+        #expect(report.warnings.isEmpty)
+    }
+
+    /// A disk that fails the folder's flush (EIO): the entry is in place and stays `ok`, and
+    /// the report says which folder, and what that means.
+    @Test func aFolderThatCannotBeFlushedIsAWarningNotAFailure() async throws {
+        let project = try ScriptedProject()
+        let asked = Locked<[String]>([])
+        // The scripted project turns flushes off, for speed: this run has them on.
+        var options = RunOptions(fsync: true)
+        options.folderFlush = { folder in
+            asked.withLock { $0.append(folder) }
+            return FileError(path: folder, operation: "flush the folder", errno: EIO)
+        }
+        let session = Session(manifest: project.manifest([project.download("f.bin")]), options: options,
+                              transport: ScriptedTransport(serving: Self.file))
+        defer { session.close() }
+        let report = await session.apply()
+        #expect(report.results.map(\.status) == [.ok])
+        #expect(project.difference("f.bin", from: Self.file.bytes) == nil)
+        #expect(asked.withLock { $0 } == [project.root], "the destination folder, once")
+        let warning = try #require(report.warnings.first)
+        #expect(report.warnings.count == 1)
+        #expect(warning == .folderNotFlushed(FileError(path: project.root, operation: "flush the folder", errno: EIO)))
+        #expect(warning.code == "folder_not_flushed")
+        #expect(warning.description.hasPrefix("\(project.root): cannot flush the folder: Input/output error; "),
+                "\(warning)")
+        #expect(warning.description.contains("power cut"))
+    }
+
+    @Test func withoutFlushesNoFolderIsFlushed() async throws {
+        let project = try ScriptedProject()
+        var options = RunOptions(fsync: false)
+        options.folderFlush = { folder in
+            Issue.record("flushed \(folder) with fsync off")
+            return nil
+        }
+        let session = Session(manifest: project.manifest([project.download("f.bin")]), options: options,
+                              transport: ScriptedTransport(serving: Self.file))
+        defer { session.close() }
+        let report = await session.apply()
+        #expect(report.results.map(\.status) == [.ok])
+        #expect(report.warnings.isEmpty)
+    }
+
+    /// The real flush: a folder removed since files went into it has nothing left to flush.
+    @Test func aFolderRemovedBeforeItsFlushIsNoWarning() async throws {
+        let folders = ChangedFolders(flushes: true)
+        let gone = FileManager.default.temporaryDirectory.appendingPathComponent("syncr-gone-\(UUID().uuidString)").path
+        let here = FileManager.default.temporaryDirectory.path
+        folders.add(gone)
+        folders.add(here)
+        #expect(await folders.syncAll().isEmpty)
+        #expect(await folders.syncAll().isEmpty, "each folder is flushed once")
+    }
+}
