@@ -12,13 +12,13 @@ import Testing
     @Test func namesTheRecordsAndDataTheFolderHeld() throws {
         let tmp = try TemporaryFolder()
         let cache = Cache(directory: tmp.path)
-        FileManager.default.createFile(atPath: cache.statePath(Self.keyA), contents: Data("{}".utf8))
-        FileManager.default.createFile(atPath: cache.dataPath(Self.keyA), contents: Data())
-        FileManager.default.createFile(atPath: cache.dataPath(Self.keyB), contents: Data())
+        #expect(FileManager.default.createFile(atPath: cache.statePath(Self.keyA), contents: Data("{}".utf8)))
+        #expect(FileManager.default.createFile(atPath: cache.dataPath(Self.keyA), contents: Data()))
+        #expect(FileManager.default.createFile(atPath: cache.dataPath(Self.keyB), contents: Data()))
         // Not an entry's: other suffixes, upper case, a temporary record.
-        FileManager.default.createFile(atPath: tmp.path + "/" + Self.keyC + ".upload", contents: Data())
-        FileManager.default.createFile(atPath: tmp.path + "/" + Self.keyC.uppercased() + ".state", contents: Data())
-        FileManager.default.createFile(atPath: cache.statePath(Self.keyC) + ".tmp", contents: Data())
+        #expect(FileManager.default.createFile(atPath: tmp.path + "/" + Self.keyC + ".upload", contents: Data()))
+        #expect(FileManager.default.createFile(atPath: tmp.path + "/" + Self.keyC.uppercased() + ".state", contents: Data()))
+        #expect(FileManager.default.createFile(atPath: cache.statePath(Self.keyC) + ".tmp", contents: Data()))
         let index = CacheIndex(directory: tmp.path)
         #expect(index.mayHave(Self.keyA) == (record: true, data: true))
         #expect(index.mayHave(Self.keyB) == (record: false, data: true))
@@ -37,7 +37,7 @@ import Testing
         let tmp = try TemporaryFolder()
         #expect(CacheIndex(directory: tmp.path + "/none").mayHave(Self.keyA) == (record: false, data: false))
         let file = tmp.path + "/a-file"
-        FileManager.default.createFile(atPath: file, contents: Data())
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
         #expect(CacheIndex(directory: file).mayHave(Self.keyA) == (record: true, data: true))
     }
 
