@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Something at the end of a run that failed no entry but leaves its files less safe than
 /// promised: every entry is in place, and a power cut before the disk wrote the rest could undo
 /// some of it. `apply` reports it (`ApplyReport.warnings`) instead of dropping it.
@@ -29,10 +33,16 @@ public enum RunWarning: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .folderNotFlushed(let error):
             return "\(error); the files moved into it are in place, but a power cut before the disk writes "
-                + "the folder could lose them: check the disk (dmesg), then run apply again"
+                + "the folder could lose them" + Self.advice(error)
         case .recordsNotFlushed(let error):
             return "\(error); the files are in place, but after a power cut this run's downloads could be "
-                + "fetched again"
+                + "fetched again" + Self.advice(error)
         }
+    }
+
+    /// What to do, where the error's own words do not say it already (a full disk, missing
+    /// permissions and a read-only file system do).
+    private static func advice(_ error: FileError) -> String {
+        error.errno == EIO ? "; the disk reported an error: check it (dmesg), then run apply again" : ""
     }
 }

@@ -65,12 +65,15 @@ final class ReadAhead: @unchecked Sendable {
 
     /// The body's total length: the request's `Content-Length`.
     let length: Int64
+    /// The body's file (or "multipart form"), for messages.
+    let path: String
     private let reader: BodyReader
     private let disk: DiskWriter
     private let state = Locked(State())
 
-    init(_ reader: BodyReader, disk: DiskWriter) {
+    init(_ reader: BodyReader, path: String, disk: DiskWriter) {
         self.reader = reader
+        self.path = path
         self.disk = disk
         length = reader.length
     }
@@ -103,6 +106,10 @@ final class ReadAhead: @unchecked Sendable {
     var delivered: Int64 { state.withLock { $0.delivered } }
     /// Why reading stopped, once it did.
     var failure: TransferError? { state.withLock { $0.failure } }
+    /// curl waits for bytes that a read still in flight has not brought: the disk, not the
+    /// server, holds the upload up. libcurl's low-speed timeout counts such a pause (it exempts
+    /// only paused receiving), so a read stuck that long ends the transfer as too slow.
+    var waitingOnDisk: Bool { state.withLock { $0.paused && $0.reading } }
 
     /// How the transfer is resumed after `.pause`; set before the transfer starts.
     func onResume(_ resume: @escaping @Sendable () -> Void) {
@@ -134,12 +141,16 @@ final class ReadAhead: @unchecked Sendable {
         return admission
     }
 
-    /// Moves to `offset` in the body (curl rewinds to 0 before re-sending after a redirect or
-    /// an authentication round): what was read ahead is dropped and read again from there.
+    /// Moves to `offset` in the body (curl rewinds to 0 before sending it again on a new
+    /// connection: a reused one that had died, a refused HTTP/2 stream): what was read ahead is
+    /// dropped and read again from there.
     func seek(to offset: Int64) -> Bool {
         let (ok, start) = state.withLock { s -> (Bool, Bool) in
             guard s.failure == nil, !s.closed, offset >= 0, offset <= length else { return (false, false) }
             s.generation += 1
+            // curl starts the request over, unpaused: a resume now could reach a transfer still
+            // waiting for its connection. The next `read` pauses it again if need be.
+            s.paused = false
             while !s.ready.isEmpty { s.spare.append(s.ready.removeFirst().buffer) }
             s.next = offset
             s.position = offset

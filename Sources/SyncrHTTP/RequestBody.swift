@@ -85,10 +85,8 @@ final class BodyReader {
     /// The body's total length: the request's `Content-Length`.
     let length: Int64
     private let pieces: [Piece]
-    /// Where the next byte handed to curl comes from.
+    /// Where the next byte read comes from.
     private(set) var position: Int64 = 0
-    /// Bytes handed to curl so far, across rewinds (so > 0 means part of the body may be out).
-    private(set) var delivered: Int64 = 0
     /// Why reading stopped, once it did.
     private(set) var failure: TransferError?
     private var openIndex = -1
@@ -187,7 +185,6 @@ final class BodyReader {
                 if within + Int64(n) == size { closeFile() }
             }
         }
-        delivered += Int64(filled)
         return filled
     }
 
@@ -198,8 +195,7 @@ final class BodyReader {
         position += Int64(n)
     }
 
-    /// Moves to `offset` in the body (curl rewinds to 0 before re-sending after a redirect or
-    /// an authentication round).
+    /// Moves to `offset` in the body, where `ReadAhead` reads next.
     func seek(to offset: Int64) -> Bool {
         guard failure == nil, offset >= 0, offset <= length else { return false }
         position = offset

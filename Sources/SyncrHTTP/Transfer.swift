@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CCurl
 import Synchronization
 
@@ -295,6 +298,7 @@ final class Transfer: @unchecked Sendable {
 
     /// Turns curl's result into the transfer's outcome.
     func finish(code: CURLcode) -> Result<HTTPResponse, TransferError> {
+        let stuckOnDisk = code == CURLE_OPERATION_TIMEDOUT && body?.waitingOnDisk == true
         body?.close()
         if sinkAccepted, case .fail(let error) = sink.finish() {
             // The bytes held back could not be written (a full disk): that is the outcome.
@@ -302,6 +306,7 @@ final class Transfer: @unchecked Sendable {
         }
         if cancelRequested.load(ordering: .relaxed) { return .failure(.cancelled) }
         if code != CURLE_OK, let failure = body?.failure { return .failure(failure) }
+        if stuckOnDisk, let body { return .failure(Self.stuckOnDisk(body, seconds: request.lowSpeedTimeSeconds)) }
         if code == CURLE_OK && !bodyStarted { _ = startBody() }
         if code == CURLE_OK && holdingPiece {
             return .failure(.connection(url: request.displayURL, code: -1,
@@ -367,6 +372,13 @@ final class Transfer: @unchecked Sendable {
             return false
         }
         return (body?.delivered ?? 0) > 0
+    }
+
+    /// The body's disk gave no bytes for the whole low-speed time: its fault, not the server's,
+    /// and not worth a retry that would wait on the same disk.
+    private static func stuckOnDisk(_ body: ReadAhead, seconds: Int) -> TransferError {
+        .local(path: body.path, errno: ETIMEDOUT, message: "cannot read: the disk gave no bytes of the upload for "
+            + "\(seconds) s (the entry's timeout); check the disk or network mount it is on")
     }
 
     private func error(for code: CURLcode) -> TransferError {

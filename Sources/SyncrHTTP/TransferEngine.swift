@@ -91,17 +91,12 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         var reader: ReadAhead? = nil
         if let body = request.body {
             guard request.method == .put || request.method == .post else {
-                let path: String
-                switch body {
-                case .file(let p), .fileRange(let p, _, _): path = p
-                case .multipart: path = "multipart form"
-                }
-                return TransferOutcome(result: .failure(.local(path: path, errno: EINVAL,
+                return TransferOutcome(result: .failure(.local(path: Self.displayPath(body), errno: EINVAL,
                     message: "cannot be sent with \(request.method.rawValue) \(request.displayURL): only PUT and POST carry a body")),
                     requestSent: false)
             }
             switch BodyReader.open(body) {
-            case .success(let r): reader = ReadAhead(r, disk: disk)
+            case .success(let r): reader = ReadAhead(r, path: Self.displayPath(body), disk: disk)
             case .failure(let error): return TransferOutcome(result: .failure(error), requestSent: false)
             }
             // The first buffer (all of a small body) is read here, off the engine thread.
@@ -109,6 +104,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         }
         guard let transfer = Transfer(request: request, sink: sink, body: reader, bufferSize: configuration.bufferSize,
                                       handles: handles) else {
+            reader?.close()
             return TransferOutcome(result: .failure(.connection(url: request.displayURL, code: -1, message: "cannot create a curl handle")),
                                    requestSent: false)
         }
@@ -129,12 +125,24 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         } onCancel: {
             cancel(transfer)
         }
+        // The engine is done with the transfer. Whichever way it ended (some ways, such as a
+        // cancellation before curl saw it, skip `finish`), the body lets go of its file, its
+        // buffers and its resume handler, which holds the transfer.
+        reader?.close()
         // The bytes the sink still holds are written here, off the engine thread; a failure to
         // write them turns a good answer into that failure.
         if let failure = await sink.settle(), case .success = outcome.result {
             outcome.result = .failure(failure)
         }
         return outcome
+    }
+
+    /// The body's file, for messages.
+    private static func displayPath(_ body: RequestBody) -> String {
+        switch body {
+        case .file(let path), .fileRange(let path, _, _): return path
+        case .multipart: return "multipart form"
+        }
     }
 
     /// Asks the engine thread to end `transfer` with `.cancelled`, wherever it is.
@@ -186,7 +194,11 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             // A transfer that ended meanwhile is no longer active: nothing to resume.
             for t in resumed where active[ObjectIdentifier(t)] === t {
                 let code = t.resume()
-                if code != CURLE_OK { complete(t, with: t.finish(code: code), code: code) }
+                // BAD_FUNCTION_ARGUMENT: no connection to resume on (curl started the request
+                // over and it waits for one): nothing is paused, nothing failed.
+                if code != CURLE_OK && code != CURLE_BAD_FUNCTION_ARGUMENT {
+                    complete(t, with: t.finish(code: code), code: code)
+                }
             }
             if cancelled {
                 for t in active.values where t.cancelRequested.load(ordering: .relaxed) {

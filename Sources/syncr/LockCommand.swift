@@ -77,6 +77,7 @@ enum LockCommand {
         defer { lock.release() }
         let report = await session.apply()
         if Task.isCancelled { return ExitCode.failures }
+        for warning in report.warnings { Output.err("syncr: warning: lock --hash: \(warning)") }
         var failed = report.failed.map { LockFailure(to: $0.item.to, message: $0.error?.description ?? "failed") }
         if failed.isEmpty { failed = await session.recordMissingSHA256() }
         guard failed.isEmpty else {

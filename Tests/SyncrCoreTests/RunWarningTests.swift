@@ -69,10 +69,21 @@ struct RunWarningTests {
     @Test func aFolderRemovedBeforeItsFlushIsNoWarning() async throws {
         let folders = ChangedFolders(flushes: true)
         let gone = FileManager.default.temporaryDirectory.appendingPathComponent("syncr-gone-\(UUID().uuidString)").path
-        let here = FileManager.default.temporaryDirectory.path
         folders.add(gone)
-        folders.add(here)
+        folders.add(FileManager.default.temporaryDirectory.path)
         #expect(await folders.syncAll().isEmpty)
-        #expect(await folders.syncAll().isEmpty, "each folder is flushed once")
+    }
+
+    @Test func eachChangedFolderIsFlushedOnceAndEveryFailureKept() async throws {
+        let asked = Locked<[String]>([])
+        let folders = ChangedFolders(flushes: true) { folder in
+            asked.withLock { $0.append(folder) }
+            return folder == "/b" ? FileError(path: folder, operation: "flush the folder", errno: EIO) : nil
+        }
+        for folder in ["/b", "/a", "/b", "/c", "/a"] { folders.add(folder) }
+        #expect(await folders.syncAll() == [FileError(path: "/b", operation: "flush the folder", errno: EIO)])
+        #expect(asked.withLock { $0 } == ["/a", "/b", "/c"], "once each, in order")
+        #expect(await folders.syncAll().isEmpty, "nothing changed since")
+        #expect(asked.withLock { $0 }.count == 3)
     }
 }

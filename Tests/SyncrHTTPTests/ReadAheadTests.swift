@@ -60,7 +60,7 @@ struct ReadAheadTests {
     }
 
     static func readAhead(_ file: TempFile, disk: DiskWriter) throws -> ReadAhead {
-        ReadAhead(try BodyReader.open(.file(path: file.path)).get(), disk: disk)
+        ReadAhead(try BodyReader.open(.file(path: file.path)).get(), path: file.path, disk: disk)
     }
 
     @Test(arguments: [7, 16 << 10, 700 << 10])
@@ -102,6 +102,30 @@ struct ReadAheadTests {
         #expect(!driver.body.seek(to: Int64(bytes.count) + 1), "past the end")
     }
 
+    /// A rewind while a read is in flight: the read lands after it and is not used, and the
+    /// bytes curl gets next are the ones at the new offset.
+    @Test func aReadInFlightAcrossARewindIsThrownAway() async throws {
+        let bytes = Self.pattern(900_000, seed: 13)
+        let file = try TempFile(contents: bytes)
+        let reads = Atomic<Int>(0), open = Atomic<Bool>(false), reading = Atomic<Bool>(false)
+        let disk = DiskWriter(threads: 1, beforeRead: { _ in
+            if reads.add(1, ordering: .relaxed).newValue == 2 {
+                reading.store(true, ordering: .releasing)
+                while !open.load(ordering: .acquiring) { usleep(1000) }
+            }
+        })
+        defer { open.store(true, ordering: .releasing) }
+        let driver = Driver(try Self.readAhead(file, disk: disk))
+        driver.body.prime()
+        let first = try #require(try await driver.next(ReadAhead.bufferSize))
+        #expect(first == Array(bytes[..<ReadAhead.bufferSize]))
+        // The second buffer (from 256 KiB) is being read; curl rewinds to 100,000 meanwhile.
+        while !reading.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(driver.body.seek(to: 100_000))
+        open.store(true, ordering: .releasing)
+        #expect(try await driver.rest(step: 50_000) == Array(bytes[100_000...]))
+    }
+
     @Test func aStuckDiskPausesTheTransferUntilItAnswers() async throws {
         let bytes = Self.pattern(1 << 20, seed: 7)
         let file = try TempFile(contents: bytes)
@@ -112,6 +136,8 @@ struct ReadAheadTests {
                 while !open.load(ordering: .acquiring) { usleep(1000) }
             }
         })
+        // However the test ends, the disk thread does not wait for the rest of the run.
+        defer { open.store(true, ordering: .releasing) }
         let driver = Driver(try Self.readAhead(file, disk: disk))
         driver.body.prime()
         // What was read before the disk got stuck goes out, then the transfer pauses.
@@ -155,6 +181,7 @@ struct ReadAheadTests {
                 while !open.load(ordering: .acquiring) { usleep(1000) }
             }
         })
+        defer { open.store(true, ordering: .releasing) }
         let before = descriptors(of: file.path)
         let driver = Driver(try Self.readAhead(file, disk: disk))
         driver.body.prime()

@@ -116,6 +116,8 @@ struct SlowDiskTests {
                 while !open.load(ordering: .acquiring) { usleep(1000) }
             }
         })
+        // However the test ends, the disk thread does not wait for the rest of the run.
+        defer { open.store(true, ordering: .releasing) }
         let engine = TransferEngine(configuration: .init(), disk: slowDisk)
         defer { engine.shutdown() }
         let url = nginx.url("/upload/upload.bin")
@@ -159,5 +161,43 @@ struct SlowDiskTests {
         let log = try await nginx.accessLog(atLeast: 13)
         let expected = protocolKind == .http2 ? "HTTP/2.0" : "HTTP/1.1"
         #expect(log.allSatisfy { $0.serverProtocol == expected }, "\(log.map(\.serverProtocol))")
+    }
+
+    /// A body whose disk gives nothing for the request's low-speed time: libcurl counts a paused
+    /// send against it (only paused receiving is exempt), and the error blames the disk, names
+    /// the file, and is not one to retry.
+    @Test func anUploadWhoseDiskGivesNothingForTheTimeoutFailsNamingTheDisk() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let source = try makeFile(path: www.appending("upload.bin"), size: 4 << 20, seed: 88)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let reads = Atomic<Int>(0), open = Atomic<Bool>(false)
+        let stuckDisk = DiskWriter(threads: 1, beforeRead: { _ in
+            if reads.add(1, ordering: .relaxed).newValue > 1 {
+                while !open.load(ordering: .acquiring) { usleep(1000) }
+            }
+        })
+        defer { open.store(true, ordering: .releasing) }
+        let engine = TransferEngine(configuration: .init(), disk: stuckDisk)
+        defer { engine.shutdown() }
+        let url = nginx.url("/upload/upload.bin")
+        var request = HTTPRequest.upload(.file(path: source.path), url: url, displayURL: url)
+        request.lowSpeedTimeSeconds = 2
+        let outcome = await engine.attempt(request, sink: BodyPrefixSink())
+        guard case .failure(let error) = outcome.result else {
+            Issue.record("expected a failure, got \(outcome.result)")
+            return
+        }
+        guard case .local(let path, let code, let message) = error else {
+            Issue.record("expected a local error, got \(error)")
+            return
+        }
+        #expect(path == source.path)
+        #expect(code == ETIMEDOUT)
+        #expect(message.contains("the disk gave no bytes of the upload for 2 s"), "\(message)")
+        #expect(!RetryPolicy(maxRetries: 3).isRetryable(error, method: .put, requestSent: true),
+                "the same disk would hold a retry up too")
+        #expect(!FileManager.default.fileExists(atPath: nginx.uploadDirectory.appendingPathComponent("upload.bin").path),
+                "nothing stored")
     }
 }
