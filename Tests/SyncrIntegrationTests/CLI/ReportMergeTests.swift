@@ -131,6 +131,35 @@ struct ReportMergeTests {
         #expect(twice.stderr.contains("both report downloads[0] (data/a.bin)"), "\(twice.stderr)")
     }
 
+    /// Each shard's run warnings (a folder it could not flush) reach the merged report, in
+    /// shard order; a report from before warnings existed has none to give.
+    @Test func keepsEveryShardsWarnings() async throws {
+        let project = try Project()
+        func report(shard: Int, to: String, warnings: String?) -> String {
+            #"{"version":1,"manifest":{"path":"syncr.yml","sha256":"5e1f"},"#
+                + #""shard":{"index":\#(shard),"count":3,"method":"hash","entries":1,"manifest_entries":3,"bytes":1},"#
+                + #""items":[{"index":\#(shard - 1),"kind":"download","url":"http://h/\#(to)","to":"\#(to)","#
+                + #""action":"download","size":1,"offset":0,"bytes":1,"reason":"","status":"ok","transferred":1,"#
+                + #""seconds":0.1,"error":null,"error_code":null}],"totals":{"ok":1,"seconds":0.1}"#
+                + (warnings.map { #","warnings":"# + $0 } ?? "") + "}"
+        }
+        func warning(_ path: String) -> String {
+            #"{"code":"folder_not_flushed","path":"\#(path)","message":"\#(path): cannot flush the folder"}"#
+        }
+        try report(shard: 3, to: "c.bin", warnings: "[" + warning("/c") + "]")
+            .write(to: project.file("s3.json"), atomically: true, encoding: .utf8)
+        try report(shard: 1, to: "a.bin", warnings: "[" + warning("/a1") + "," + warning("/a2") + "]")
+            .write(to: project.file("s1.json"), atomically: true, encoding: .utf8)
+        try report(shard: 2, to: "b.bin", warnings: nil)
+            .write(to: project.file("s2.json"), atomically: true, encoding: .utf8)
+        let merge = try await project.run(["report", "merge", "-o", "merged.json", "s3.json", "s1.json", "s2.json"])
+        #expect(merge.exitCode == 0, "\(merge.stderr)")
+        let merged = try jsonObject(String(contentsOf: project.file("merged.json"), encoding: .utf8))
+        let warnings = try #require(merged["warnings"] as? [[String: Any]])
+        #expect(warnings.compactMap { $0["path"] as? String } == ["/a1", "/a2", "/c"])
+        #expect(warnings.allSatisfy { $0["code"] as? String == "folder_not_flushed" })
+    }
+
     @Test(arguments: [
         (["report"], "'report' needs 'merge'"),
         (["report", "merge", "a.json"], "needs -o OUT"),
