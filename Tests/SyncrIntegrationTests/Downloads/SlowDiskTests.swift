@@ -121,8 +121,11 @@ struct SlowDiskTests {
         let engine = TransferEngine(configuration: .init(), disk: slowDisk)
         defer { engine.shutdown() }
         let url = nginx.url("/upload/upload.bin")
-        let upload = Task { await engine.attempt(tls(.upload(.file(path: source.path), url: url, displayURL: url)),
-                                                 sink: BodyPrefixSink()) }
+        var request = tls(.upload(.file(path: source.path), url: url, displayURL: url))
+        // libcurl counts a paused send against the low-speed limit (30 s by default), and the
+        // downloads below have taken longer than that in a full run under a sanitizer.
+        request.lowSpeedTimeSeconds = 600
+        let upload = Task { [request] in await engine.attempt(request, sink: BodyPrefixSink()) }
         _ = await pollOnItsOwnThread { reads.load(ordering: .relaxed) >= 2 }
         #expect(reads.load(ordering: .relaxed) == 2, "the second read is stuck")
 

@@ -261,7 +261,12 @@ struct UploadTransportTests {
         try await server.behave(path: "/growing.log", FaultBehaviour(stallBodyAfter: 1 << 20))
         let engine = TransferEngine()
         defer { engine.shutdown() }
-        async let outcome = upload(engine, .file(path: source.path), to: server.url("/growing.log"))
+        // The stall lasts as long as this test takes to look, which in a full run under a
+        // sanitizer has been over curl's 30 s low-speed limit: the limit is not what is tested.
+        var request = HTTPRequest.upload(.file(path: source.path), url: server.url("/growing.log"),
+                                         displayURL: server.url("/growing.log"))
+        request.lowSpeedTimeSeconds = 600
+        async let outcome = engine.attempt(request, sink: BodyPrefixSink())
         let stalled = try await poll(timeout: .seconds(90)) { try await server.stats()["/growing.log"].bytesReceived >= 1 << 20 }
         #expect(stalled)
         let handle = try FileHandle(forWritingTo: source)
