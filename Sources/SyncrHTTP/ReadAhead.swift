@@ -67,14 +67,18 @@ final class ReadAhead: @unchecked Sendable {
     let length: Int64
     /// The body's file (or "multipart form"), for messages.
     let path: String
+    private let bufferSize: Int
     private let reader: BodyReader
     private let disk: DiskWriter
     private let state = Locked(State())
 
-    init(_ reader: BodyReader, path: String, disk: DiskWriter) {
+    /// - Parameter bufferSize: `ReadAhead.bufferSize`; a test makes it tiny, so that a body
+    ///   goes through many more hand-offs than its size would need.
+    init(_ reader: BodyReader, path: String, disk: DiskWriter, bufferSize: Int = ReadAhead.bufferSize) {
         self.reader = reader
         self.path = path
         self.disk = disk
+        self.bufferSize = bufferSize
         length = reader.length
     }
 
@@ -90,10 +94,10 @@ final class ReadAhead: @unchecked Sendable {
     /// then kept their peak each (a 1 GiB multipart upload, 8 parts at a time: 56 MiB peak RSS
     /// against 44 MiB with these, the 8 x 512 KiB above reading on the engine thread). Unmapped,
     /// they are gone at once.
-    private static func map() -> UnsafeMutableRawBufferPointer {
-        let address = mmap(nil, bufferSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-        guard let address, address != MAP_FAILED else { fatalError("out of memory: cannot map \(bufferSize) bytes") }
-        return UnsafeMutableRawBufferPointer(start: address, count: bufferSize)
+    private static func map(_ size: Int) -> UnsafeMutableRawBufferPointer {
+        let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let address, address != MAP_FAILED else { fatalError("out of memory: cannot map \(size) bytes") }
+        return UnsafeMutableRawBufferPointer(start: address, count: size)
     }
 
     private static func unmap(_ buffer: UnsafeMutableRawBufferPointer) {
@@ -183,48 +187,76 @@ final class ReadAhead: @unchecked Sendable {
     /// Reads buffers until there is no room, the body is read, or reading failed or was
     /// closed; then gives up `reading`. `continuing: false` reads one buffer only (`prime`).
     private func readOnce(continuing: Bool) {
+        var more = true
         while true {
-            let job = state.withLock { s -> (buffer: UnsafeMutableRawBufferPointer, at: Int64, generation: Int)? in
-                guard !s.closed, s.failure == nil, s.next < length, s.hasRoom else { return nil }
-                let buffer: UnsafeMutableRawBufferPointer
-                if let spare = s.spare.popLast() {
-                    buffer = spare
-                } else {
-                    s.allocated += 1
-                    buffer = Self.map()
-                }
-                return (buffer, s.next, s.generation)
+            // Taking the next buffer and giving up `reading` are one look at the state: room
+            // that `read` made between two looks (emptying both buffers, then pausing) would
+            // find nobody reading, and the transfer would wait for a resume that never comes.
+            let step = state.withLock { s -> ReadStep in
+                if more, let job = takeJob(&s) { return .read(job) }
+                s.reading = false
+                return .stop(closeNow: s.closed, resume: Self.unpause(&s))
             }
-            guard let job else { return stopReading() }
-            let count = Int(min(Int64(Self.bufferSize), length - job.at))
-            disk.beforeRead?(count)
-            let n: Int? = reader.seek(to: job.at)
-                ? reader.read(into: UnsafeMutableRawBufferPointer(rebasing: job.buffer[..<count])) : nil
-            let resume = state.withLock { s -> (@Sendable () -> Void)? in
-                if job.generation != s.generation {
-                    s.spare.append(job.buffer)
-                } else if let n, n > 0 {
-                    s.ready.append(Chunk(buffer: job.buffer, count: n))
-                    s.next = job.at + Int64(n)
-                } else {
-                    s.spare.append(job.buffer)
-                    s.failure = reader.failure ?? .local(path: "request body", errno: EIO,
-                                                         message: "ended after \(job.at) of its \(length) bytes")
-                }
-                return Self.unpause(&s)
+            switch step {
+            case .stop(let closeNow, let resume):
+                resume?()
+                if closeNow { reader.close() }
+                return
+            case .read(let job):
+                land(job, read(job))?()
+                more = continuing
             }
-            resume?()
-            if !continuing { return stopReading() }
         }
     }
 
-    private func stopReading() {
-        let (closeNow, resume) = state.withLock { s -> (Bool, (@Sendable () -> Void)?) in
-            s.reading = false
-            return (s.closed, Self.unpause(&s))
+    private enum ReadStep {
+        case read(Job)
+        case stop(closeNow: Bool, resume: (@Sendable () -> Void)?)
+    }
+
+    private struct Job {
+        var buffer: UnsafeMutableRawBufferPointer
+        var at: Int64
+        var generation: Int
+    }
+
+    /// A buffer to fill from `next`, when there is room and more to read.
+    private func takeJob(_ s: inout State) -> Job? {
+        guard !s.closed, s.failure == nil, s.next < length, s.hasRoom else { return nil }
+        let buffer: UnsafeMutableRawBufferPointer
+        if let spare = s.spare.popLast() {
+            buffer = spare
+        } else {
+            s.allocated += 1
+            buffer = Self.map(bufferSize)
         }
-        resume?()
-        if closeNow { reader.close() }
+        return Job(buffer: buffer, at: s.next, generation: s.generation)
+    }
+
+    /// Reads the job's bytes (nil: reading failed).
+    private func read(_ job: Job) -> Int? {
+        let count = Int(min(Int64(bufferSize), length - job.at))
+        disk.beforeRead?(count)
+        guard reader.seek(to: job.at) else { return nil }
+        return reader.read(into: UnsafeMutableRawBufferPointer(rebasing: job.buffer[..<count]))
+    }
+
+    /// Hands what was read to `read` (unless a rewind made it stale); returns the resume
+    /// handler when the transfer waits for it.
+    private func land(_ job: Job, _ n: Int?) -> (@Sendable () -> Void)? {
+        state.withLock { s in
+            if job.generation != s.generation {
+                s.spare.append(job.buffer)
+            } else if let n, n > 0 {
+                s.ready.append(Chunk(buffer: job.buffer, count: n))
+                s.next = job.at + Int64(n)
+            } else {
+                s.spare.append(job.buffer)
+                s.failure = reader.failure ?? .local(path: path, errno: EIO,
+                                                     message: "ended after \(job.at) of its \(length) bytes")
+            }
+            return Self.unpause(&s)
+        }
     }
 
     // MARK: the state, under the lock

@@ -5,6 +5,7 @@ import Testing
 @testable import SyncrHTTP
 import Synchronization
 import SyncrLock
+import Foundation
 
 /// `ReadAhead` against real files, with the test in the engine's place: it asks for bytes as
 /// curl's read callback does, and waits for the resume handler when told to pause.
@@ -72,6 +73,45 @@ struct ReadAheadTests {
         #expect(try await driver.rest(step: step) == bytes)
         #expect(driver.body.delivered == Int64(bytes.count))
         #expect(driver.body.failure == nil)
+    }
+
+    /// Many hand-offs between a reader and a caller that takes everything at once, on a
+    /// thread of its own as the engine is: tiny buffers, so that 3 MB go through tens of
+    /// thousands of pauses and resumes. A resume lost between the reader finding no room and
+    /// giving up reading (while the caller emptied both buffers and paused) stalls it for good.
+    @Test func everyPauseIsResumedHoweverTheReaderAndCallerInterleave() async throws {
+        let bytes = Self.pattern(3_000_000, seed: 17)
+        let file = try TempFile(contents: bytes)
+        let body = ReadAhead(try BodyReader.open(.file(path: file.path)).get(), path: file.path,
+                             disk: DiskWriter(threads: 1), bufferSize: 64)
+        let resumes = Atomic<Int>(0)
+        body.onResume { resumes.add(1, ordering: .releasing) }
+        body.prime()
+        let (received, pauses) = await withCheckedContinuation { (done: CheckedContinuation<([UInt8]?, Int), Never>) in
+            Thread.start(named: "test-engine") {
+                var all: [UInt8] = [], pauses = 0
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let deadline = ContinuousClock.now + .seconds(20)
+                while true {
+                    let seen = resumes.load(ordering: .acquiring)
+                    switch buffer.withUnsafeMutableBytes({ body.read(into: $0) }) {
+                    case .bytes(0): return done.resume(returning: (all, pauses))
+                    case .bytes(let n): all += buffer[..<n]
+                    case .fail: return done.resume(returning: (nil, pauses))
+                    case .pause:
+                        pauses += 1
+                        while resumes.load(ordering: .acquiring) == seen {
+                            if ContinuousClock.now > deadline { return done.resume(returning: (nil, pauses)) }
+                            sched_yield()
+                        }
+                    }
+                }
+            }
+        }
+        // A Bool, not the arrays: a failure must not print a megabyte.
+        let whole = received == bytes
+        #expect(whole, "the body arrived whole, each pause resumed: \(received?.count ?? -1) bytes, \(pauses) pauses")
+        #expect(pauses > 100, "the caller did wait for the reader: \(pauses) pauses")
     }
 
     @Test func aSmallBodyIsReadBeforeTheTransferWithoutAHandOff() async throws {
