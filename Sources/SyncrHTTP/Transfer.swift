@@ -200,7 +200,8 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// Rewinds the body (curl does before re-sending it after a redirect or an auth round).
+    /// Rewinds the body (curl does before sending it again on a new connection: a reused one
+    /// that had died, a refused HTTP/2 stream).
     func seekBody(to offset: Int64, origin: Int32) -> Int32 {
         guard let body, origin == SEEK_SET, body.seek(to: offset) else { return syncr_seekfunc_cantseek() }
         return syncr_seekfunc_ok()
