@@ -110,15 +110,10 @@ struct SlowDiskTests {
 
         // The slow disk: the body's first buffer is read before the request goes out; every
         // read after it waits until the gate opens.
-        let reads = Atomic<Int>(0), open = Atomic<Bool>(false)
-        let slowDisk = DiskWriter(threads: 1, beforeRead: { _ in
-            if reads.add(1, ordering: .relaxed).newValue > 1 {
-                while !open.load(ordering: .acquiring) { usleep(1000) }
-            }
-        })
+        let slowDisk = StuckAfterFirstRead()
         // However the test ends, the disk thread does not wait for the rest of the run.
-        defer { open.store(true, ordering: .releasing) }
-        let engine = TransferEngine(configuration: .init(), disk: slowDisk)
+        defer { slowDisk.open() }
+        let engine = TransferEngine(configuration: .init(), disk: slowDisk.disk)
         defer { engine.shutdown() }
         let url = nginx.url("/upload/upload.bin")
         var request = tls(.upload(.file(path: source.path), url: url, displayURL: url))
@@ -126,8 +121,8 @@ struct SlowDiskTests {
         // downloads below have taken longer than that in a full run under a sanitizer.
         request.lowSpeedTimeSeconds = 600
         let upload = Task { [request] in await engine.attempt(request, sink: BodyPrefixSink()) }
-        _ = await pollOnItsOwnThread { reads.load(ordering: .relaxed) >= 2 }
-        #expect(reads.load(ordering: .relaxed) == 2, "the second read is stuck")
+        _ = await pollOnItsOwnThread { slowDisk.reads >= 2 }
+        #expect(slowDisk.reads == 2, "the second read is stuck")
 
         let out = try TemporaryDirectory(prefix: "out")
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -148,10 +143,10 @@ struct SlowDiskTests {
             }
             try await group.waitForAll()
         }
-        #expect(reads.load(ordering: .relaxed) == 2, "nothing more was read while the disk was stuck")
+        #expect(slowDisk.reads == 2, "nothing more was read while the disk was stuck")
 
         // The disk recovers: the PUT goes on and the server stores the file byte-identical.
-        open.store(true, ordering: .releasing)
+        slowDisk.open()
         let outcome = await upload.value
         guard case .success(let response) = outcome.result else {
             Issue.record("upload.bin: \(outcome.result)")
@@ -174,14 +169,9 @@ struct SlowDiskTests {
         let source = try makeFile(path: www.appending("upload.bin"), size: 4 << 20, seed: 88)
         let nginx = try await Nginx.start(root: www.url)
         defer { nginx.stop() }
-        let reads = Atomic<Int>(0), open = Atomic<Bool>(false)
-        let stuckDisk = DiskWriter(threads: 1, beforeRead: { _ in
-            if reads.add(1, ordering: .relaxed).newValue > 1 {
-                while !open.load(ordering: .acquiring) { usleep(1000) }
-            }
-        })
-        defer { open.store(true, ordering: .releasing) }
-        let engine = TransferEngine(configuration: .init(), disk: stuckDisk)
+        let stuckDisk = StuckAfterFirstRead()
+        defer { stuckDisk.open() }
+        let engine = TransferEngine(configuration: .init(), disk: stuckDisk.disk)
         defer { engine.shutdown() }
         let url = nginx.url("/upload/upload.bin")
         var request = HTTPRequest.upload(.file(path: source.path), url: url, displayURL: url)
@@ -203,4 +193,30 @@ struct SlowDiskTests {
         #expect(!FileManager.default.fileExists(atPath: nginx.uploadDirectory.appendingPathComponent("upload.bin").path),
                 "nothing stored")
     }
+}
+
+/// A disk that answers a request body's first read (the one `ReadAhead.prime` makes before the
+/// request goes out) and holds every later one until `open()`.
+final class StuckAfterFirstRead: Sendable {
+    private final class Gate: Sendable {
+        let reads = Atomic<Int>(0)
+        let isOpen = Atomic<Bool>(false)
+    }
+    private let gate: Gate
+    let disk: DiskWriter
+
+    init() {
+        let gate = Gate()
+        self.gate = gate
+        disk = DiskWriter(threads: 1, beforeRead: { _ in
+            if gate.reads.add(1, ordering: .relaxed).newValue > 1 {
+                while !gate.isOpen.load(ordering: .acquiring) { usleep(1000) }
+            }
+        })
+    }
+
+    /// Reads asked for so far, the one waiting included.
+    var reads: Int { gate.reads.load(ordering: .relaxed) }
+
+    func open() { gate.isOpen.store(true, ordering: .releasing) }
 }
