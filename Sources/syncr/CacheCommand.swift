@@ -21,7 +21,10 @@ enum CacheCommand {
     by age alone, but keeps the records of files still in place at their destination (an
     up-to-date file never changes its entry; without its record the next run fetches it
     again). Lock files are never touched. Removing an entry costs at most a download or an
-    upload again; no destination file is ever changed.
+    upload again; no destination file is ever changed. A multipart upload to s3:// that a
+    removed entry started and left unfinished is aborted in the store first, so the store
+    frees its parts; one that cannot be aborted keeps its entry (prune says how to abort it
+    by hand, exits 1, and a later prune tries again).
 
     Options:
       --cache DIR           Use DIR instead of the manifest's cache folder; without a

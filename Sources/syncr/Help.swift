@@ -23,6 +23,16 @@ enum Help {
 
     MANIFEST defaults to syncr.yml in the current folder.
 
+    Sources and targets: http:// and https:// URLs, and s3://BUCKET/KEY for AWS S3 and
+    S3-compatible stores (MinIO, Ceph, SeaweedFS, R2); a key ending in / is every object under
+    that prefix. s3:// requests are signed with AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+    AWS_SESSION_TOKEN unless the manifest names an s3.profile, else with the profile's
+    (s3.profile, AWS_PROFILE, "default") from ~/.aws/credentials and ~/.aws/config (or
+    AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE); the store and region come from the
+    manifest's s3: block, else AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS_REGION,
+    AWS_DEFAULT_REGION. Secret keys and tokens are never printed. Large uploads go up in
+    parts, and a killed upload resumes from the parts the store holds.
+
     Exit codes:
       0   success (for plan: nothing to do, or --detailed-exitcode not given)
       1   at least one entry failed (the others still ran to completion)

@@ -104,6 +104,21 @@ struct DocsTests {
         }
     }
 
+    /// `syncr --help` says what `s3://` is and which variables it reads, as syncr(1)'s
+    /// ENVIRONMENT does; `cache --help` that prune aborts the uploads it leaves.
+    @Test func theHelpExplainsS3() throws {
+        let man = try DocsRepository.read("man/syncr.1")
+        let environment = man.components(separatedBy: ".Sh ENVIRONMENT").last?.components(separatedBy: ".Sh ").first ?? ""
+        let variables = environment.split(separator: "\n").filter { $0.hasPrefix(".It Ev AWS_") }
+            .flatMap { $0.split(separator: " ").filter { $0.hasPrefix("AWS_") } }
+        #expect(variables.count == 10, "syncr(1) ENVIRONMENT lists the AWS variables: \(variables)")
+        #expect(Help.overview.contains("s3://BUCKET/KEY"))
+        for variable in variables {
+            #expect(Help.overview.contains(variable), "the help overview lacks \(variable)")
+        }
+        #expect(CacheCommand.help.contains("multipart upload to s3://"))
+    }
+
     @Test func everyExitCodeInTheHelpIsInTheManPage() throws {
         let man = try DocsRepository.read("man/syncr.1")
         let status = man.components(separatedBy: ".Sh EXIT STATUS").last?.components(separatedBy: ".Sh ").first ?? ""
