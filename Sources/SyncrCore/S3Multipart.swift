@@ -114,8 +114,13 @@ struct S3MultipartUpload: Sendable {
         else { return nil }
         guard record.source == file.fingerprint, record.partSize == partSize, record.key == key,
               record.bucket == object.location.bucket else {
-            await abort(record.uploadID)
-            FS.remove(recordPath)
+            if await abort(record.uploadID) {
+                FS.remove(recordPath)
+            } else {
+                // Kept under a name of its own in the entry, for `syncr cache prune` to abort
+                // later: forgotten, nothing would, and the store would keep (and bill) its parts.
+                _ = rename(recordPath, abandonedRecordPath(record.uploadID))
+            }
             return nil
         }
         guard let listed = try await listParts(record.uploadID) else {
@@ -213,11 +218,19 @@ struct S3MultipartUpload: Sendable {
         }
     }
 
-    /// Aborts an upload; a failure is left for `syncr cache prune` or the store's lifecycle rules.
-    func abort(_ uploadID: String) async {
+    /// Aborts an upload; true when the store confirmed it, or no longer knows the upload.
+    func abort(_ uploadID: String) async -> Bool {
         let request = builder.finish(HTTPRequest(method: .delete, url: object.url(key: key, query: [("uploadId", uploadID)]),
                                                  displayURL: display), lowSpeed: nil)
-        _ = await engine.perform(request, sink: DiscardSink())
+        guard case .success(let response) = await engine.perform(S3Object.resigned(request, by: object), sink: DiscardSink())
+        else { return false }
+        return response.head.isSuccess || response.head.status == 404
+    }
+
+    /// Where the record of an upload that could not be aborted is kept: in the same entry (named
+    /// by the upload's key first), so that pruning the entry aborts it.
+    func abandonedRecordPath(_ uploadID: String) -> String {
+        cache.directory + "/" + Cache.uploadKey(upload) + "." + Digest.hex(.md5, of: Array(uploadID.utf8)).prefix(16) + ".multipart"
     }
 
     /// The body of a 2xx answer as text (nil for a 404 when `missingIsNil`).

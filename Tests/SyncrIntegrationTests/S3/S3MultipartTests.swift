@@ -112,12 +112,19 @@ import Testing
         let key = SeaweedFS.uniquePrefix("changed") + "big.bin"
         try writeManifest(project, server: server, defaults: "connections: 1,",
                           upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
-        let (kept, _) = try await killDuringUpload(project, server: server)
+        let (kept, recordText) = try await killDuringUpload(project, server: server)
         try #require(kept >= 2 && kept < 16)
+        let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
+        let oldUpload = try #require(record?["uploadID"] as? String)
         try makeFile(path: project.file("big.bin"), size: 81 << 20, seed: 45)
         let second = try await project.run(["apply", "--json"], environment: server.environment)
         #expect(second.exitCode == 0, "\(second.stderr)")
         #expect(!second.stdout.contains("resumed a multipart upload"), "\(second.stdout)")
+        // The upload of the file as it was is aborted: the store keeps none of its parts.
+        let uploads = try await AWSCLI(server: server).run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test",
+                                                            "--prefix", key])
+        #expect(uploads.exitCode == 0, "\(uploads)")
+        #expect(!uploads.stdout.contains(oldUpload), "\(uploads.stdout)")
         let item = try #require((try jsonObject(second.stdout)["items"] as? [[String: Any]])?.first)
         #expect(item["transferred"] as? Int == 81 << 20)
         let back = project.file("back.bin")

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+@testable import SyncrCore
+import SyncrHTTP
+import SyncrManifest
+
+/// A multipart upload's record against a scripted store: the part size S3's limit of 10,000
+/// parts forces, and what becomes of the upload an earlier run left for a file that has changed
+/// since (aborted; kept for `syncr cache prune` when the store will not abort it).
+@Suite(.timeLimit(.minutes(2))) struct S3MultipartRecordTests {
+    @Test func partSizeIsRaisedToAWholeMiBToStayWithinTenThousandParts() {
+        #expect(S3MultipartUpload.partSize(size: 1 << 30, preferred: 16 << 20) == 16 << 20)
+        #expect(S3MultipartUpload.partSize(size: 10_000 * (16 << 20), preferred: 16 << 20) == 16 << 20)
+        // One byte more needs more than 16 MiB a part: 17 MiB, a whole MiB.
+        #expect(S3MultipartUpload.partSize(size: 10_000 * (16 << 20) + 1, preferred: 16 << 20) == 17 << 20)
+        let huge: Int64 = 5 << 40  // 5 TiB, S3's largest object
+        let size = S3MultipartUpload.partSize(size: huge, preferred: 16 << 20)
+        #expect(size % (1 << 20) == 0 && (huge + size - 1) / size <= 10_000)
+    }
+
+    /// The store: CreateMultipartUpload answers "NEW", parts and completion succeed, and the
+    /// abort of the earlier upload "OLD" gets `abortStatus`.
+    static func store(abortStatus: Int) -> ScriptedTransport {
+        ScriptedTransport { request, _ in
+            switch request.method {
+            case .delete: return .status(abortStatus, body: abortStatus == 500
+                ? "<Error><Code>InternalError</Code><Message>try again</Message></Error>" : "")
+            case .post where request.url.hasSuffix("?uploads="), .post where request.url.hasSuffix("?uploads"):
+                return .status(200, body: "<InitiateMultipartUploadResult><UploadId>NEW</UploadId></InitiateMultipartUploadResult>")
+            case .post:
+                return .status(200, body: "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>")
+            default:
+                return .status(200, ["ETag": "\"etag\""])
+            }
+        }
+    }
+
+    /// The upload of a 12 MiB + 5 byte file in 5 MiB parts, with a record of an earlier run's
+    /// upload "OLD" of the file as it was before it changed.
+    static func setUp(_ tmp: TemporaryFolder, store: ScriptedTransport) throws -> S3MultipartUpload {
+        let (upload, tree, _) = try S3PartDigestsTests.setUp(tmp)
+        var s3Upload = upload
+        s3Upload.url = Template(literal: "s3://bucket/big.bin")  // a bucket name S3 accepts (3 characters at least)
+        s3Upload.settings.s3 = S3Settings(endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true,
+                                          anonymous: true)
+        s3Upload.settings.retries = 0
+        let cache = Cache(directory: tmp.path + "/cache", flushes: false)
+        try cache.prepare()
+        let file = try #require(tree.files.first)
+        let retrying = Retrying(retries: 0, index: 0, kind: .upload, reporter: nil, redactor: Redactor(secrets: []))
+        let multipart = S3MultipartUpload(upload: s3Upload, file: file, key: "big.bin", sha256: "", cache: cache,
+                                          engine: store, retrying: retrying, progress: UploadProgress())
+        var changed = file.fingerprint
+        changed.size -= 1
+        let old = MultipartRecord(uploadID: "OLD", bucket: "bucket", key: "big.bin", partSize: 5 << 20, source: changed,
+                                  parts: [1: .init(etag: "\"e1\"", size: 5 << 20)], endpoint: "http://127.0.0.1:9",
+                                  region: "us-east-1", pathStyle: true, profile: nil, anonymous: true)
+        try multipart.save(old)
+        return multipart
+    }
+
+    static func records(_ multipart: S3MultipartUpload) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: multipart.cache.directory).filter { $0.hasSuffix(".multipart") }
+    }
+
+    @Test func aChangedFilesEarlierUploadIsAbortedAndForgotten() async throws {
+        let tmp = try TemporaryFolder()
+        let store = Self.store(abortStatus: 204)
+        let multipart = try Self.setUp(tmp, store: store)
+        let (sent, kept) = try await multipart.run()
+        #expect(sent == 12 << 20 + 5 && kept == 0)
+        #expect(store.requests.contains { $0.method == .delete && $0.url.contains("uploadId=OLD") })
+        #expect(!store.requests.contains { $0.url.contains("uploadId=OLD") && $0.method != .delete },
+                "nothing of the old upload is listed or kept")
+        #expect(try Self.records(multipart).isEmpty, "both uploads are done with: no record is left")
+    }
+
+    /// A store that will not abort the earlier upload (it answers 500): the new upload goes on,
+    /// and the old one's record stays in the entry under a name of its own, for prune to abort.
+    @Test func anEarlierUploadTheStoreWillNotAbortIsKeptForPrune() async throws {
+        let tmp = try TemporaryFolder()
+        let store = Self.store(abortStatus: 500)
+        let multipart = try Self.setUp(tmp, store: store)
+        let (sent, _) = try await multipart.run()
+        #expect(sent == 12 << 20 + 5)
+        let left = try Self.records(multipart)
+        #expect(left == [(multipart.abandonedRecordPath("OLD") as NSString).lastPathComponent])
+        let entry = Cache.uploadKey(multipart.upload)
+        #expect(left.allSatisfy { $0.hasPrefix(entry + ".") }, "counted in the upload's entry, which prune aborts")
+        let text = try String(contentsOfFile: multipart.abandonedRecordPath("OLD"), encoding: .utf8)
+        let kept = try JSONDecoder().decode(MultipartRecord.self, from: Data(text.utf8))
+        #expect(kept.uploadID == "OLD" && kept.bucket == "bucket" && kept.key == "big.bin")
+    }
+}
