@@ -92,3 +92,63 @@ import SyncrManifest
         #expect(kept.uploadID == "OLD" && kept.bucket == "bucket" && kept.key == "big.bin")
     }
 }
+
+/// A killed upload resumed against a scripted store whose ListParts answer comes in two pages
+/// and lists part 2 twice (as SeaweedFS does for a part sent again): the parts the store holds
+/// with the file's MD5 are kept, the rest are sent, each with its Content-MD5.
+@Suite(.timeLimit(.minutes(2))) struct S3MultipartResumeTests {
+    static func part(_ number: Int, etag: String, at time: String) -> String {
+        "<Part><PartNumber>\(number)</PartNumber><ETag>&quot;\(etag)&quot;</ETag><LastModified>\(time)</LastModified>"
+            + "<Size>\(5 << 20)</Size></Part>"
+    }
+
+    @Test func everyPageIsReadTheNewestCopyWinsAndOnlyMismatchesAreSentAgain() async throws {
+        let tmp = try TemporaryFolder()
+        let (upload, tree, bytes) = try S3PartDigestsTests.setUp(tmp)
+        let md5s = [S3PartDigestsTests.md5(bytes[0..<5 << 20]), S3PartDigestsTests.md5(bytes[5 << 20..<10 << 20]),
+                    S3PartDigestsTests.md5(bytes[(10 << 20)...])]
+        let pages = [
+            "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>1</NextPartNumberMarker>"
+                + Self.part(1, etag: md5s[0], at: "2026-12-01T10:00:00Z") + "</ListPartsResult>",
+            // Part 2 twice: the older copy holds the file's bytes, the newer one does not; the
+            // store keeps the newer, so part 2 must go again.
+            "<ListPartsResult><IsTruncated>false</IsTruncated>"
+                + Self.part(2, etag: md5s[1], at: "2026-12-01T10:00:01Z")
+                + Self.part(2, etag: String(repeating: "0", count: 32), at: "2026-12-01T10:00:02Z") + "</ListPartsResult>",
+        ]
+        let store = ScriptedTransport { request, _ in
+            switch request.method {
+            case .get: return .status(200, body: request.url.contains("part-number-marker=1") ? pages[1] : pages[0])
+            case .post:
+                return .status(200, body: "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>")
+            default: return .status(200, ["ETag": "\"etag\""])
+            }
+        }
+        var s3Upload = upload
+        s3Upload.url = Template(literal: "s3://bucket/big.bin")
+        s3Upload.settings.s3 = S3Settings(endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true,
+                                          anonymous: true)
+        let cache = Cache(directory: tmp.path + "/cache", flushes: false)
+        let file = try #require(tree.files.first)
+        let retrying = Retrying(retries: 0, index: 0, kind: .upload, reporter: nil, redactor: Redactor(secrets: []))
+        let multipart = S3MultipartUpload(upload: s3Upload, file: file, key: "big.bin", sha256: "", cache: cache,
+                                          engine: store, retrying: retrying, progress: UploadProgress())
+        try multipart.save(MultipartRecord(uploadID: "RUN", bucket: "bucket", key: "big.bin", partSize: 5 << 20,
+                                           source: file.fingerprint, endpoint: "http://127.0.0.1:9",
+                                           region: "us-east-1", pathStyle: true, profile: nil, anonymous: true))
+
+        let (sent, kept) = try await multipart.run()
+        #expect(kept == 1)
+        #expect(sent == 12 << 20 + 5 - 5 << 20)
+        #expect(store.requests.filter { $0.method == .get }.count == 2, "both pages of ListParts are read")
+        #expect(!store.requests.contains { $0.method == .post && $0.url.contains("uploads") }, "no new upload")
+        let puts = store.requests.filter { $0.method == .put }
+        let numbers = puts.compactMap { put in (1...3).first { put.url.contains("partNumber=\($0)") } }
+        #expect(numbers.sorted() == [2, 3])
+        for (put, number) in zip(puts, numbers) {
+            let sentMD5 = put.headers.first { $0.name == "Content-MD5" }?.value
+            #expect(sentMD5 == Uploader.base64(hex: md5s[number - 1]), "part \(number)'s Content-MD5")
+        }
+        #expect(try S3MultipartRecordTests.records(multipart).isEmpty)
+    }
+}
