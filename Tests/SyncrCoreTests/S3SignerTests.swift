@@ -39,6 +39,18 @@ import SyncrS3
         #expect(values(put, "x-amz-content-sha256") == [SigV4.unsignedPayload])
     }
 
+    /// `anonymous: true` (no credentials): requests go out as they are, unsigned.
+    @Test func anAnonymousStoreSignsNothing() {
+        let anonymous = S3Object(location: Self.object.location, configuration: S3Configuration(
+            endpoint: Self.object.configuration.endpoint, credentials: nil))
+        let get = HTTPRequest(url: anonymous.url(), displayURL: "s3://bucket/dir/a b.txt", headers: [("Range", "bytes=0-9")])
+        let sent = anonymous.sign(get)
+        #expect(sent.headers.map(\.name) == ["Range"])
+        for name in ["authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256"] {
+            #expect(values(sent, name).isEmpty, "\(name)")
+        }
+    }
+
     @Test func splitsWhatURLMade() {
         let url = Self.object.url(key: "k", query: [("uploadId", "a/b+c"), ("partNumber", "3")])
         let (host, path, query) = S3Object.split(url)

@@ -58,6 +58,34 @@ import SyncrS3
         #expect(manifest.endpoint == S3Endpoint(url: "http://m:2", region: "r1", pathStyle: false))
     }
 
+    /// Each variable's fallback on its own: `AWS_ENDPOINT_URL` without `AWS_ENDPOINT_URL_S3`,
+    /// `AWS_DEFAULT_REGION` without `AWS_REGION`, and with neither nor a profile region us-east-1.
+    @Test func eachFallbackOnItsOwn() throws {
+        let nowhere = home + "/nowhere"
+        let general = try S3Configuration.resolve(S3Options(anonymous: true), environment: [
+            "HOME": nowhere, "AWS_ENDPOINT_URL": "http://store:9000", "AWS_DEFAULT_REGION": "us-west-2"])
+        #expect(general.endpoint == S3Endpoint(url: "http://store:9000", region: "us-west-2", pathStyle: true))
+        let bare = try S3Configuration.resolve(S3Options(anonymous: true), environment: ["HOME": nowhere])
+        #expect(bare.endpoint == S3Endpoint(url: nil, region: "us-east-1", pathStyle: false))
+    }
+
+    /// The `[default]` profile of the credentials file, and files named by
+    /// `AWS_SHARED_CREDENTIALS_FILE` and `AWS_CONFIG_FILE` instead of `~/.aws`.
+    @Test func defaultProfileAndFilesNamedByTheEnvironment() throws {
+        let plain = try S3Configuration.resolve(S3Options(), environment: ["HOME": home])
+        #expect(plain.credentials == S3Credentials(accessKeyID: "AKIDFILE", secretAccessKey: "file/secret", sessionToken: nil,
+                                                   source: "profile 'default' in \(home)/.aws/credentials"))
+        #expect(plain.endpoint.region == "ap-south-1")
+        try "[default]\naws_access_key_id = AKIDMOVED\naws_secret_access_key = moved-secret\n"
+            .write(toFile: home + "/creds", atomically: true, encoding: .utf8)
+        try "[default]\nregion = eu-north-1\n".write(toFile: home + "/conf", atomically: true, encoding: .utf8)
+        let moved = try S3Configuration.resolve(S3Options(), environment: [
+            "HOME": home, "AWS_SHARED_CREDENTIALS_FILE": home + "/creds", "AWS_CONFIG_FILE": home + "/conf"])
+        #expect(moved.credentials?.accessKeyID == "AKIDMOVED")
+        #expect(moved.credentials?.source == "profile 'default' in \(home)/creds")
+        #expect(moved.endpoint.region == "eu-north-1")
+    }
+
     @Test func missingCredentialsSayWhereTheyWereLookedFor() {
         let env = ["HOME": home + "/nowhere"]
         #expect(throws: S3ConfigError.noCredentials(profile: "default", explicitProfile: false,
