@@ -26,6 +26,16 @@ struct S3Object: Sendable {
         self.configuration = configuration
     }
 
+    /// The object a request of this entry goes to, from its display URL (`s3://bucket/key`, as
+    /// `Uploader.s3Target` names each file of a folder upload): what an error names. Itself when
+    /// the URL is not in its bucket.
+    func object(at display: String) -> S3Object {
+        let bucket = "s3://\(location.bucket)/"
+        guard display.hasPrefix(bucket) else { return self }
+        return S3Object(location: S3Location(bucket: location.bucket, key: String(display.dropFirst(bucket.count))),
+                        configuration: configuration)
+    }
+
     /// The URL of `key` (the entry's own by default) in the bucket, with `query`.
     func url(key: String? = nil, query: [(name: String, value: String)] = []) -> String {
         configuration.endpoint.request(bucket: location.bucket, key: key ?? location.key, query: query).url

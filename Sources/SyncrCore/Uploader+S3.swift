@@ -106,10 +106,11 @@ extension Uploader {
     /// left one. Notes how many parts an earlier run had sent.
     func multipart(_ file: UploadTree.File, target: (url: String, display: String), sha256: String,
                    knownMD5s: [Int: String], notes: inout [EntryNote]) async throws -> Int64 {
-        let key = String(target.display.dropFirst("s3://".count).drop { $0 != "/" }.dropFirst())
+        let object = requests.s3?.object(at: target.display)
+        let key = object?.location.key ?? String(target.display.dropFirst("s3://".count).drop { $0 != "/" }.dropFirst())
         var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
-        retrying.s3 = requests.s3
+        retrying.s3 = object
         retrying.unreachable = unreachable.map { ($0, target.url, target.display) }
         var multipart = S3MultipartUpload(upload: upload, file: file, key: key, sha256: sha256, cache: cache,
                                           engine: engine, retrying: retrying, progress: uploadProgress)

@@ -417,7 +417,8 @@ struct Uploader: Sendable {
         let policy = RetryPolicy(maxRetries: upload.settings.retries)
         var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
-        retrying.s3 = requests.s3
+        // An error names the object this request sends (a folder's file), not the entry's prefix.
+        retrying.s3 = requests.s3?.object(at: request.displayURL)
         retrying.unreachable = unreachable.map { ($0, request.url, request.displayURL) }
         let s3 = retrying.s3
         return try await retrying.run {

@@ -60,4 +60,29 @@ import Testing
         let again = try await project.run(["apply"], environment: server.environment)
         #expect(again.stderr.contains("0 transferred, 1 up to date"), "\(again.stderr)")
     }
+
+    /// Uploads the store refuses (a wrong secret: SignatureDoesNotMatch): each entry fails with
+    /// S3's code and the bucket and key of the object it sent (a folder's file, a multipart
+    /// upload's object), says where the credentials came from, and the run exits 1; the secret
+    /// is never shown. (SeaweedFS makes a missing bucket on the first PUT into it, so a missing
+    /// bucket cannot be played here for uploads.)
+    @Test func refusedUploadsNameTheObject() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try FileManager.default.createDirectory(at: project.file("site"), withIntermediateDirectories: true)
+        try makeFile(path: project.file("site/only.txt"), size: 1_000, seed: 50)
+        try makeFile(path: project.file("big.bin"), size: 6 << 20, seed: 51)
+        let prefix = SeaweedFS.uniquePrefix("refused")
+        try writeManifest(project, server: server, uploads: [
+            "{ from: site/, to: \"s3://syncr-test/\(prefix)\", retries: 0 }",
+            "{ from: big.bin, to: \"s3://syncr-test/\(prefix)big.bin\", multipart_threshold: 5MiB, part_size: 5MiB, retries: 0 }"])
+        let wrong = "wrong+secret/0123456789abcdefghijklmnopq"
+        let refused = try await project.run(["apply"], environment: server.environment.merging(["AWS_SECRET_ACCESS_KEY": wrong]) { $1 })
+        #expect(refused.exitCode == 1, "\(refused)")
+        #expect(refused.stderr.contains("SignatureDoesNotMatch"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("key \(prefix)only.txt"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("key \(prefix)big.bin"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("from the environment (AWS_ACCESS_KEY_ID)"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains(wrong) && !refused.stdout.contains(wrong))
+    }
 }
