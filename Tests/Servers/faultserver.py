@@ -47,6 +47,9 @@ Options (combinable; evaluated in this order per request):
       `status_times` requests whose method matches `status_on` (default "all": every
       method counts); then behave normally. Without status_times: every time. An
       upload's body is read (and counted) first, unless it waits for 100 Continue.
+  status_body: str            the injected status's body instead of a line of text; one
+                              that starts with "<" goes as application/xml (an object
+                              store's error document, e.g. S3's <Error><Code>SlowDown...).
   head_status: int            HEAD answered with this status (e.g. 405), GET unaffected.
   redirect_to: str, redirect_status: int (default 302; 307 for PUT and POST, after the
       body was read)          Location: http://<host><redirect_to>, or redirect_to itself
@@ -95,7 +98,7 @@ import urllib.parse
 CHUNK = 256 * 1024
 
 KNOWN_OPTIONS = {
-    "status": int, "retry_after": str, "status_times": int, "status_on": str,
+    "status": int, "retry_after": str, "status_times": int, "status_on": str, "status_body": str,
     "head_status": int,
     "redirect_to": str, "redirect_status": int,
     "no_length": bool, "no_validators": bool, "weak_etag": bool,
@@ -356,10 +359,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 break
             length -= len(data)
 
-    def send_simple(self, status, text, headers=None, head=False):
+    def send_simple(self, status, text, headers=None, head=False, content_type="text/plain; charset=utf-8"):
         body = text.encode()
         self.send_response(status)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
@@ -534,11 +537,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
         if "status" in b and b.get("status_on", "all") in ("all", method.lower()):
             if STATE.take(path, "status", b.get("status_times")):
-                headers = {}
-                if "retry_after" in b:
-                    headers["Retry-After"] = b["retry_after"]
-                self.send_simple(
-                    b["status"], f"{b['status']} injected by faultserver\n", headers, head)
+                self.send_injected_status(b, head=head)
                 return
 
         if head and "head_status" in b:
@@ -698,11 +697,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         host = self.headers.get("Host") or f"127.0.0.1:{self.server.server_port}"
         return f"http://{host}{target}"
 
-    def send_injected_status(self, b, extra=None):
+    def send_injected_status(self, b, extra=None, head=False):
         headers = dict(extra or {})
         if "retry_after" in b:
             headers["Retry-After"] = b["retry_after"]
-        self.send_simple(b["status"], f"{b['status']} injected by faultserver\n", headers)
+        text = b.get("status_body", f"{b['status']} injected by faultserver\n")
+        content_type = "application/xml" if text.startswith("<") else "text/plain; charset=utf-8"
+        self.send_simple(b["status"], text, headers, head, content_type)
 
     def skip_chunked_body(self):
         """Reads and discards a chunked body, trailers included (RFC 9112, 7.1)."""

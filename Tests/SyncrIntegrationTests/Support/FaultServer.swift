@@ -18,6 +18,9 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
     /// Which methods `status` and `statusTimes` apply to (nil: every method). An upload
     /// that waits for `100 Continue` gets the status instead, and its body is never read.
     var statusOn: StatusOn? = nil
+    /// The body of `status` instead of a line of text (one starting with `<` goes as XML: an
+    /// object store's error document).
+    var statusBody: String? = nil
     /// HEAD alone is answered with this status (e.g. 405); GET is unaffected.
     var headStatus: Int? = nil
     /// Redirect to this path on the same server, or to this absolute http(s) URL.
@@ -60,7 +63,7 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case status, rate
-        case retryAfter = "retry_after", statusTimes = "status_times", statusOn = "status_on"
+        case retryAfter = "retry_after", statusTimes = "status_times", statusOn = "status_on", statusBody = "status_body"
         case headStatus = "head_status", redirectTo = "redirect_to"
         case redirectStatus = "redirect_status", noLength = "no_length"
         case noValidators = "no_validators", weakEtag = "weak_etag"
