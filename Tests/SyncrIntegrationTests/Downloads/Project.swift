@@ -37,12 +37,15 @@ final class Project: Sendable {
                              environment: ["NO_PROXY": "*", "no_proxy": "*"], cwd: folder.url, timeout: .seconds(120))
     }
 
-    /// Starts `syncr ARGS` in the background.
-    func start(_ arguments: [String]) throws -> ChildProcess {
+    /// Starts `syncr ARGS` in the background, with `environment` added to the test's.
+    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> ChildProcess {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = folder.url
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

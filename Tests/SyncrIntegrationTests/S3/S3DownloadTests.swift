@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 
@@ -25,6 +28,47 @@ import Testing
         #expect(second.exitCode == 0, "\(second)")
         #expect(second.stderr.contains("0 transferred, 1 up to date"), "\(second.stderr)")
         #expect(!first.stderr.contains(SeaweedFS.secretKey) && !first.stdout.contains(SeaweedFS.secretKey))
+    }
+
+    /// A download killed half-way resumes from what the cache holds: the next run asks for
+    /// the rest only (a ranged GET, signed like the first), and the file is byte-identical.
+    /// The store is reached through the tests' throttling proxy, so that the kill lands mid-file.
+    @Test func aKilledDownloadResumesFromTheCache() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let source = project.file("upload/src.bin")
+        try FileManager.default.createDirectory(at: source.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let size = 6_000_011
+        try makeFile(path: source, size: size, seed: 12)
+        let key = SeaweedFS.uniquePrefix("resume") + "big.bin"
+        try await AWSCLI(server: server).copy(source.path, "s3://syncr-test/\(key)")
+        let proxy = try await ThrottleProxy.start(targetPort: server.s3Port, rate: 1_000_000)
+        defer { proxy.stop() }
+        func manifest(endpoint: String) throws {
+            try project.writeManifest(defaults: "{ retries: 2, timeout: 10s, s3: { endpoint: \"\(endpoint)\" } }",
+                                      downloads: ["{ url: \"s3://syncr-test/\(key)\", to: out/big.bin, connections: 1 }"])
+        }
+        try manifest(endpoint: proxy.url(server.endpoint))
+        let child = try project.start(["apply"], environment: server.environment)
+        let kept = LockedBox(0)
+        let killed = await pollOnItsOwnThread(timeout: .seconds(60)) {
+            guard let good = project.recordedGoodBytes(), good >= 1_000_000 else { return false }
+            kill(child.pid, SIGKILL)
+            kept.withLock { $0 = good }
+            return true
+        }
+        kill(child.pid, SIGKILL)
+        _ = child.wait(timeout: .seconds(30))
+        try #require(killed, "the cache should record bytes before the download ends")
+        try #require(!project.exists("out/big.bin"))
+
+        try manifest(endpoint: server.endpoint)
+        let second = try await project.run(["apply", "--json"], environment: server.environment)
+        #expect(second.exitCode == 0, "\(second)")
+        let item = try #require(items(try jsonObject(second.stdout)).first)
+        let transferred = try #require(item["transferred"] as? Int)
+        #expect(transferred <= size - kept.withLock { $0 }, "only what the cache did not hold: \(transferred)")
+        #expect(try await sha256(file: project.file("out/big.bin")) == (try await sha256(file: source)))
     }
 
     /// An `s3://` entry can be locked like an https one: `lock --hash` pins the object's

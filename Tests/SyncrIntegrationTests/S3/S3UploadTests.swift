@@ -59,6 +59,11 @@ import Testing
         }
         let again = try await project.run(["apply"], environment: server.environment)
         #expect(again.stderr.contains("0 transferred, 1 up to date"), "\(again.stderr)")
+        // --force sends every file again, up to date or not.
+        let forced = try await project.run(["apply", "--force", "--json"], environment: server.environment)
+        #expect(forced.exitCode == 0, "\(forced)")
+        let item = try #require(items(try jsonObject(forced.stdout)).first)
+        #expect(item["transferred"] as? Int == (0..<names.count).reduce(0) { $0 + 5_000 + $1 * 777 }, "\(item)")
     }
 
     /// Uploads the store refuses (a wrong secret: SignatureDoesNotMatch): each entry fails with
