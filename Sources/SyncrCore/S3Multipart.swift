@@ -31,8 +31,8 @@ struct MultipartRecord: Codable, Sendable {
 }
 
 /// One multipart upload of one file to an object store: CreateMultipartUpload (or the one a
-/// killed run left, checked with ListParts), its missing parts in parallel, each with its
-/// Content-MD5 and signed SHA-256, then CompleteMultipartUpload.
+/// killed run left, checked with ListParts), its missing parts in parallel (one per connection
+/// of the entry), each with its Content-MD5, then CompleteMultipartUpload.
 ///
 /// Memory is bounded by the parts in flight: each part is read from the file as curl sends it,
 /// and hashed before in 1 MiB reads.
@@ -90,7 +90,8 @@ struct S3MultipartUpload: Sendable {
         var sent: Int64 = 0
         try await withThrowingTaskGroup(of: Int64.self) { group in
             var next = missing.makeIterator()
-            let width = max(1, min(upload.settings.connections, 8))
+            // One part per connection of the entry; each holds two read-ahead buffers at most.
+            let width = max(1, upload.settings.connections)
             func add() {
                 guard let number = next.next() else { return }
                 group.addTask { try await self.sendPart(number, partSize: partSize, uploadID: uploadID, book: book) }

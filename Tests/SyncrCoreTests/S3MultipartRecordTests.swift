@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SyncrCore
 import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 
 /// A multipart upload's record against a scripted store: the part size S3's limit of 10,000
@@ -18,32 +19,51 @@ import SyncrManifest
         #expect(size % (1 << 20) == 0 && (huge + size - 1) / size <= 10_000)
     }
 
+    /// Parts go up in parallel, as many at a time as the entry has connections.
+    @Test(arguments: [1, 2, 3])
+    func partsGoUpOverTheEntrysConnections(connections: Int) async throws {
+        let tmp = try TemporaryFolder()
+        let inFlight = Locked((now: 0, most: 0))
+        let store = ScriptedTransport { request, _ in
+            guard request.method == .put else { return Self.reply(request, abortStatus: 204) }
+            inFlight.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+            try? await Task.sleep(for: .milliseconds(300))  // long enough for the others to start
+            inFlight.withLock { $0.now -= 1 }
+            return .status(200, ["ETag": "\"etag\""])
+        }
+        _ = try await Self.setUp(tmp, store: store, connections: connections).run()
+        #expect(inFlight.withLock { $0.most } == connections, "3 parts over \(connections) connections")
+    }
+
     /// The store: CreateMultipartUpload answers "NEW", parts and completion succeed, and the
     /// abort of the earlier upload "OLD" gets `abortStatus`.
     static func store(abortStatus: Int) -> ScriptedTransport {
-        ScriptedTransport { request, _ in
-            switch request.method {
-            case .delete: return .status(abortStatus, body: abortStatus == 500
-                ? "<Error><Code>InternalError</Code><Message>try again</Message></Error>" : "")
-            case .post where request.url.hasSuffix("?uploads="), .post where request.url.hasSuffix("?uploads"):
-                return .status(200, body: "<InitiateMultipartUploadResult><UploadId>NEW</UploadId></InitiateMultipartUploadResult>")
-            case .post:
-                return .status(200, body: "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>")
-            default:
-                return .status(200, ["ETag": "\"etag\""])
-            }
+        ScriptedTransport { request, _ in reply(request, abortStatus: abortStatus) }
+    }
+
+    static func reply(_ request: HTTPRequest, abortStatus: Int) -> Reply {
+        switch request.method {
+        case .delete: return .status(abortStatus, body: abortStatus == 500
+            ? "<Error><Code>InternalError</Code><Message>try again</Message></Error>" : "")
+        case .post where request.url.hasSuffix("?uploads="), .post where request.url.hasSuffix("?uploads"):
+            return .status(200, body: "<InitiateMultipartUploadResult><UploadId>NEW</UploadId></InitiateMultipartUploadResult>")
+        case .post:
+            return .status(200, body: "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>")
+        default:
+            return .status(200, ["ETag": "\"etag\""])
         }
     }
 
     /// The upload of a 12 MiB + 5 byte file in 5 MiB parts, with a record of an earlier run's
     /// upload "OLD" of the file as it was before it changed.
-    static func setUp(_ tmp: TemporaryFolder, store: ScriptedTransport) throws -> S3MultipartUpload {
+    static func setUp(_ tmp: TemporaryFolder, store: ScriptedTransport, connections: Int = 8) throws -> S3MultipartUpload {
         let (upload, tree, _) = try S3PartDigestsTests.setUp(tmp)
         var s3Upload = upload
         s3Upload.url = Template(literal: "s3://bucket/big.bin")  // a bucket name S3 accepts (3 characters at least)
         s3Upload.settings.s3 = S3Settings(endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true,
                                           anonymous: true)
         s3Upload.settings.retries = 0
+        s3Upload.settings.connections = connections
         let cache = Cache(directory: tmp.path + "/cache", flushes: false)
         try cache.prepare()
         let file = try #require(tree.files.first)
