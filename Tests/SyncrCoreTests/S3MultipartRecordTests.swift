@@ -8,7 +8,7 @@ import SyncrManifest
 /// A multipart upload's record against a scripted store: the part size S3's limit of 10,000
 /// parts forces, and what becomes of the upload an earlier run left for a file that has changed
 /// since (aborted; kept for `syncr cache prune` when the store will not abort it).
-@Suite(.timeLimit(.minutes(2))) struct S3MultipartRecordTests {
+@Suite(.timeLimit(.minutes(5))) struct S3MultipartRecordTests {
     @Test func partSizeIsRaisedToAWholeMiBToStayWithinTenThousandParts() {
         #expect(S3MultipartUpload.partSize(size: 1 << 30, preferred: 16 << 20) == 16 << 20)
         #expect(S3MultipartUpload.partSize(size: 10_000 * (16 << 20), preferred: 16 << 20) == 16 << 20)
@@ -116,7 +116,7 @@ import SyncrManifest
 /// A killed upload resumed against a scripted store whose ListParts answer comes in two pages
 /// and lists part 2 twice (as SeaweedFS does for a part sent again): the parts the store holds
 /// with the file's MD5 are kept, the rest are sent, each with its Content-MD5.
-@Suite(.timeLimit(.minutes(2))) struct S3MultipartResumeTests {
+@Suite(.timeLimit(.minutes(5))) struct S3MultipartResumeTests {
     static func part(_ number: Int, etag: String, at time: String) -> String {
         "<Part><PartNumber>\(number)</PartNumber><ETag>&quot;\(etag)&quot;</ETag><LastModified>\(time)</LastModified>"
             + "<Size>\(5 << 20)</Size></Part>"
