@@ -49,7 +49,8 @@ extension Downloader {
     /// before any byte is fetched.
     func preallocate(fd: Int32, size: Int64, dataPath: String, recorder: EntryRecorder) async throws {
         do {
-            try SegmentedFetch.preallocate(fd: fd, size: size, path: dataPath)
+            try SegmentedFetch.preallocate(fd: fd, size: size, path: dataPath,
+                                           inMemoryRoom: cache.memoryBacked ? FreeSpace.available(at: cache.directory) : nil)
         } catch {
             guard error.errno == ENOSPC || error.errno == EDQUOT else { throw error }
             var st = stat()

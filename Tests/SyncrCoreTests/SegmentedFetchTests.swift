@@ -271,4 +271,30 @@ struct SegmentedFetchTests {
         #expect(result.errorText?.contains("HTTP 403") == true, "\(result.errorText ?? "")")
         #expect(result.errorText?.contains("check the credentials") == true, "\(result.errorText ?? "")")
     }
+
+    /// In memory (tmpfs), the cache file is extended without taking its pages (fallocate would
+    /// zero them all before the first request), and a file system without room for it still
+    /// stops the entry up front.
+    @Test func inMemoryTheFileIsExtendedAfterTheRoomIsChecked() throws {
+        let tmp = try TemporaryFolder()
+        let path = tmp.path + "/data"
+        let fd = open(path, O_RDWR | O_CREAT, 0o644)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        #expect(throws: FileError.self) {
+            try SegmentedFetch.preallocate(fd: fd, size: 64 << 20, path: path, inMemoryRoom: 1 << 20)
+        }
+        try SegmentedFetch.preallocate(fd: fd, size: 64 << 20, path: path, inMemoryRoom: 1 << 30)
+        var st = stat()
+        try #require(fstat(fd, &st) == 0)
+        #expect(st.st_size == 64 << 20)
+        #expect(st.st_blocks == 0, "no page taken: \(st.st_blocks) blocks")
+        do {
+            try SegmentedFetch.preallocate(fd: fd, size: 128 << 20, path: path, inMemoryRoom: 1 << 20)
+            Issue.record("64 MiB more do not fit in 1 MiB")
+        } catch {
+            #expect(error.errno == ENOSPC)
+            #expect(error.description.contains("reserve 128"), "\(error.description)")
+        }
+    }
 }
