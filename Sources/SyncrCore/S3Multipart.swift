@@ -61,10 +61,13 @@ struct S3MultipartUpload: Sendable {
 
     var builder: RequestBuilder { RequestBuilder(upload: upload) }
     var object: S3Object { builder.s3! }
-    var recordPath: String {
-        // Named by the upload's key first, so that the cache's inventory counts it in the upload's
-        // entry, and pruning the entry aborts the upload.
-        cache.directory + "/" + Cache.uploadKey(upload) + "." + Digest.hex(.md5, of: Array(key.utf8)).prefix(16) + ".multipart"
+    var recordPath: String { recordPath(naming: key) }
+
+    /// A multipart record of this entry, told apart by `name` (the object's key; the UploadId of
+    /// one kept for prune). Named by the upload's key first, so that the cache's inventory counts
+    /// it in the upload's entry, and pruning the entry aborts the upload.
+    private func recordPath(naming name: String) -> String {
+        cache.directory + "/" + Cache.uploadKey(upload) + "." + Digest.hex(.md5, of: Array(name.utf8)).prefix(16) + ".multipart"
     }
 
     /// Sends the file; returns the bytes sent in this run and how many parts an earlier run had
@@ -228,11 +231,8 @@ struct S3MultipartUpload: Sendable {
         return response.head.isSuccess || response.head.status == 404
     }
 
-    /// Where the record of an upload that could not be aborted is kept: in the same entry (named
-    /// by the upload's key first), so that pruning the entry aborts it.
-    func abandonedRecordPath(_ uploadID: String) -> String {
-        cache.directory + "/" + Cache.uploadKey(upload) + "." + Digest.hex(.md5, of: Array(uploadID.utf8)).prefix(16) + ".multipart"
-    }
+    /// Where the record of an upload that could not be aborted is kept, for prune to abort.
+    func abandonedRecordPath(_ uploadID: String) -> String { recordPath(naming: uploadID) }
 
     /// The body of a 2xx answer as text (nil for a 404 when `missingIsNil`).
     func call(_ request: HTTPRequest, sink: BodyPrefixSink, missingIsNil: Bool = false) async throws -> String? {

@@ -106,8 +106,10 @@ extension Uploader {
     /// left one. Notes how many parts an earlier run had sent.
     func multipart(_ file: UploadTree.File, target: (url: String, display: String), sha256: String,
                    knownMD5s: [Int: String], notes: inout [EntryNote]) async throws -> Int64 {
-        let object = requests.s3?.object(at: target.display)
-        let key = object?.location.key ?? String(target.display.dropFirst("s3://".count).drop { $0 != "/" }.dropFirst())
+        // An s3:// target always has its store here: an entry whose store cannot be resolved
+        // fails before any request (`S3Stores.failure`), and `S3MultipartUpload` relies on it too.
+        let object = requests.s3!.object(at: target.display)
+        let key = object.location.key
         var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                 reporter: reporter, redactor: redactor)
         retrying.s3 = object

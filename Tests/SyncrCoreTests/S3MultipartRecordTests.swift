@@ -54,10 +54,11 @@ import SyncrManifest
         }
     }
 
-    /// The upload of a 12 MiB + 5 byte file in 5 MiB parts, with a record of an earlier run's
-    /// upload "OLD" of the file as it was before it changed.
-    static func setUp(_ tmp: TemporaryFolder, store: ScriptedTransport, connections: Int = 8) throws -> S3MultipartUpload {
-        let (upload, tree, _) = try S3PartDigestsTests.setUp(tmp)
+    /// The upload of a 12 MiB + 5 byte file in 5 MiB parts to an anonymous store played by
+    /// `store`, and the file's bytes.
+    static func upload(_ tmp: TemporaryFolder, store: ScriptedTransport,
+                       connections: Int = 8) throws -> (S3MultipartUpload, [UInt8]) {
+        let (upload, tree, bytes) = try S3PartDigestsTests.setUp(tmp)
         var s3Upload = upload
         s3Upload.url = Template(literal: "s3://bucket/big.bin")  // a bucket name S3 accepts (3 characters at least)
         s3Upload.settings.s3 = S3Settings(endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true,
@@ -65,17 +66,28 @@ import SyncrManifest
         s3Upload.settings.retries = 0
         s3Upload.settings.connections = connections
         let cache = Cache(directory: tmp.path + "/cache", flushes: false)
-        try cache.prepare()
         let file = try #require(tree.files.first)
         let retrying = Retrying(retries: 0, index: 0, kind: .upload, reporter: nil, redactor: Redactor(secrets: []))
         let multipart = S3MultipartUpload(upload: s3Upload, file: file, key: "big.bin", sha256: "", cache: cache,
                                           engine: store, retrying: retrying, progress: UploadProgress())
-        var changed = file.fingerprint
+        return (multipart, bytes)
+    }
+
+    /// The record an earlier run left of upload `uploadID` of the file as `source` describes it.
+    static func record(_ uploadID: String, source: FileFingerprint,
+                       parts: [Int: MultipartRecord.Part] = [:]) -> MultipartRecord {
+        MultipartRecord(uploadID: uploadID, bucket: "bucket", key: "big.bin", partSize: 5 << 20, source: source,
+                        parts: parts, endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true,
+                        profile: nil, anonymous: true)
+    }
+
+    /// `upload`, with a record of an earlier run's upload "OLD" of the file as it was before it
+    /// changed.
+    static func setUp(_ tmp: TemporaryFolder, store: ScriptedTransport, connections: Int = 8) throws -> S3MultipartUpload {
+        let (multipart, _) = try upload(tmp, store: store, connections: connections)
+        var changed = multipart.file.fingerprint
         changed.size -= 1
-        let old = MultipartRecord(uploadID: "OLD", bucket: "bucket", key: "big.bin", partSize: 5 << 20, source: changed,
-                                  parts: [1: .init(etag: "\"e1\"", size: 5 << 20)], endpoint: "http://127.0.0.1:9",
-                                  region: "us-east-1", pathStyle: true, profile: nil, anonymous: true)
-        try multipart.save(old)
+        try multipart.save(record("OLD", source: changed, parts: [1: .init(etag: "\"e1\"", size: 5 << 20)]))
         return multipart
     }
 
@@ -124,10 +136,21 @@ import SyncrManifest
 
     @Test func everyPageIsReadTheNewestCopyWinsAndOnlyMismatchesAreSentAgain() async throws {
         let tmp = try TemporaryFolder()
-        let (upload, tree, bytes) = try S3PartDigestsTests.setUp(tmp)
+        let pages = Locked<[String]>([])  // written once the file's parts are known
+        let store = ScriptedTransport { request, _ in
+            switch request.method {
+            case .get:
+                let page = request.url.contains("part-number-marker=1") ? 1 : 0
+                return .status(200, body: pages.withLock { $0[page] })
+            case .post:
+                return .status(200, body: "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>")
+            default: return .status(200, ["ETag": "\"etag\""])
+            }
+        }
+        let (multipart, bytes) = try S3MultipartRecordTests.upload(tmp, store: store)
         let md5s = [S3PartDigestsTests.md5(bytes[0..<5 << 20]), S3PartDigestsTests.md5(bytes[5 << 20..<10 << 20]),
                     S3PartDigestsTests.md5(bytes[(10 << 20)...])]
-        let pages = [
+        pages.withLock { $0 = [
             "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>1</NextPartNumberMarker>"
                 + Self.part(1, etag: md5s[0], at: "2026-12-01T10:00:00Z") + "</ListPartsResult>",
             // Part 2 twice: the older copy holds the file's bytes, the newer one does not; the
@@ -135,27 +158,8 @@ import SyncrManifest
             "<ListPartsResult><IsTruncated>false</IsTruncated>"
                 + Self.part(2, etag: md5s[1], at: "2026-12-01T10:00:01Z")
                 + Self.part(2, etag: String(repeating: "0", count: 32), at: "2026-12-01T10:00:02Z") + "</ListPartsResult>",
-        ]
-        let store = ScriptedTransport { request, _ in
-            switch request.method {
-            case .get: return .status(200, body: request.url.contains("part-number-marker=1") ? pages[1] : pages[0])
-            case .post:
-                return .status(200, body: "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>")
-            default: return .status(200, ["ETag": "\"etag\""])
-            }
-        }
-        var s3Upload = upload
-        s3Upload.url = Template(literal: "s3://bucket/big.bin")
-        s3Upload.settings.s3 = S3Settings(endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true,
-                                          anonymous: true)
-        let cache = Cache(directory: tmp.path + "/cache", flushes: false)
-        let file = try #require(tree.files.first)
-        let retrying = Retrying(retries: 0, index: 0, kind: .upload, reporter: nil, redactor: Redactor(secrets: []))
-        let multipart = S3MultipartUpload(upload: s3Upload, file: file, key: "big.bin", sha256: "", cache: cache,
-                                          engine: store, retrying: retrying, progress: UploadProgress())
-        try multipart.save(MultipartRecord(uploadID: "RUN", bucket: "bucket", key: "big.bin", partSize: 5 << 20,
-                                           source: file.fingerprint, endpoint: "http://127.0.0.1:9",
-                                           region: "us-east-1", pathStyle: true, profile: nil, anonymous: true))
+        ] }
+        try multipart.save(S3MultipartRecordTests.record("RUN", source: multipart.file.fingerprint))
 
         let (sent, kept) = try await multipart.run()
         #expect(kept == 1)
