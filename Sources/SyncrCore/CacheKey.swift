@@ -6,15 +6,27 @@ struct CacheKey: Hashable, Sendable {
 
     /// The key spelled by `hex`, or nil when it is not 32 lowercase hex digits.
     init?<S: Collection>(hex: S) where S.Element == UInt8 {
+        // A string's bytes are read in place where they lie in one piece (they almost always
+        // do): walking a `String.UTF8View` with an iterator cost 150 instructions a digit, and
+        // a run looks keys up several times per entry.
+        guard let words = hex.withContiguousStorageIfAvailable(Self.words) ?? Self.words(Array(hex)[...]) else {
+            return nil
+        }
+        (high, low) = words
+    }
+
+    /// The two words spelled by 32 lowercase hex digits, or nil.
+    private static func words<C: Collection>(_ hex: C) -> (UInt64, UInt64)? where C.Element == UInt8 {
         guard hex.count == 32 else { return nil }
         var high: UInt64 = 0
         var low: UInt64 = 0
-        for (i, c) in hex.enumerated() {
-            guard let v = Self.digit(c) else { return nil }
+        var i = 0
+        for c in hex {
+            guard let v = digit(c) else { return nil }
             if i < 16 { high = high << 4 | UInt64(v) } else { low = low << 4 | UInt64(v) }
+            i += 1
         }
-        self.high = high
-        self.low = low
+        return (high, low)
     }
 
     /// The value of a lowercase hex digit, or nil.

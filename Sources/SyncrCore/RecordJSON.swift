@@ -98,12 +98,17 @@ enum RecordJSON: Equatable {
             index += 1  // the opening quote
             // Most strings have no escape: made from their bytes in place.
             var end = index
+            var ascii = true
             while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 {
+                ascii = ascii && bytes[end] < 0x80
                 end += 1
             }
             if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
                 defer { index = end + 1 }
-                return String(validating: bytes[index..<end], as: UTF8.self)
+                // ASCII is valid UTF-8: `decoding` takes it with one copy, where `validating`
+                // (generic, unspecialized) cost 1,000 instructions a string, 30,000 per record.
+                return ascii ? String(decoding: bytes[index..<end], as: UTF8.self)
+                             : String(validating: bytes[index..<end], as: UTF8.self)
             }
             var out: [UInt8] = []
             while index < bytes.count {
@@ -250,6 +255,23 @@ enum RecordJSON: Equatable {
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Record strings (URLs, paths, keys) rarely need escaping: then they go in with one
+        // copy. Byte by byte, they were 5% of the instructions of a run of small downloads.
+        let plain = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard !bytes.contains(where: needsEscape) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if plain != true { writeEscaped(s, into: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether a byte of a string is written escaped.
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    private static func writeEscaped(_ s: String, into out: inout [UInt8]) {
         for byte in s.utf8 {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"):
@@ -266,7 +288,6 @@ enum RecordJSON: Equatable {
             default: out.append(byte)
             }
         }
-        out.append(UInt8(ascii: "\""))
     }
 
     // MARK: access

@@ -32,7 +32,16 @@ public struct HTTPResponseHead: Sendable, Equatable {
     static func sameASCII<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
         let x = a.utf8, y = b.utf8
         guard x.count == y.count else { return false }
-        return zip(x, y).allSatisfy { p, q in
+        // In place where both lie in one piece (native strings do): a `zip` of the two views
+        // cost 11,000 instructions per answer of a small download.
+        let inPlace = x.withContiguousStorageIfAvailable { p in
+            y.withContiguousStorageIfAvailable { q in sameASCII(bytes: p, q) }
+        }
+        return (inPlace ?? nil) ?? sameASCII(bytes: Array(x), Array(y))
+    }
+
+    private static func sameASCII<P: Collection<UInt8>, Q: Collection<UInt8>>(bytes x: P, _ y: Q) -> Bool {
+        zip(x, y).allSatisfy { p, q in
             if p == q { return true }
             let lp = p | 0x20
             return lp == q | 0x20 && lp >= UInt8(ascii: "a") && lp <= UInt8(ascii: "z")

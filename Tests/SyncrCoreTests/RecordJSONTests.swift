@@ -66,6 +66,17 @@ struct RecordJSONTests {
         #expect(EntryState(recordJSON: Array(text.utf8)) == nil)
     }
 
+    /// A string of bytes that are not UTF-8 is no record, whether or not it needs escapes
+    /// (ASCII strings are made from their bytes without a check).
+    @Test func invalidUTF8IsNoRecord() {
+        for url in [[0xFF], [0x61, 0xC3], [0xC3, 0x28, 0x5C, 0x6E]] as [[UInt8]] {
+            let bytes = Array(#"{"format":1,"url":""#.utf8) + url + Array(#""}"#.utf8)
+            #expect(EntryState(recordJSON: bytes) == nil)
+        }
+        let ascii = Array(#"{"format":1,"url":"http://h/a b"}"#.utf8)
+        #expect(EntryState(recordJSON: ascii)?.url == "http://h/a b")
+    }
+
     /// A repeated key counts with its last value, as it did when objects were read into a
     /// dictionary.
     @Test func aRepeatedKeyTakesItsLastValue() {
