@@ -103,13 +103,16 @@ public struct Cache: Sendable {
     ///     a temporary file and a rename. A crash may tear it, and a torn record reads as none
     ///     (the data is fetched again), which is what there was before.
     ///   - updated: when the record is said to be written (Unix seconds); nil: now.
+    ///   - mayWait: a complete record of a small file (`RecordJournal.heldFileSize`) with no
+    ///     `.state` file to remove may wait in memory for the next ones (`RecordJournal`).
     /// - Returns: where the record went.
     func save(_ state: EntryState, key: String, durable: Bool, stateFile: Bool, first: Bool = false,
-              updated: Int64? = nil) throws(FileError) -> RecordPlace {
+              updated: Int64? = nil, mayWait: Bool = false) throws(FileError) -> RecordPlace {
         var s = state
         s.updated = updated ?? Int64(time(nil))
         let bytes = s.recordJSON
-        if s.complete, try journal.append(key, record: bytes, durable: durable && flushesFiles) {
+        let wait = mayWait && !stateFile && (s.size ?? .max) <= RecordJournal.heldFileSize
+        if s.complete, try journal.append(key, record: bytes, durable: durable && flushesFiles, mayWait: wait) {
             if stateFile { FS.remove(statePath(key)) }
             return .journal
         }

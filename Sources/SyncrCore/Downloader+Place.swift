@@ -114,8 +114,9 @@ extension Downloader {
         let folder = FS.parentFolder(destination)
         try folders.ensure(folder)
         // rename keeps the inode, size and mtime, so the fingerprint can be recorded first: a
-        // crash right after the rename still finds a record that matches the destination.
-        try await recorder.update(durable: false) {
+        // crash right after the rename still finds a record that matches the destination (a
+        // small file's may wait for the next ones: a kill then costs its download again).
+        try await recorder.update(durable: false, mayWait: true) {
             finish(&$0)
             $0.destination = destination
             $0.destinationFingerprint = fingerprint

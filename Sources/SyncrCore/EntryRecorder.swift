@@ -84,14 +84,16 @@ actor EntryRecorder {
         try checkpoint([0..<good], head: head)
     }
 
-    func update(durable: Bool = true, _ change: (inout EntryState) -> Void) throws(FileError) {
+    /// - Parameter mayWait: a finished small file's record may wait for the next ones
+    ///   (`Cache.save`).
+    func update(durable: Bool = true, mayWait: Bool = false, _ change: (inout EntryState) -> Void) throws(FileError) {
         change(&state)
-        try save(durable: durable)
+        try save(durable: durable, mayWait: mayWait)
     }
 
-    private func save(durable: Bool) throws(FileError) {
+    private func save(durable: Bool, mayWait: Bool = false) throws(FileError) {
         let place = try cache.save(state, key: key, durable: durable, stateFile: recordOnDisk,
-                                   first: !durable && !recordOnDisk)
+                                   first: !durable && !recordOnDisk, mayWait: mayWait)
         recordOnDisk = place == .stateFile
     }
 

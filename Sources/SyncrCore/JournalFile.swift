@@ -34,6 +34,19 @@ struct JournalFile {
     /// to be on disk: a flush covers every line appended before it began. Kept across reloads.
     var appended: UInt64 = 0
     var durable: UInt64 = 0
+    /// Lines taken by `hold` and not yet written, in order (`writeHeld` writes them).
+    var held: [HeldLine] = []
+    /// When the first of `held` was taken.
+    var heldSince: ContinuousClock.Instant?
+
+    /// A line waiting in memory: its key, its bytes, and how many of them are the record.
+    struct HeldLine {
+        var key: CacheKey
+        var line: [UInt8]
+        var recordLength: Int
+
+        var record: ArraySlice<UInt8> { line[(line.count - 1 - recordLength)..<(line.count - 1)] }
+    }
 
     mutating func loadOnce(_ path: String) {
         if !loaded { load(path) }
@@ -184,8 +197,9 @@ struct JournalFile {
         return error
     }
 
-    /// The record of `key`, read from the file.
+    /// The record of `key`: a held line's, else read from the file.
     func read(_ key: CacheKey) -> [UInt8]? {
+        if let line = held.last(where: { $0.key == key }) { return Array(line.record) }
         guard let slot = slots[key] else { return nil }
         let count = Int(slot.length)
         var failed = false
@@ -206,6 +220,8 @@ struct JournalFile {
     /// - Returns: the line's number (for `flushTicket`), or nil when the journal is of another
     ///   format and takes nothing.
     mutating func append(_ line: [UInt8], key: CacheKey, recordLength: Int, path: String) throws(FileError) -> UInt64? {
+        // Lines go in the order they were taken.
+        try writeHeld(path)
         try prepareToWrite(path)
         if foreign { return nil }
         if end == 0 { try write(RecordJournal.header, path: path) }
@@ -217,6 +233,51 @@ struct JournalFile {
         if recordLength == 0 { dead += 1 }
         appended += 1
         return appended
+    }
+
+    /// Whether a line may wait in memory: the file is open for writing, read, and of this
+    /// format, so that writing it later needs nothing the append would have done first.
+    var canHold: Bool { loaded && fd >= 0 && writable && failure == nil && !foreign && end > 0 }
+
+    /// Takes `line` as `append` does, but may keep it in memory, to be written with the lines
+    /// after it in one `pwrite`: once `RecordJournal.heldLines` wait, or the first of them
+    /// waited `RecordJournal.heldTime`, or anything else touches the journal.
+    /// - Returns: the line's number, or nil when the journal is of another format.
+    mutating func hold(_ line: [UInt8], key: CacheKey, recordLength: Int, path: String) throws(FileError) -> UInt64? {
+        guard canHold else { return try append(line, key: key, recordLength: recordLength, path: path) }
+        let now = ContinuousClock.now
+        let since = heldSince ?? now
+        heldSince = since
+        held.append(HeldLine(key: key, line: line, recordLength: recordLength))
+        appended += 1
+        let number = appended
+        if held.count >= RecordJournal.heldLines || now - since >= RecordJournal.heldTime { try writeHeld(path) }
+        return number
+    }
+
+    /// Writes the held lines after the last whole line, in one `pwrite`. On failure they are
+    /// dropped (their entries have no record: the next run fetches them again) and the error
+    /// names the journal.
+    mutating func writeHeld(_ path: String) throws(FileError) {
+        guard !held.isEmpty else { return }
+        let lines = held
+        held = []
+        heldSince = nil
+        try prepareToWrite(path)
+        if foreign { return }
+        if end == 0 { try write(RecordJournal.header, path: path) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines.reduce(0) { $0 + $1.line.count })
+        var placed: [(CacheKey, Slot)] = []
+        placed.reserveCapacity(lines.count)
+        for line in lines {
+            let at = end + Int64(bytes.count)
+            bytes += line.line
+            placed.append((line.key, Slot(offset: at + Int64(line.line.count - 1 - line.recordLength),
+                                          length: Int32(line.recordLength))))
+        }
+        try write(bytes, path: path)
+        for (key, slot) in placed where slots.updateValue(slot, forKey: key) != nil { dead += 1 }
     }
 
     /// Makes the file ready for an append at `end`: what is on disk read first (another
@@ -289,7 +350,8 @@ struct JournalFile {
     func flushTicket(upTo line: UInt64) -> (fd: Int32, covers: UInt64)? {
         guard line > durable, fd >= 0 else { return nil }
         let copy = dup(fd)
-        return copy >= 0 ? (copy, appended) : nil
+        // Held lines are the last ones taken, and not in the file yet: a flush covers none.
+        return copy >= 0 ? (copy, appended - UInt64(held.count)) : nil
     }
 
     /// Writes the header and every live record, in file order, to a new file at `temp`.

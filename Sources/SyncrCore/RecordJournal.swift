@@ -23,6 +23,12 @@ import SyncrLock
 ///   `flushTicket` flushed elsewhere), and flushed together at the end of a run (`flush`): a
 ///   line lost to a power cut costs a download again, as a lost record file did; it never
 ///   vouches for anything untrue.
+/// - The record of a small finished file may wait in memory (`append(mayWait:)`) and go with
+///   the next ones in one `pwrite`: up to `heldLines` lines, for at most `heldTime`, and until
+///   anything else touches the journal or the run ends. A run killed meanwhile loses those
+///   records, which costs the next run those small downloads again (at most `heldLines` of
+///   `heldFileSize`), never a wrong file; one `pwrite` and one `fstat` per small file was a
+///   tenth of the CPU of 2,000 of them.
 /// - Rewritten without its dead lines (replaced, forgotten, damaged) once those outnumber the
 ///   live ones (`compactIfWorthIt`), into a new file renamed over the old one.
 /// - A journal of another format (a later syncr's) is left alone: records then stay in
@@ -34,6 +40,10 @@ final class RecordJournal: Sendable {
     static let header = Array("syncr-records 1\n".utf8)
     /// Compaction waits for at least this many dead lines: rewriting a small journal buys nothing.
     static let compactionFloor = 1024
+    /// How many records may wait in memory, for how long, and of files up to which size.
+    static let heldLines = 64
+    static let heldTime: Duration = .seconds(1)
+    static let heldFileSize: Int64 = 256 << 10
 
     /// Where the journal is: `<cache>/records.journal`.
     let path: String
@@ -48,7 +58,10 @@ final class RecordJournal: Sendable {
     }
 
     deinit {
-        file.withLock { $0.close() }
+        file.withLock { [path] f in
+            try? f.writeHeld(path)
+            f.close()
+        }
     }
 
     /// The record `key` has in the journal (its JSON), or nil (none, or the journal cannot be
@@ -65,19 +78,24 @@ final class RecordJournal: Sendable {
     func keys() -> [String] {
         file.withLock { f in
             f.loadOnce(path)
+            try? f.writeHeld(path)
             return f.slots.keys.map(\.hex)
         }
     }
 
     /// Appends `record` (JSON) as `key`'s record, flushed first when `durable`.
+    /// - Parameter mayWait: the line may wait in memory for the next ones (see above); only
+    ///   for a record that is not `durable` and replaces no `.state` file.
     /// - Returns: false when the journal is of another format and takes no record.
     /// - Throws: `FileError` naming the journal when it cannot be read, created, written or
     ///   flushed.
-    func append(_ key: String, record: [UInt8], durable: Bool) throws(FileError) -> Bool {
+    func append(_ key: String, record: [UInt8], durable: Bool, mayWait: Bool = false) throws(FileError) -> Bool {
         guard let k = CacheKey(hex: key.utf8) else { return false }
         let line = JournalLine.encode(key: key, record: record)
         let number = try file.withLock { f throws(FileError) -> UInt64? in
-            try f.append(line, key: k, recordLength: record.count, path: path)
+            mayWait && !durable
+                ? try f.hold(line, key: k, recordLength: record.count, path: path)
+                : try f.append(line, key: k, recordLength: record.count, path: path)
         }
         guard let number else { return false }
         if durable { try flush(upTo: number) }
@@ -99,7 +117,9 @@ final class RecordJournal: Sendable {
         guard let k = CacheKey(hex: key.utf8) else { return nil }
         let number = try file.withLock { f throws(FileError) -> UInt64? in
             // What is on disk decides, not what this object read earlier: a record it missed
-            // would otherwise outlive the data it vouches for.
+            // would otherwise outlive the data it vouches for. A held record of the key goes
+            // first, so that the tombstone follows it.
+            try f.writeHeld(path)
             f.catchUp(path)
             if let failure = f.failure { throw failure }
             guard !f.foreign, f.slots[k] != nil else { return nil }
@@ -109,9 +129,14 @@ final class RecordJournal: Sendable {
         return number
     }
 
-    /// Flushes every line appended so far (the end of a run), where the cache flushes.
+    /// Writes the held lines, and flushes every line appended so far (the end of a run) where
+    /// the cache flushes.
     func flush() throws(FileError) {
-        try flush(upTo: file.withLock { $0.appended })
+        let last = try file.withLock { f throws(FileError) -> UInt64 in
+            try f.writeHeld(path)
+            return f.appended
+        }
+        try flush(upTo: last)
     }
 
     /// Flushes on this thread until line `line` is on disk, unless a flush covered it already.
@@ -141,6 +166,7 @@ final class RecordJournal: Sendable {
     /// process's run in between (`plan` and `apply` call this as they begin).
     func refresh() {
         file.withLock { f in
+            try? f.writeHeld(path)
             if f.loaded { f.catchUp(path) }
         }
     }
@@ -149,6 +175,7 @@ final class RecordJournal: Sendable {
     /// `compactionFloor`). Best effort: any failure leaves the journal as it was.
     func compactIfWorthIt() {
         file.withLock { f in
+            try? f.writeHeld(path)
             guard f.loaded, f.failure == nil, !f.foreign, f.writable, f.dead >= Self.compactionFloor,
                   f.dead > f.slots.count else { return }
             if f.rewrite(to: path + ".tmp", flush: flushes), rename(path + ".tmp", path) == 0 {
@@ -164,6 +191,7 @@ final class RecordJournal: Sendable {
     var counts: (live: Int, dead: Int) {
         file.withLock { f in
             f.loadOnce(path)
+            try? f.writeHeld(path)
             return (f.slots.count, f.dead)
         }
     }

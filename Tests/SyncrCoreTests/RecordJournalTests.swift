@@ -273,4 +273,93 @@ import Testing
         _ = try unflushed.append(Self.a, record: Self.record("a2"), durable: false)
         #expect(unflushed.flushTicket(upTo: 1) == nil)
     }
+
+    /// Lines in the file after the header.
+    static func lines(_ folder: TemporaryFolder) throws -> Int {
+        try bytes(folder).count(where: { $0 == UInt8(ascii: "\n") }) - 1
+    }
+
+    /// A small finished file's record may wait in memory: this journal reads it at once, the
+    /// file (the next run, a `plan` beside the run) only once it is written: with the next
+    /// ones when `heldLines` wait, or at the end of the run (`flush`).
+    @Test func heldRecordsAreReadAtOnceAndWrittenTogether() throws {
+        let folder = try TemporaryFolder()
+        let journal = Self.journal(folder)
+        // The first append opens (creates) the file: nothing can wait before that.
+        #expect(try journal.append(Self.a, record: Self.record("a"), durable: false, mayWait: true))
+        #expect(try Self.lines(folder) == 1)
+        let keys = (0..<(RecordJournal.heldLines - 1)).map { Cache.key(for: "http://example.com/\($0)") }
+        for key in keys {
+            #expect(try journal.append(key, record: Self.record(key), durable: false, mayWait: true))
+        }
+        #expect(try Self.lines(folder) == 1, "held")
+        #expect(journal.record(keys[5]) == Self.record(keys[5]))
+        #expect(Self.journal(folder).record(keys[5]) == nil)
+        // The line that makes `heldLines` writes them all, in one piece.
+        #expect(try journal.append(Self.b, record: Self.record("b"), durable: false, mayWait: true))
+        #expect(try Self.lines(folder) == RecordJournal.heldLines + 1)
+        let reader = Self.journal(folder)
+        #expect(reader.record(keys[5]) == Self.record(keys[5]) && reader.record(Self.b) == Self.record("b"))
+        // The end of a run writes what still waits.
+        #expect(try journal.append(Self.c, record: Self.record("c"), durable: false, mayWait: true))
+        #expect(Self.journal(folder).record(Self.c) == nil)
+        try journal.flush()
+        #expect(Self.journal(folder).record(Self.c) == Self.record("c"))
+        #expect(journal.counts == (live: RecordJournal.heldLines + 2, dead: 0))
+    }
+
+    /// Whatever else touches the journal writes the held lines first, so the file keeps the
+    /// order they were taken in: a tombstone follows the record it ends, a record written at
+    /// once follows those held before it, and a durable line is never flushed ahead of them.
+    @Test func heldRecordsGoFirst() throws {
+        let folder = try TemporaryFolder()
+        let journal = RecordJournal(path: folder.path + "/" + RecordJournal.fileName, flushes: true)
+        _ = try journal.append(Self.a, record: Self.record("a0"), durable: false)
+        _ = try journal.append(Self.a, record: Self.record("a1"), durable: false, mayWait: true)
+        _ = try journal.append(Self.b, record: Self.record("b"), durable: false, mayWait: true)
+        // A flush covers only lines in the file.
+        let ticket = try #require(journal.flushTicket(upTo: 1))
+        #expect(ticket.covers == 1)
+        close(ticket.fd)
+        try journal.forget(Self.a)
+        #expect(Self.journal(folder).record(Self.a) == nil, "the tombstone came after a1")
+        #expect(Self.journal(folder).record(Self.b) == Self.record("b"))
+        _ = try journal.append(Self.c, record: Self.record("c1"), durable: false, mayWait: true)
+        _ = try journal.append(Self.c, record: Self.record("c2"), durable: true)
+        #expect(Self.journal(folder).record(Self.c) == Self.record("c2"))
+        #expect(try Self.lines(folder) == 6)
+        // A journal dropped with lines held writes them.
+        _ = try journal.append(Self.a, record: Self.record("a2"), durable: false, mayWait: true)
+        let other = Self.journal(folder)
+        _ = other.record(Self.a)
+        _ = try other.append(Self.b, record: Self.record("b2"), durable: false, mayWait: true)
+        _ = consume other
+        #expect(Self.journal(folder).record(Self.b) == Self.record("b2"))
+    }
+
+    /// A record waits only when asked to (the downloader's, as it puts a file in place), and
+    /// where losing it to a killed run costs little: a finished file of at most `heldFileSize`
+    /// bytes whose record replaces no `.state` file.
+    @Test func onlySmallFilesWithoutAStateFileWait() throws {
+        let folder = try TemporaryFolder()
+        let cache = Cache(directory: folder.path, flushes: false)
+        var state = EntryState(url: "http://example.com/a")
+        state.complete = true
+        state.size = 1
+        _ = try cache.save(state, key: Self.c, durable: false, stateFile: false, mayWait: true)  // opens the journal
+        _ = try cache.save(state, key: Self.a, durable: false, stateFile: false, mayWait: true)
+        #expect(try Self.lines(folder) == 1, "held")
+        _ = try cache.save(state, key: Self.b, durable: false, stateFile: false)
+        #expect(try Self.lines(folder) == 3, "not asked to wait: written at once, after the held one")
+        state.size = RecordJournal.heldFileSize + 1
+        _ = try cache.save(state, key: Self.b, durable: false, stateFile: false, mayWait: true)
+        #expect(try Self.lines(folder) == 4, "too large to wait")
+        state.size = 1
+        var partial = state
+        partial.complete = false
+        try cache.saveState(partial, key: Self.c)
+        _ = try cache.save(state, key: Self.c, durable: false, stateFile: true, mayWait: true)
+        #expect(!FileManager.default.fileExists(atPath: cache.statePath(Self.c)))
+        #expect(Cache(directory: folder.path).loadState(Self.c)?.complete == true, "written before the .state file went")
+    }
 }
