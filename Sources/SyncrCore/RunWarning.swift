@@ -9,8 +9,8 @@ public enum RunWarning: Sendable, Equatable, CustomStringConvertible {
     /// A folder that files were moved into could not be flushed: after a power cut those files
     /// may be missing from it (the run's own flushes of the files themselves succeeded).
     case folderNotFlushed(FileError)
-    /// The cache's records of this run could not be flushed: after a power cut the entries they
-    /// vouch for are downloaded again (never a wrong file).
+    /// The cache's records of this run could not be written or flushed: the entries they
+    /// vouch for may be downloaded again (never a wrong file), after a power cut or at once.
     case recordsNotFlushed(FileError)
 
     /// The file error behind the warning.
@@ -35,8 +35,8 @@ public enum RunWarning: Sendable, Equatable, CustomStringConvertible {
             return "\(error); the files moved into it are in place, but a power cut before the disk writes "
                 + "the folder could lose them" + Self.advice(error)
         case .recordsNotFlushed(let error):
-            return "\(error); the files are in place, but after a power cut this run's downloads could be "
-                + "fetched again" + Self.advice(error)
+            return "\(error); the files are in place, but the next run may download some of them again "
+                + "(their records were not written, or may not survive a power cut)" + Self.advice(error)
         }
     }
 

@@ -50,6 +50,42 @@ struct RunWarningTests {
         #expect(warning.description.contains("power cut"))
     }
 
+    /// Records that wait in memory and cannot be written at the end of the run (here the
+    /// journal was removed and a folder took its name): every entry is in place and `ok`, and
+    /// the report says the records are missing, and what that costs.
+    @Test func recordsThatCannotBeWrittenAreAWarningNotAFailure() async throws {
+        let project = try ScriptedProject()
+        let names = ["a.bin", "b.bin", "c.bin"]
+        let root = project.root
+        let journal = root + "/.cache/" + RecordJournal.fileName
+        let transport = ScriptedTransport { request, _ in
+            if request.url.hasSuffix("c.bin") {
+                // a.bin's record opened the journal, b.bin's waits in memory.
+                while !names.prefix(2).allSatisfy({ FileManager.default.fileExists(atPath: root + "/" + $0) }) {
+                    await Task.yield()
+                }
+                unlink(journal)
+                mkdir(journal, 0o755)
+            }
+            return Self.file.answer(request)
+        }
+        var manifest = project.manifest(names.enumerated().map { project.download($1, index: $0) })
+        manifest.defaults.jobs = 1
+        manifest.downloads = manifest.downloads.map { var d = $0; d.settings.jobs = 1; return d }
+        let session = Session(manifest: manifest, transport: transport)
+        defer { session.close() }
+        let report = await session.apply()
+        #expect(report.results.map(\.status) == [.ok, .ok, .ok])
+        for name in names { #expect(project.difference(name, from: Self.file.bytes) == nil) }
+        let warning = try #require(report.warnings.first)
+        #expect(report.warnings.count == 1)
+        #expect(warning == .recordsNotFlushed(FileError(path: journal, operation: "open", errno: EISDIR)))
+        #expect(warning.code == "records_not_flushed")
+        #expect(warning.description.hasPrefix("\(journal): cannot open: Is a directory; the files are in place"),
+                "\(warning)")
+        #expect(warning.description.contains("download some of them again"))
+    }
+
     @Test func withoutFlushesNoFolderIsFlushed() async throws {
         let project = try ScriptedProject()
         var options = RunOptions(fsync: false)
