@@ -36,8 +36,9 @@ struct JournalFile {
     var durable: UInt64 = 0
     /// Lines taken by `hold` and not yet written, in order (`writeHeld` writes them).
     var held: [HeldLine] = []
-    /// When the first of `held` was taken.
+    /// When the first of `held` was taken, and how long lines may wait.
     var heldSince: ContinuousClock.Instant?
+    var heldTime = RecordJournal.heldTime
 
     /// A line waiting in memory: its key, its bytes, and how many of them are the record.
     struct HeldLine {
@@ -78,10 +79,11 @@ struct JournalFile {
 
     mutating func close() {
         if fd >= 0 { Glibc.close(fd) }
-        let (appended, durable) = (self.appended, self.durable)
+        let (appended, durable, heldTime) = (self.appended, self.durable, self.heldTime)
         self = JournalFile()
         self.appended = appended
         self.durable = durable
+        self.heldTime = heldTime
     }
 
     /// Reads what `path` holds now where it changed since it was read: another file in its
@@ -240,8 +242,8 @@ struct JournalFile {
     var canHold: Bool { loaded && fd >= 0 && writable && failure == nil && !foreign && end > 0 }
 
     /// Takes `line` as `append` does, but may keep it in memory, to be written with the lines
-    /// after it in one `pwrite`: once `RecordJournal.heldLines` wait, or the first of them
-    /// waited `RecordJournal.heldTime`, or anything else touches the journal.
+    /// after it in one `pwrite`: once `RecordJournal.heldLines` wait, or a line comes after the
+    /// first of them waited `heldTime`, or anything else touches the journal.
     /// - Returns: the line's number, or nil when the journal is of another format.
     mutating func hold(_ line: [UInt8], key: CacheKey, recordLength: Int, path: String) throws(FileError) -> UInt64? {
         guard canHold else { return try append(line, key: key, recordLength: recordLength, path: path) }
@@ -251,7 +253,7 @@ struct JournalFile {
         held.append(HeldLine(key: key, line: line, recordLength: recordLength))
         appended += 1
         let number = appended
-        if held.count >= RecordJournal.heldLines || now - since >= RecordJournal.heldTime { try writeHeld(path) }
+        if held.count >= RecordJournal.heldLines || now - since >= heldTime { try writeHeld(path) }
         return number
     }
 

@@ -24,11 +24,11 @@ import SyncrLock
 ///   line lost to a power cut costs a download again, as a lost record file did; it never
 ///   vouches for anything untrue.
 /// - The record of a small finished file may wait in memory (`append(mayWait:)`) and go with
-///   the next ones in one `pwrite`: up to `heldLines` lines, for at most `heldTime`, and until
-///   anything else touches the journal or the run ends. A run killed meanwhile loses those
-///   records, which costs the next run those small downloads again (at most `heldLines` of
-///   `heldFileSize`), never a wrong file; one `pwrite` and one `fstat` per small file was a
-///   tenth of the CPU of 2,000 of them.
+///   the next ones in one `pwrite`: once `heldLines` wait, or a line comes after the first
+///   waited `heldTime`, or anything else touches the journal, or the run ends. A run killed
+///   meanwhile loses those records, which costs the next run those small downloads again (at
+///   most `heldLines` of `heldFileSize`), never a wrong file; one `pwrite` and one `fstat` per
+///   small file were a tenth of the CPU of 2,000 of them.
 /// - Rewritten without its dead lines (replaced, forgotten, damaged) once those outnumber the
 ///   live ones (`compactIfWorthIt`), into a new file renamed over the old one.
 /// - A journal of another format (a later syncr's) is left alone: records then stay in
@@ -100,6 +100,12 @@ final class RecordJournal: Sendable {
         guard let number else { return false }
         if durable { try flush(upTo: number) }
         return true
+    }
+
+    /// Lets lines wait up to `time` instead of `heldTime`: a test keeps them held across a
+    /// loaded machine's pauses.
+    func holdLines(for time: Duration) {
+        file.withLock { $0.heldTime = time }
     }
 
     /// Ends `key`'s record, where the journal has one, with a tombstone; flushed (when the

@@ -285,6 +285,7 @@ import Testing
     @Test func heldRecordsAreReadAtOnceAndWrittenTogether() throws {
         let folder = try TemporaryFolder()
         let journal = Self.journal(folder)
+        journal.holdLines(for: .seconds(3600))  // whatever pauses a loaded machine makes
         // The first append opens (creates) the file: nothing can wait before that.
         #expect(try journal.append(Self.a, record: Self.record("a"), durable: false, mayWait: true))
         #expect(try Self.lines(folder) == 1)
@@ -314,6 +315,7 @@ import Testing
     @Test func heldRecordsGoFirst() throws {
         let folder = try TemporaryFolder()
         let journal = RecordJournal(path: folder.path + "/" + RecordJournal.fileName, flushes: true)
+        journal.holdLines(for: .seconds(3600))
         _ = try journal.append(Self.a, record: Self.record("a0"), durable: false)
         _ = try journal.append(Self.a, record: Self.record("a1"), durable: false, mayWait: true)
         _ = try journal.append(Self.b, record: Self.record("b"), durable: false, mayWait: true)
@@ -331,6 +333,7 @@ import Testing
         // A journal dropped with lines held writes them.
         _ = try journal.append(Self.a, record: Self.record("a2"), durable: false, mayWait: true)
         let other = Self.journal(folder)
+        other.holdLines(for: .seconds(3600))
         _ = other.record(Self.a)
         _ = try other.append(Self.b, record: Self.record("b2"), durable: false, mayWait: true)
         _ = consume other
@@ -343,6 +346,7 @@ import Testing
     @Test func onlySmallFilesWithoutAStateFileWait() throws {
         let folder = try TemporaryFolder()
         let cache = Cache(directory: folder.path, flushes: false)
+        cache.journal.holdLines(for: .seconds(3600))
         var state = EntryState(url: "http://example.com/a")
         state.complete = true
         state.size = 1
@@ -361,5 +365,20 @@ import Testing
         _ = try cache.save(state, key: Self.c, durable: false, stateFile: true, mayWait: true)
         #expect(!FileManager.default.fileExists(atPath: cache.statePath(Self.c)))
         #expect(Cache(directory: folder.path).loadState(Self.c)?.complete == true, "written before the .state file went")
+    }
+
+    /// A line waits at most `heldTime`: the first line taken after that writes every held one.
+    @Test func heldRecordsWaitOnlySoLong() throws {
+        let folder = try TemporaryFolder()
+        let journal = Self.journal(folder)
+        _ = try journal.append(Self.a, record: Self.record("a"), durable: false)
+        journal.holdLines(for: .zero)
+        _ = try journal.append(Self.b, record: Self.record("b"), durable: false, mayWait: true)
+        _ = try journal.append(Self.c, record: Self.record("c"), durable: false, mayWait: true)
+        #expect(try Self.lines(folder) == 3)
+        journal.holdLines(for: .seconds(3600))
+        _ = try journal.append(Self.a, record: Self.record("a2"), durable: false, mayWait: true)
+        #expect(try Self.lines(folder) == 3)
+        #expect(Self.journal(folder).record(Self.a) == Self.record("a"))
     }
 }

@@ -56,24 +56,21 @@ struct RunWarningTests {
     @Test func recordsThatCannotBeWrittenAreAWarningNotAFailure() async throws {
         let project = try ScriptedProject()
         let names = ["a.bin", "b.bin", "c.bin"]
-        let root = project.root
-        let journal = root + "/.cache/" + RecordJournal.fileName
-        let transport = ScriptedTransport { request, _ in
-            if request.url.hasSuffix("c.bin") {
-                // a.bin's record opened the journal, b.bin's waits in memory.
-                while !names.prefix(2).allSatisfy({ FileManager.default.fileExists(atPath: root + "/" + $0) }) {
-                    await Task.yield()
-                }
-                unlink(journal)
-                mkdir(journal, 0o755)
-            }
-            return Self.file.answer(request)
+        let journal = project.root + "/.cache/" + RecordJournal.fileName
+        // Once the last file is in place (a.bin's record opened the journal, b.bin's and
+        // c.bin's wait in memory), the journal goes and a folder takes its name.
+        let placed = Locked(0)
+        let reporter = ProgressHandler { event in
+            guard case .finished = event, placed.withLock({ $0 += 1; return $0 }) == names.count else { return }
+            unlink(journal)
+            mkdir(journal, 0o755)
         }
         var manifest = project.manifest(names.enumerated().map { project.download($1, index: $0) })
         manifest.defaults.jobs = 1
         manifest.downloads = manifest.downloads.map { var d = $0; d.settings.jobs = 1; return d }
-        let session = Session(manifest: manifest, transport: transport)
+        let session = Session(manifest: manifest, reporter: reporter, transport: ScriptedTransport(serving: Self.file))
         defer { session.close() }
+        session.cache.journal.holdLines(for: .seconds(3600))
         let report = await session.apply()
         #expect(report.results.map(\.status) == [.ok, .ok, .ok])
         for name in names { #expect(project.difference(name, from: Self.file.bytes) == nil) }
