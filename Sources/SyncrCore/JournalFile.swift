@@ -257,16 +257,33 @@ struct JournalFile {
         return number
     }
 
-    /// Writes the held lines after the last whole line, in one `pwrite`. On failure they are
-    /// dropped (their entries have no record: the next run fetches them again) and the error
-    /// names the journal.
+    /// Writes the held lines after the last whole line, in one `pwrite`. On failure they stay
+    /// held, in order: the next write tries them again, and the end of the run's `flush`
+    /// reports them if it cannot either.
     mutating func writeHeld(_ path: String) throws(FileError) {
         guard !held.isEmpty else { return }
+        // Out of the state first: making the file ready may read it again (`load`), which
+        // starts the state afresh.
         let lines = held
+        let since = heldSince
         held = []
         heldSince = nil
+        do throws(FileError) {
+            try writeLines(lines, path: path)
+        } catch {
+            held = lines
+            heldSince = since
+            throw error
+        }
+    }
+
+    private mutating func writeLines(_ lines: [HeldLine], path: String) throws(FileError) {
         try prepareToWrite(path)
-        if foreign { return }
+        if foreign {
+            // Another syncr's journal took the name under this run's lock: these records have
+            // nowhere to go.
+            throw FileError(path: path, operation: "write records into another syncr version's journal", errno: ENOTSUP)
+        }
         if end == 0 { try write(RecordJournal.header, path: path) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(lines.reduce(0) { $0 + $1.line.count })

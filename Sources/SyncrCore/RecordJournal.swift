@@ -137,12 +137,19 @@ final class RecordJournal: Sendable {
 
     /// Writes the held lines, and flushes every line appended so far (the end of a run) where
     /// the cache flushes.
+    /// - Throws: the failure to write held lines (they stay held) after the lines that are in
+    ///   the file were flushed, or the flush's.
     func flush() throws(FileError) {
-        let last = try file.withLock { f throws(FileError) -> UInt64 in
-            try f.writeHeld(path)
-            return f.appended
+        let (last, unwritten) = file.withLock { f -> (UInt64, FileError?) in
+            do throws(FileError) {
+                try f.writeHeld(path)
+            } catch {
+                return (f.appended - UInt64(f.held.count), error)
+            }
+            return (f.appended, nil)
         }
         try flush(upTo: last)
+        if let unwritten { throw unwritten }
     }
 
     /// Flushes on this thread until line `line` is on disk, unless a flush covered it already.

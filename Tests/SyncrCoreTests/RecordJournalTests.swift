@@ -381,4 +381,27 @@ import Testing
         #expect(try Self.lines(folder) == 3)
         #expect(Self.journal(folder).record(Self.a) == Self.record("a"))
     }
+
+    /// Held lines that cannot be written stay held, in order: the end of the run's flush says
+    /// so (after flushing what is in the file), and a later write, once the trouble is gone,
+    /// writes them.
+    @Test func heldRecordsThatCannotBeWrittenStayHeldAndAreReported() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path + "/" + RecordJournal.fileName
+        let journal = Self.journal(folder)
+        journal.holdLines(for: .seconds(3600))
+        _ = try journal.append(Self.a, record: Self.record("a"), durable: false)
+        _ = try journal.append(Self.b, record: Self.record("b"), durable: false, mayWait: true)
+        #expect(unlink(path) == 0 && mkdir(path, 0o755) == 0)
+        #expect(throws: FileError(path: path, operation: "open", errno: EISDIR)) { try journal.flush() }
+        #expect(journal.record(Self.b) == Self.record("b"), "still held")
+        #expect(throws: FileError(path: path, operation: "open", errno: EISDIR)) {
+            _ = try journal.append(Self.c, record: Self.record("c"), durable: false)
+        }
+        #expect(rmdir(path) == 0)
+        try journal.flush()
+        let reader = Self.journal(folder)
+        #expect(reader.record(Self.b) == Self.record("b"))
+        #expect(reader.record(Self.a) == nil, "in the file that was removed")
+    }
 }
