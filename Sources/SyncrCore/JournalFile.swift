@@ -77,13 +77,14 @@ struct JournalFile {
         scan(from: 0, path: path)
     }
 
+    /// Closes the file and forgets what was read from it; what this object took and did not
+    /// write yet (held lines) stays, to be written into whatever file is there next.
     mutating func close() {
         if fd >= 0 { Glibc.close(fd) }
-        let (appended, durable, heldTime) = (self.appended, self.durable, self.heldTime)
-        self = JournalFile()
-        self.appended = appended
-        self.durable = durable
-        self.heldTime = heldTime
+        var next = JournalFile()
+        (next.appended, next.durable) = (appended, durable)
+        (next.held, next.heldSince, next.heldTime) = (held, heldSince, heldTime)
+        self = next
     }
 
     /// Reads what `path` holds now where it changed since it was read: another file in its
@@ -262,8 +263,8 @@ struct JournalFile {
     /// reports them if it cannot either.
     mutating func writeHeld(_ path: String) throws(FileError) {
         guard !held.isEmpty else { return }
-        // Out of the state first: making the file ready may read it again (`load`), which
-        // starts the state afresh.
+        // Out of the state first: making the file ready may read it again (`load`), and they
+        // must not be written twice.
         let lines = held
         let since = heldSince
         held = []

@@ -79,7 +79,8 @@ final class RecordJournal: Sendable {
         file.withLock { f in
             f.loadOnce(path)
             try? f.writeHeld(path)
-            return f.slots.keys.map(\.hex)
+            // Lines that could not be written are still records.
+            return Set(f.slots.keys).union(f.held.map(\.key)).map(\.hex)
         }
     }
 
@@ -189,7 +190,8 @@ final class RecordJournal: Sendable {
     func compactIfWorthIt() {
         file.withLock { f in
             try? f.writeHeld(path)
-            guard f.loaded, f.failure == nil, !f.foreign, f.writable, f.dead >= Self.compactionFloor,
+            // The rewrite holds what is in the file: never while lines could not be written.
+            guard f.held.isEmpty, f.loaded, f.failure == nil, !f.foreign, f.writable, f.dead >= Self.compactionFloor,
                   f.dead > f.slots.count else { return }
             if f.rewrite(to: path + ".tmp", flush: flushes), rename(path + ".tmp", path) == 0 {
                 if flushes { FS.syncDirectory(FS.parentFolder(path)) }

@@ -398,6 +398,10 @@ import Testing
         #expect(throws: FileError(path: path, operation: "open", errno: EISDIR)) {
             _ = try journal.append(Self.c, record: Self.record("c"), durable: false)
         }
+        // Reading the file again, or a compaction, keeps them too.
+        journal.refresh()
+        journal.compactIfWorthIt()
+        #expect(journal.keys() == [Self.b])
         #expect(rmdir(path) == 0)
         try journal.flush()
         let reader = Self.journal(folder)
