@@ -54,7 +54,7 @@ public enum FreeSpace {
                 let available = Int64(clamping: UInt64(vfs.f_bavail) &* UInt64(vfs.f_frsize))
                 return Volume(device: UInt64(st.st_dev), folder: folder, available: available)
             }
-            let parent = (folder as NSString).deletingLastPathComponent
+            let parent = FS.parentFolder(folder)
             if parent.isEmpty || parent == folder { return nil }
             folder = parent
         }
@@ -113,11 +113,12 @@ extension Session {
         }
         let downloads = Dictionary(manifest.downloads.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         var needs: [FreeSpace.Need] = []
+        var volumes = VolumeLookup()
         for item in items where item.kind == .download {
             guard [.download, .resume, .restart].contains(item.action), let download = downloads[item.index],
                   let size = item.size else { continue }
             let cached = item.action == .resume ? allocated(Cache.key(for: download)) ?? 0 : 0
-            needs += spaceNeeds(download, size: size, cached: min(size, cached))
+            needs += spaceNeeds(download, size: size, cached: min(size, cached), volumes: &volumes)
         }
         return FreeSpace.warnings(for: needs)
     }
@@ -126,6 +127,7 @@ extension Session {
     /// downloads whose size a cache record tells are counted.
     public func applySpaceWarnings() -> [String] {
         var needs: [FreeSpace.Need] = []
+        var volumes = VolumeLookup()
         let index = CacheIndex(directory: cache.directory)
         // Most runs find no partial download at all: then no entry's key need be computed.
         guard index.mayHoldData else { return [] }
@@ -136,14 +138,29 @@ extension Session {
             let key = Cache.key(for: download)
             guard index.mayHave(key).data, let allocated = allocated(key), let state = cache.loadState(key), !state.complete,
                   let size = state.size else { continue }
-            needs += spaceNeeds(download, size: size, cached: min(size, allocated))
+            needs += spaceNeeds(download, size: size, cached: min(size, allocated), volumes: &volumes)
         }
         return FreeSpace.warnings(for: needs)
     }
 
-    private func spaceNeeds(_ download: Download, size: Int64, cached: Int64) -> [FreeSpace.Need] {
-        guard let cacheVolume = FreeSpace.volume(for: cache.directory),
-              let destinationVolume = FreeSpace.volume(for: (download.destination as NSString).deletingLastPathComponent)
+    /// Each folder's file system, looked up once per plan: the cache is every entry's, and a
+    /// folder holds many destinations (2,000 downloads into one folder asked 4,000 times,
+    /// a `stat` and a `statvfs` of each folder and its missing parents, 15% of a plan's CPU).
+    struct VolumeLookup {
+        private var known: [String: FreeSpace.Volume?] = [:]
+
+        mutating func volume(for folder: String) -> FreeSpace.Volume? {
+            if let volume = known[folder] { return volume }
+            let volume = FreeSpace.volume(for: folder)
+            known[folder] = volume
+            return volume
+        }
+    }
+
+    private func spaceNeeds(_ download: Download, size: Int64, cached: Int64,
+                            volumes: inout VolumeLookup) -> [FreeSpace.Need] {
+        guard let cacheVolume = volumes.volume(for: cache.directory),
+              let destinationVolume = volumes.volume(for: FS.parentFolder(download.destination))
         else { return [] }
         return FreeSpace.needs(size: size, cached: cached, cache: cacheVolume, destination: destinationVolume,
                                unpacked: download.unzip)
