@@ -26,9 +26,10 @@ import SyncrLock
 /// - The record of a small finished file may wait in memory (`append(mayWait:)`) and go with
 ///   the next ones in one `pwrite`: once `heldLines` wait, or a line comes after the first
 ///   waited `heldTime`, or anything else touches the journal, or the run ends. A run killed
-///   meanwhile (SIGKILL, or a second signal's immediate exit) loses those records, which costs the next run those small downloads again (at
-///   most `heldLines` of `heldFileSize`), never a wrong file; one `pwrite` and one `fstat` per
-///   small file were a tenth of the CPU of 2,000 of them.
+///   meanwhile (SIGKILL, or a second signal's immediate exit) loses those records, which costs
+///   the next run those small downloads again (at most `heldLines` of `heldFileSize`), never a
+///   wrong file; one `pwrite` and one `fstat` per small file were a tenth of the CPU of 2,000
+///   of them.
 /// - Rewritten without its dead lines (replaced, forgotten, damaged) once those outnumber the
 ///   live ones (`compactIfWorthIt`), into a new file renamed over the old one.
 /// - A journal of another format (a later syncr's) is left alone: records then stay in
