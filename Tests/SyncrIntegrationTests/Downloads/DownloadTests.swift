@@ -22,7 +22,7 @@ struct DownloadTests {
             return true
         }
         kill(child.pid, SIGKILL)
-        child.process.waitUntilExit()
+        await child.ended()
         try #require(recorded, "the cache should record \(bytes) bytes")
         try await server.reset()
     }

@@ -14,13 +14,15 @@ struct KillLoopTests {
 
     /// Starts `apply` and kills it after a delay drawn from `random`, `rounds` times; a run that
     /// finishes before its kill is fine. Returns how many runs the kill cut short.
-    static func killLoop(_ project: Project, rounds: Int, random: inout SystemRandomNumberGenerator) throws -> Int {
+    /// It waits without holding a thread of Swift's pool (a `usleep` and `waitUntilExit` here
+    /// held one for seconds).
+    static func killLoop(_ project: Project, rounds: Int, random: inout SystemRandomNumberGenerator) async throws -> Int {
         var killed = 0
         for _ in 0..<rounds {
             let child = try project.start(["apply"])
-            usleep(UInt32.random(in: 20_000...250_000, using: &random))
+            try await Task.sleep(for: .microseconds(Int.random(in: 20_000...250_000, using: &random)))
             kill(child.pid, SIGKILL)
-            child.process.waitUntilExit()
+            await child.ended()
             if child.process.terminationReason == .uncaughtSignal { killed += 1 }
         }
         return killed
@@ -45,7 +47,7 @@ struct KillLoopTests {
         try project.writeManifest(defaults: "{ jobs: 16, retries: 3, timeout: 5s }",
                                   downloads: (0..<Self.count).map { "{ url: \(nginx.url("/f\($0).bin")), to: out/f\($0).bin }" })
         var random = SystemRandomNumberGenerator()
-        #expect(try Self.killLoop(project, rounds: 6, random: &random) > 0, "no run was cut short")
+        #expect(try await Self.killLoop(project, rounds: 6, random: &random) > 0, "no run was cut short")
 
         // A third of the files change on the server: their complete records are ended
         // (tombstones) and the files fetched again, under more kills.
@@ -54,7 +56,7 @@ struct KillLoopTests {
         for i in stride(from: 0, to: Self.count, by: 3) {
             try makeFile(path: www.appending("f\(i).bin"), size: 3000 + i * 97 + 11, seed: UInt64(1000 + i))
         }
-        #expect(try Self.killLoop(project, rounds: 6, random: &random) > 0, "no run was cut short")
+        #expect(try await Self.killLoop(project, rounds: 6, random: &random) > 0, "no run was cut short")
 
         let last = try await project.run(["apply"])
         #expect(last.exitCode == 0, "\(last.stderr)")

@@ -135,7 +135,7 @@ struct SegmentedTests {
                 return true
             }
             kill(child.pid, SIGKILL)
-            child.process.waitUntilExit()
+            await child.ended()
             try #require(progressed, "run \(run) should record \(target) bytes before it is killed")
             #expect(!project.exists("big.bin"), "the destination is absent until the file is complete")
             let stats = try await server.stats()["/big.bin"]
@@ -204,7 +204,7 @@ struct SegmentedTests {
             return (state?["ranges"] as? [[Int]])?.reduce(0) { $0 + $1[1] - $1[0] } == 4 << 20
         }
         kill(child.pid, SIGKILL)
-        child.process.waitUntilExit()
+        await child.ended()
         try #require(recorded)
         let recordedPieces = Self.recordedRanges(project).sorted { $0.lowerBound < $1.lowerBound }
         // Four stalled MiB, in three or four ranges: the lead's connection goes on with the share

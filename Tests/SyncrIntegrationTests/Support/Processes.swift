@@ -238,6 +238,19 @@ final class ChildProcess: @unchecked Sendable {
         return true
     }
 
+    /// Waits until the child has ended and Foundation has seen it, for at most `timeout`, on a
+    /// thread of its own: a test on Swift's pool that called `Process.waitUntilExit` (which
+    /// spins on any thread but the launching one) or `wait` held one of the pool's two threads
+    /// (on CI) for as long, and with two such waits every test of the process stood still.
+    /// - Returns: whether it ended.
+    @discardableResult
+    func ended(timeout: Duration = .seconds(60)) async -> Bool {
+        let process = process
+        let done = await pollOnItsOwnThread(timeout: timeout) { !process.isRunning }
+        if done { Self.reap(process) }
+        return done
+    }
+
     /// Lets Foundation free a process that has ended, with the pipes and files it holds.
     ///
     /// A `Process` keeps itself alive through its run loop source until `waitUntilExit` clears
