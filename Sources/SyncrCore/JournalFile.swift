@@ -9,6 +9,17 @@ struct JournalFile {
     struct Slot {
         var offset: Int64
         var length: Int32
+
+        /// The record of a line of `lineLength` bytes written at `at`: the line ends with it and
+        /// a newline (`JournalLine`).
+        init(lineAt at: Int64, lineLength: Int, recordLength: Int) {
+            self.init(offset: at + Int64(lineLength - 1 - recordLength), length: Int32(recordLength))
+        }
+
+        init(offset: Int64, length: Int32) {
+            self.offset = offset
+            self.length = length
+        }
     }
 
     /// Whether the file was looked for (it may not exist).
@@ -46,7 +57,10 @@ struct JournalFile {
         var line: [UInt8]
         var recordLength: Int
 
-        var record: ArraySlice<UInt8> { line[(line.count - 1 - recordLength)..<(line.count - 1)] }
+        var record: ArraySlice<UInt8> {
+            let slot = Slot(lineAt: 0, lineLength: line.count, recordLength: recordLength)
+            return line[Int(slot.offset)..<Int(slot.offset) + recordLength]
+        }
     }
 
     mutating func loadOnce(_ path: String) {
@@ -230,7 +244,7 @@ struct JournalFile {
         if end == 0 { try write(RecordJournal.header, path: path) }
         let at = end
         try write(line, path: path)
-        let slot = Slot(offset: at + Int64(line.count - 1 - recordLength), length: Int32(recordLength))
+        let slot = Slot(lineAt: at, lineLength: line.count, recordLength: recordLength)
         let replaced = recordLength == 0 ? slots.removeValue(forKey: key) != nil : slots.updateValue(slot, forKey: key) != nil
         if replaced { dead += 1 }
         if recordLength == 0 { dead += 1 }
@@ -293,8 +307,7 @@ struct JournalFile {
         for line in lines {
             let at = end + Int64(bytes.count)
             bytes += line.line
-            placed.append((line.key, Slot(offset: at + Int64(line.line.count - 1 - line.recordLength),
-                                          length: Int32(line.recordLength))))
+            placed.append((line.key, Slot(lineAt: at, lineLength: line.line.count, recordLength: line.recordLength)))
         }
         try write(bytes, path: path)
         for (key, slot) in placed where slots.updateValue(slot, forKey: key) != nil { dead += 1 }

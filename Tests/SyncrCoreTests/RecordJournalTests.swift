@@ -408,4 +408,22 @@ import Testing
         #expect(reader.record(Self.b) == Self.record("b"))
         #expect(reader.record(Self.a) == nil, "in the file that was removed")
     }
+
+    /// A journal of another format taking the name mid-run (a later syncr's, against the cache
+    /// lock) cannot take the held records: an error that says so, and they stay held.
+    @Test func heldRecordsAreNotWrittenIntoAJournalOfAnotherFormat() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path + "/" + RecordJournal.fileName
+        let journal = Self.journal(folder)
+        journal.holdLines(for: .seconds(3600))
+        _ = try journal.append(Self.a, record: Self.record("a"), durable: false)
+        _ = try journal.append(Self.b, record: Self.record("b"), durable: false, mayWait: true)
+        let foreign = Array("syncr-records 2\nwhatever comes next\n".utf8)
+        try Data(foreign).write(to: URL(fileURLWithPath: path + ".new"))
+        #expect(rename(path + ".new", path) == 0)
+        #expect(throws: FileError(path: path, operation: "write records into another syncr version's journal",
+                                  errno: ENOTSUP)) { try journal.flush() }
+        #expect(journal.record(Self.b) == Self.record("b"), "still held")
+        #expect(try Self.bytes(folder) == foreign, "the other version's journal is left as it was")
+    }
 }

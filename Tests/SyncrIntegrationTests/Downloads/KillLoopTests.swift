@@ -14,6 +14,7 @@ struct KillLoopTests {
 
     /// Starts `apply` and kills it after a delay drawn from `random`, `rounds` times; a run that
     /// finishes before its kill is fine. Returns how many runs the kill cut short.
+    ///
     /// It waits without holding a thread of Swift's pool (a `usleep` and `waitUntilExit` here
     /// held one for seconds).
     static func killLoop(_ project: Project, rounds: Int, random: inout SystemRandomNumberGenerator) async throws -> Int {
