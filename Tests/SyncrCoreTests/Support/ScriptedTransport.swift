@@ -115,6 +115,8 @@ final class ScriptedTransport: Transport {
 
     private let script: Script
     private let log = Locked<[HTTPRequest]>([])
+    /// The numbers of the attempts whose reply was delivered whole and whose sink settled.
+    private let settled = Locked<Set<Int>>([])
     /// What curl's write callback gets at a time (its default buffer).
     static let piece = 16 * 1024
 
@@ -137,8 +139,19 @@ final class ScriptedTransport: Transport {
     /// test instead of hanging it. Returns whether the condition came true.
     @discardableResult
     func wait(turns: Int = 200_000, until condition: ([HTTPRequest]) -> Bool) async -> Bool {
+        await Self.poll(turns: turns) { log.withLock { condition($0) } }
+    }
+
+    /// Waits until the attempt that came `number`th (from 1) has delivered its whole reply and
+    /// its sink has settled (what it was given is written), as `wait` gives up after `turns`.
+    @discardableResult
+    func waitSettled(_ number: Int, turns: Int = 200_000) async -> Bool {
+        await Self.poll(turns: turns) { settled.withLock { $0.contains(number) } }
+    }
+
+    private static func poll(turns: Int, _ condition: () -> Bool) async -> Bool {
         for _ in 0..<turns {
-            if log.withLock({ condition($0) }) { return true }
+            if condition() { return true }
             if Task.isCancelled { return false }
             await Task.yield()
         }
@@ -152,6 +165,7 @@ final class ScriptedTransport: Transport {
         var result = await deliver(reply, for: request, to: sink)
         // As TransferEngine does: what the sink holds is written once the transfer is over.
         if let failure = await sink.settle(), case .success = result { result = .failure(failure) }
+        settled.withLock { _ = $0.insert(number) }
         return TransferOutcome(result: result, requestSent: true)
     }
 
