@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import SyncrLock
 
 /// The records of finished entries, one cache file for all of them: `records.journal`, a header
@@ -24,8 +25,8 @@ import SyncrLock
 ///   line lost to a power cut costs a download again, as a lost record file did; it never
 ///   vouches for anything untrue.
 /// - The record of a small finished file may wait in memory (`append(mayWait:)`) and go with
-///   the next ones in one `pwrite`: once `heldLines` wait, or a line comes after the first
-///   waited `heldTime`, or anything else touches the journal, or the run ends. A run killed
+///   the next ones in one `pwrite`: once `heldLines` wait, or the first has waited `heldTime`
+///   (a timer sees to it), or anything else touches the journal, or the run ends. A run killed
 ///   meanwhile (SIGKILL, or a second signal's immediate exit) loses those records, which costs
 ///   the next run those small downloads again (at most `heldLines` of `heldFileSize`), never a
 ///   wrong file; one `pwrite` and one `fstat` per small file were a tenth of the CPU of 2,000
@@ -94,14 +95,37 @@ final class RecordJournal: Sendable {
     func append(_ key: String, record: [UInt8], durable: Bool, mayWait: Bool = false) throws(FileError) -> Bool {
         guard let k = CacheKey(hex: key.utf8) else { return false }
         let line = JournalLine.encode(key: key, record: record)
-        let number = try file.withLock { f throws(FileError) -> UInt64? in
-            mayWait && !durable
-                ? try f.hold(line, key: k, recordLength: record.count, path: path)
-                : try f.append(line, key: k, recordLength: record.count, path: path)
+        let (number, wait) = try file.withLock { f throws(FileError) -> (UInt64?, Duration?) in
+            guard mayWait && !durable else {
+                return (try f.append(line, key: k, recordLength: record.count, path: path), nil)
+            }
+            let first = f.held.isEmpty
+            let number = try f.hold(line, key: k, recordLength: record.count, path: path)
+            return (number, first && !f.held.isEmpty ? f.heldTime : nil)
         }
+        if let wait { writeHeld(after: wait) }
         guard let number else { return false }
         if durable { try flush(upTo: number) }
         return true
+    }
+
+    /// Writes the held lines once the first of them has waited `time`, should no later line or
+    /// other use of the journal write them first: a run whose last small files are followed by
+    /// a long download, or by uploads, would otherwise keep their records in memory until it
+    /// ends, and lose them to a SIGKILL meanwhile. Set when a line is held while none is. A
+    /// write that fails here leaves the lines held (the next write tries them again, and the
+    /// end of the run reports them).
+    private func writeHeld(after time: Duration) {
+        let (seconds, attoseconds) = time.components
+        // A few milliseconds late, so that the lines have surely waited their time by then.
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000) + 5_000_000
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            guard let self else { return }
+            file.withLock { f in
+                guard let since = f.heldSince, ContinuousClock.now - since >= f.heldTime else { return }
+                try? f.writeHeld(path)
+            }
+        }
     }
 
     /// Lets lines wait up to `time` instead of `heldTime`: a test keeps them held across a

@@ -382,6 +382,24 @@ import Testing
         #expect(Self.journal(folder).record(Self.a) == Self.record("a"))
     }
 
+    /// A held line that no other line follows is written once it has waited `heldTime` (a
+    /// timer): a run whose last small files come before a long download, or uploads, no longer
+    /// keeps their records in memory until it ends.
+    @Test func aHeldRecordIsWrittenOnceItsTimeIsUpThoughNoLineFollows() async throws {
+        let folder = try TemporaryFolder()
+        let journal = Self.journal(folder)
+        _ = try journal.append(Self.a, record: Self.record("a"), durable: false)  // opens the file
+        journal.holdLines(for: .milliseconds(200))
+        _ = try journal.append(Self.b, record: Self.record("b"), durable: false, mayWait: true)
+        var written = false
+        for _ in 0..<600 where !written {  // a minute at most, on a loaded machine
+            try await Task.sleep(for: .milliseconds(100))
+            written = Self.journal(folder).record(Self.b) == Self.record("b")
+        }
+        #expect(written, "written with no later line, flush or end of the journal")
+        #expect(try Self.lines(folder) == 2)
+    }
+
     /// Held lines that cannot be written stay held, in order: the end of the run's flush says
     /// so (after flushing what is in the file), and a later write, once the trouble is gone,
     /// writes them.
