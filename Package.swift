@@ -53,16 +53,18 @@ let package = Package(
         // Argument parsing and rendering only.
         .executableTarget(name: "syncr", dependencies: ["SyncrCore", "SyncrLock"]),
 
+        // How every test target starts child processes: one at a time, since they share a process.
+        .target(name: "SyncrTestSupport", path: "Tests/SyncrTestSupport"),
         .testTarget(name: "SyncrManifestTests", dependencies: ["SyncrManifest"]),
         .testTarget(name: "SyncrLockTests", dependencies: ["SyncrLock"]),
         .testTarget(name: "SyncrHTTPTests", dependencies: ["SyncrHTTP"]),
-        .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore", "SyncrLock", "SyncrS3"]),
+        .testTarget(name: "SyncrCoreTests", dependencies: ["SyncrCore", "SyncrLock", "SyncrS3", "SyncrTestSupport"]),
         .testTarget(name: "SyncrS3Tests", dependencies: ["SyncrS3", "SyncrDigest"], exclude: ["Fixtures"]),
-        .testTarget(name: "SyncrArchiveTests", dependencies: ["SyncrArchive"]),
-        .testTarget(name: "SyncrTarTests", dependencies: ["SyncrArchive"]),
-        .testTarget(name: "SyncrArchiveWriterTests", dependencies: ["SyncrArchive"]),
+        .testTarget(name: "SyncrArchiveTests", dependencies: ["SyncrArchive", "SyncrTestSupport"]),
+        .testTarget(name: "SyncrTarTests", dependencies: ["SyncrArchive", "SyncrTestSupport"]),
+        .testTarget(name: "SyncrArchiveWriterTests", dependencies: ["SyncrArchive", "SyncrTestSupport"]),
         // Runs the built `syncr` binary against real servers on 127.0.0.1.
-        .testTarget(name: "SyncrIntegrationTests", dependencies: ["SyncrCore", "SyncrHTTP", "syncr"]),
+        .testTarget(name: "SyncrIntegrationTests", dependencies: ["SyncrCore", "SyncrHTTP", "syncr", "SyncrTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

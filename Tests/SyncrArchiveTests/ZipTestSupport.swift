@@ -1,4 +1,5 @@
 import Foundation
+import SyncrTestSupport
 import Testing
 @testable import SyncrArchive
 
@@ -97,7 +98,7 @@ enum Shell {
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
         if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
-        let out = Pipe()
+        let out = makePipe()
         process.standardOutput = out
         _ = FileManager.default.createFile(atPath: temp + ".err", contents: nil)
         let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: temp + ".err"))
@@ -108,7 +109,7 @@ enum Shell {
         } else {
             process.standardInput = FileHandle.nullDevice
         }
-        try process.run()
+        try launch(process)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         try? errHandle.close()

@@ -1,4 +1,5 @@
 import Foundation
+import SyncrTestSupport
 import Testing
 
 /// A unique folder under the temp dir, removed on `remove()` or when the object goes away.
@@ -71,7 +72,7 @@ func run(_ executable: String, _ arguments: [String], cwd: String? = nil,
     }
     process.standardOutput = out
     process.standardError = err
-    try process.run()
+    try launch(process)
     process.waitUntilExit()
     try out.close()
     try err.close()

@@ -1,4 +1,5 @@
 import Foundation
+import SyncrTestSupport
 import Testing
 @testable import SyncrCore
 import SyncrHTTP
@@ -55,10 +56,10 @@ final class TemporaryFolder {
         let url = "https://user@example.com:8443/path/with%20space/ü?q=1#frag"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/md5sum")
-        let input = Pipe(), output = Pipe()
+        let input = makePipe(), output = makePipe()
         process.standardInput = input
         process.standardOutput = output
-        try process.run()
+        try launch(process)
         input.fileHandleForWriting.write(Data(url.utf8))
         try input.fileHandleForWriting.close()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrTestSupport
 import Testing
 
 /// The test process's children and descriptors: servers end with it, however it ends, and

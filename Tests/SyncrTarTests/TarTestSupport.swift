@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrTestSupport
 import Testing
 @testable import SyncrArchive
 
@@ -48,10 +49,10 @@ func run(_ program: String, _ arguments: [String], cwd: String? = nil) throws ->
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [program] + arguments
     if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
-    let out = Pipe(), err = Pipe()
+    let out = makePipe(), err = makePipe()
     process.standardOutput = out
     process.standardError = err
-    try process.run()
+    try launch(process)
     // Drain stderr on another thread so neither pipe can fill up and block the child.
     let errData = LockedData()
     let drain = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrTestSupport
 
 /// `syncr` running in the background in a project folder, with its stderr readable while it
 /// runs: for tests that act on it mid-run (a signal, a second run beside it).

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrTestSupport
 import Testing
 
 /// What one run of the `syncr` binary printed and how it exited.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrTestSupport
 import Testing
 
 /// SIGINT and SIGTERM during `syncr apply` and `plan`: transfers stop, what arrived is kept

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrTestSupport
 import Testing
 
 /// What `apply` asks of the disk, counted by strace(1) in the real binary: each finished file is

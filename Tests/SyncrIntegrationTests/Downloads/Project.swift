@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrTestSupport
 
 /// A manifest folder for one test, and the means to run the built `syncr` in it.
 final class Project: Sendable {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrTestSupport
 import Testing
 
 /// Multipart uploads to SeaweedFS: parts in parallel, each checked by the store, resumable

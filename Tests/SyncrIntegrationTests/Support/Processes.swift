@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrTestSupport
 
 /// What a finished child process left behind.
 struct ProcessResult: Sendable {
@@ -112,46 +113,6 @@ func runProcess(
         stdoutData: output.withLock { $0 },
         stderrData: errors.withLock { $0 },
         timedOut: timedOut.withLock { $0 })
-}
-
-/// Starts `process` with every signal unblocked in the child.
-///
-/// A child inherits the signal mask of the thread that spawns it, and Foundation's
-/// `Process` does not reset it. Dispatch and Swift concurrency worker threads block
-/// nearly every signal, so a child spawned from a test would ignore SIGTERM and SIGINT
-/// (servers would not stop, and syncr could not be tested for interruption). The mask
-/// is cleared on this thread only for the duration of the spawn.
-///
-/// Spawns are also made one at a time. Foundation's `Process` on Linux learns that a child ended
-/// when a socket it hands that child (without close-on-exec) reaches end of file. It closes every
-/// other descriptor in the child, but only those open when it looked: a child spawned by another
-/// thread at that moment inherits the socket too, and keeps it open as long as it lives. A server
-/// spawned that way kept another test's child "running" for ever (a zombie, `isRunning` true, no
-/// termination handler), and two tests blocked in `stop()` held both threads of the cooperative
-/// pool, so the whole run stopped (seen in an AddressSanitizer run). Every spawn of this module
-/// goes through here.
-func launch(_ process: Process) throws {
-    try spawnLock.withLock {
-        var empty = sigset_t(), saved = sigset_t()
-        sigemptyset(&empty)
-        pthread_sigmask(SIG_SETMASK, &empty, &saved)
-        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
-        try process.run()
-    }
-}
-
-/// Held while a child is spawned (see `launch`), and while a pipe for a child is made
-/// (`makePipe`).
-private let spawnLock = NSLock()
-
-/// A pipe for a child's standard input or output, made while no other child is being spawned.
-/// A pipe has no close-on-exec (the child needs its end), and Foundation closes, in a child it
-/// spawns, only the descriptors open when it looked: a pipe made by another thread in that
-/// moment reached the child. A long-lived one (a server's watchdog) then held a short command's
-/// output open, and the test reading it waited for an end of file that never came: a whole
-/// ThreadSanitizer run hung so. Every pipe handed to a child in this module is made here.
-func makePipe() -> Pipe {
-    spawnLock.withLock { Pipe() }
 }
 
 /// Finds `name` on `PATH` unless it already contains a slash.
@@ -297,7 +258,7 @@ func launchServer(_ configure: (Process) throws -> Void) throws -> ChildProcess 
     // Close-on-exec at once (Glibc's module has no pipe2), and made while no child is being
     // spawned (`makePipe`): Foundation closes other descriptors in the children it spawns, but
     // only those open when it looked.
-    let made = spawnLock.withLock { () -> Bool in
+    let made = withSpawnLock { () -> Bool in
         guard pipe(&fds) == 0 else { return false }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         return true

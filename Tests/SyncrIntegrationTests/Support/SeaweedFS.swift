@@ -1,4 +1,5 @@
 import Foundation
+import SyncrTestSupport
 import Testing
 
 /// A real S3-compatible store for the s3:// tests: SeaweedFS (`weed mini` from PyPI's

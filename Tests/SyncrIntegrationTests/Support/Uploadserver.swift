@@ -1,4 +1,5 @@
 import Foundation
+import SyncrTestSupport
 
 /// PyPI's `uploadserver`, a real multipart receiver (it parses forms with Python's standard
 /// library): `python3 -m uploadserver PORT --bind 127.0.0.1 --directory DIR`. POST /upload takes
