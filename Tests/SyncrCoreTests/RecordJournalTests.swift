@@ -400,16 +400,22 @@ import Testing
         #expect(try Self.lines(folder) == 2)
     }
 
+    /// A journal with `a` in its file and `b` held in memory (for an hour, whatever pauses a
+    /// loaded machine makes), and the journal's path.
+    static func journalHoldingB(_ folder: TemporaryFolder) throws -> (RecordJournal, String) {
+        let journal = Self.journal(folder)
+        journal.holdLines(for: .seconds(3600))
+        _ = try journal.append(Self.a, record: Self.record("a"), durable: false)
+        _ = try journal.append(Self.b, record: Self.record("b"), durable: false, mayWait: true)
+        return (journal, folder.path + "/" + RecordJournal.fileName)
+    }
+
     /// Held lines that cannot be written stay held, in order: the end of the run's flush says
     /// so (after flushing what is in the file), and a later write, once the trouble is gone,
     /// writes them.
     @Test func heldRecordsThatCannotBeWrittenStayHeldAndAreReported() throws {
         let folder = try TemporaryFolder()
-        let path = folder.path + "/" + RecordJournal.fileName
-        let journal = Self.journal(folder)
-        journal.holdLines(for: .seconds(3600))
-        _ = try journal.append(Self.a, record: Self.record("a"), durable: false)
-        _ = try journal.append(Self.b, record: Self.record("b"), durable: false, mayWait: true)
+        let (journal, path) = try Self.journalHoldingB(folder)
         #expect(unlink(path) == 0 && mkdir(path, 0o755) == 0)
         #expect(throws: FileError(path: path, operation: "open", errno: EISDIR)) { try journal.flush() }
         #expect(journal.record(Self.b) == Self.record("b"), "still held")
@@ -431,11 +437,7 @@ import Testing
     /// lock) cannot take the held records: an error that says so, and they stay held.
     @Test func heldRecordsAreNotWrittenIntoAJournalOfAnotherFormat() throws {
         let folder = try TemporaryFolder()
-        let path = folder.path + "/" + RecordJournal.fileName
-        let journal = Self.journal(folder)
-        journal.holdLines(for: .seconds(3600))
-        _ = try journal.append(Self.a, record: Self.record("a"), durable: false)
-        _ = try journal.append(Self.b, record: Self.record("b"), durable: false, mayWait: true)
+        let (journal, path) = try Self.journalHoldingB(folder)
         let foreign = Array("syncr-records 2\nwhatever comes next\n".utf8)
         try Data(foreign).write(to: URL(fileURLWithPath: path + ".new"))
         #expect(rename(path + ".new", path) == 0)
