@@ -526,33 +526,4 @@ public final class Session: Sendable {
         let handler = ScrubbingReporter(inner: ProgressHandler(progress), redactor: redactor)
         return FanOutReporter(reporters: (reporter.map { [$0] } ?? []) + [handler])
     }
-
-    /// Maps with at most `width` operations in flight, keeping the input order.
-    static func mapBounded<C: RandomAccessCollection & Sendable, R: Sendable>(
-        _ input: C, width: Int, _ transform: @escaping @Sendable (C.Element) async -> R
-    ) async -> [R] where C.Index == Int, C.Element: Sendable {
-        await withTaskGroup(of: (Int, R).self) { group in
-            // Results join the array in order as they come; the few that finish ahead of an
-            // earlier one wait aside, so the results are never held twice (an array of
-            // optionals unwrapped at the end would be).
-            var results: [R] = []
-            results.reserveCapacity(input.count)
-            var ahead: [Int: R] = [:]
-            var next = 0
-            func launch() {
-                guard next < input.count else { return }
-                let index = next
-                let value = input[index]
-                group.addTask { (index, await transform(value)) }
-                next += 1
-            }
-            for _ in 0..<min(max(1, width), input.count) { launch() }
-            while let (index, result) = await group.next() {
-                ahead[index] = result
-                while let done = ahead.removeValue(forKey: results.count) { results.append(done) }
-                launch()
-            }
-            return results
-        }
-    }
 }
