@@ -52,6 +52,10 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     /// The easy handles of finished transfers, for the next ones (as many as stay connected).
     let handles: EasyHandlePool
     private let stopped = Atomic<Bool>(false)
+    /// Posters that decided, under the inbox lock, to wake the engine thread and have not yet
+    /// done so. The wake-up is sent after the lock is let go (see `post`); the multi handle is
+    /// freed only once none is left.
+    private let waking = Atomic<Int>(0)
     private let finished = DispatchSemaphore(value: 0)
     /// The threads that read request bodies ahead of curl (`ReadAhead`).
     let disk: DiskWriter
@@ -152,17 +156,28 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     }
 
     /// Puts something in the inbox for the engine thread and wakes it if it sleeps (or
-    /// `always`). The wake-up is sent under the lock, so never after the multi handle is freed.
-    /// Returns false when the engine has closed, and the change was not made.
+    /// `always`). Returns false when the engine has closed, and the change was not made.
+    ///
+    /// The wake-up is sent after the lock is let go: sent under it, the woken engine thread
+    /// found the lock still held and slept on it again, to be woken once more when the poster
+    /// let go (two more system calls and a switch per wake-up). `waking` keeps the multi
+    /// handle alive until it is sent.
     @discardableResult
     private func post(always: Bool = false, _ change: (inout Inbox) -> Void) -> Bool {
-        inbox.withLock { box in
-            guard !box.closed else { return false }
+        let wake = inbox.withLock { box -> Bool? in
+            guard !box.closed else { return nil }
             change(&box)
-            if box.sleeping || always { curl_multi_wakeup(multi) }
+            let wake = box.sleeping || always
             box.sleeping = false
-            return true
+            if wake { waking.add(1, ordering: .relaxed) }
+            return wake
         }
+        guard let wake else { return false }
+        if wake {
+            curl_multi_wakeup(multi)
+            waking.subtract(1, ordering: .releasing)
+        }
+        return true
     }
 
     // MARK: engine thread
@@ -171,6 +186,8 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         var running: Int32 = 0
         while true {
             let (added, resumed, cancelled, stopping) = inbox.withLock { box -> ([Transfer], [Transfer], Bool, Bool) in
+                // Awake: a request posted from here on is found without a wake-up.
+                box.sleeping = false
                 defer { box.added = []; box.resumed = []; box.cancelled = false }
                 // Closed in the same look that takes the last requests: one posted later is
                 // refused at once (`post`), never left waiting for a loop that has ended.
@@ -225,8 +242,9 @@ public final class TransferEngine: Transport, @unchecked Sendable {
                 return true
             }
             curl_multi_poll(multi, nil, 0, idle ? 1000 : 0, nil)
-            if idle { inbox.withLock { $0.sleeping = false } }
         }
+        // Closed: no poster starts a wake-up any more; the ones under way end in a moment.
+        while waking.load(ordering: .acquiring) > 0 { sched_yield() }
         curl_multi_cleanup(multi)
         finished.signal()
     }
