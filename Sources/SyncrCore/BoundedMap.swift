@@ -10,13 +10,32 @@ extension Session {
     static func mapBounded<C: RandomAccessCollection & Sendable, R: Sendable>(
         _ input: C, width: Int, _ transform: @escaping @Sendable (C.Element) async -> R
     ) async -> [R] where C.Index == Int, C.Element: Sendable {
+        await mapBounded(input, width: width, worker: {}, before: { _ in }, after: { _ in }) { _, element in
+            await transform(element)
+        }
+    }
+
+    /// `mapBounded` whose workers each carry a value of their own (`worker()`), handed to every
+    /// transform they run: `before` runs ahead of each input a worker takes (and once more ahead
+    /// of finding none left), `after` once the worker is done. `apply` gives each worker its hold
+    /// on a network slot: a worker takes its slot before it takes an entry, so workers that find
+    /// every slot held wait with no entry of theirs waiting too.
+    static func mapBounded<C: RandomAccessCollection & Sendable, R: Sendable, W: Sendable>(
+        _ input: C, width: Int, worker: @escaping @Sendable () -> W,
+        before: @escaping @Sendable (W) async -> Void, after: @escaping @Sendable (W) async -> Void,
+        _ transform: @escaping @Sendable (W, C.Element) async -> R
+    ) async -> [R] where C.Index == Int, C.Element: Sendable {
         let gather = OrderedGather<R>(count: input.count)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<min(max(1, width), input.count) {
                 group.addTask {
-                    while let offset = gather.claim() {
-                        gather.deliver(offset, await transform(input[input.startIndex + offset]))
+                    let own = worker()
+                    while true {
+                        await before(own)
+                        guard let offset = gather.claim() else { break }
+                        gather.deliver(offset, await transform(own, input[input.startIndex + offset]))
                     }
+                    await after(own)
                 }
             }
         }

@@ -21,13 +21,17 @@ extension Downloader {
             }
             fingerprint = FS.fingerprint(fd: file.fd)
         }
-        if cache.flushesFiles { try await flusher.flush(fd: file.fd, path: file.path) }
+        if cache.flushesFiles {
+            await yieldSlot()
+            try await flusher.flush(fd: file.fd, path: file.path)
+        }
         return (finalSize, fingerprint)
     }
 
     func verify(dataPath: String) async throws {
         guard !download.checksums.isEmpty else { return }
         let algorithms = download.checksums.map(\.algorithm)
+        await yieldSlot()
         let actual = try await BlockingIO.run { try FS.digests(of: dataPath, algorithms: algorithms) }
         for expected in download.checksums where actual[expected.algorithm] != expected.hex {
             // Where the record cannot be ended, the data stays as the record describes it.

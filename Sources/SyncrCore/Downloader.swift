@@ -20,9 +20,11 @@ struct Downloader: Sendable {
     let flusher: FlushPool
     /// Folders to flush once at the end of the run.
     let folders: ChangedFolders
-    /// Network slots (`jobs`): held while fetching, given back before the finished file is
-    /// flushed and moved, so that the next files download while this one is made durable.
-    let slots: AsyncSemaphore
+    /// The worker's hold on one of the run's network slots (`jobs`): held while asking and
+    /// fetching, and given back (`yieldSlot`) before a slow last step (a flush, a hash, an
+    /// unpack, a copy), so that the next files download meanwhile. A small file's quick last
+    /// steps keep it, and its worker takes the next entry with no wait for a slot.
+    let slot: Slot
     /// The run's servers that nobody answered for; nil: each entry retries on its own.
     var unreachable: UnreachableHosts?
     /// The entry's cache key (`Cache.key(for:)` of the download).
@@ -90,10 +92,9 @@ struct Downloader: Sendable {
             fs.transferred = max(fs.transferred, kept - keptBefore)
             return result(.interrupted(interruption()))
         }
-        let slot = Slot(semaphore: slots)
         let outcome: ItemResult
         do {
-            finalSize = try await transfer(fs, slot: slot)
+            finalSize = try await transfer(fs)
             outcome = result(.ok)
         } catch is Interrupted {
             outcome = interrupted()
@@ -106,8 +107,6 @@ struct Downloader: Sendable {
         } catch {
             outcome = result(.failed(.other(message: "\(error)")))
         }
-        // A transfer that failed still holds its slot (one that finished gave it back already).
-        await slot.release()
         return outcome
     }
 
@@ -152,7 +151,7 @@ struct Downloader: Sendable {
     /// The stages of a download that transfers, in order: reserve the cache file, fetch the
     /// missing bytes (holding a network slot), make them durable and check them, and put the
     /// file in place. Returns the size of the file now in place.
-    private func transfer(_ fs: FetchState, slot: Slot) async throws -> Int64 {
+    private func transfer(_ fs: FetchState) async throws -> Int64 {
         await slot.acquire()
         // Checked before anything in the cache is touched: a cancelled entry keeps its partial.
         if Task.isCancelled { throw Interrupted() }
@@ -160,13 +159,17 @@ struct Downloader: Sendable {
         defer { close(file.fd) }
         fs.offset = offset
         try await fetch(file, fs)
-        // The next files download while this one is flushed and moved.
-        await slot.release()
         let (size, fingerprint) = try await settle(file, offset: fs.offset)
         try await verify(dataPath: file.path)
         await file.recorder.remember(0..<size, head: nil)
         try await place(dataPath: file.path, size: size, fingerprint: fingerprint, recorder: file.recorder)
         return size
+    }
+
+    /// Gives the network slot back ahead of a slow step, so that the next entry downloads
+    /// meanwhile; the worker takes a slot again before its next entry.
+    func yieldSlot() async {
+        await slot.release()
     }
 
     /// Every request of this entry is built by one builder.
@@ -183,7 +186,8 @@ struct Downloader: Sendable {
     }
 }
 
-/// One entry's hold on a network slot; releasing twice is harmless.
+/// A worker's hold on a network slot; taking it when held, or giving it back when not, is
+/// harmless.
 actor Slot {
     private let semaphore: AsyncSemaphore
     private var held = false

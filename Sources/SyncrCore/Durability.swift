@@ -109,6 +109,8 @@ extension Result where Failure == any Error {
 actor AsyncSemaphore {
     private var available: Int
     private var waiters: [CheckedContinuation<Void, Never>] = []
+    /// Releases that handed the permit straight to a waiter: each wakes another task.
+    private(set) var handedOver = 0
 
     init(limit: Int) {
         available = limit
@@ -126,6 +128,7 @@ actor AsyncSemaphore {
         if waiters.isEmpty {
             available += 1
         } else {
+            handedOver += 1
             waiters.removeFirst().resume()
         }
     }

@@ -74,7 +74,8 @@ public final class Session: Sendable {
     /// afresh: a session may outlive a server's outage).
     let unreachable = UnreachableHosts()
     private let folders: ChangedFolders
-    private let slots: AsyncSemaphore
+    /// Network slots (`jobs`) of `apply`: each of its workers holds one while it takes an entry.
+    let slots: AsyncSemaphore
     /// Questions to servers in flight in `apply`: as many as `plan` asks at once. Without a
     /// bound every entry in flight (`jobs + 64`) asked at once, and the requests beyond the
     /// per-host connections only queued in curl; bounded by `jobs` alone, a run of default
@@ -303,14 +304,17 @@ public final class Session: Sendable {
     /// that follows learns size and validators anyway, and a HEAD per small file would cost
     /// as much as the file. At most `questionWidth` entries ask at once.
     ///
+    /// - Parameter slot: the network slot of the worker running the entry, given back while it
+    ///   asks when more entries may ask at once than transfer (`jobs` below `questionWidth`).
     /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first.
-    func applyItem(_ download: Download, key: String, index: CacheIndex?,
+    func applyItem(_ download: Download, key: String, index: CacheIndex?, slot: Slot? = nil,
                    reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool) {
         if let skip = lockedSkip(download) { return (skip, false) }
         let local = localFacts(download, key: key, index: index)
         let nothingCached = local.state == nil && local.dataSize == nil
         func ask() async -> PlanItem {
+            if let slot, jobs < Self.questionWidth(jobs: jobs) { await slot.release() }
             await questions.acquire()
             let item = await planItem(download, known: local, index: index, reporter: reporter)
             await questions.release()
@@ -446,8 +450,12 @@ public final class Session: Sendable {
         if !manifest.downloads.isEmpty { try? cache.prepare() }
         let index = cacheIndex()
         let leftovers = LeftoverIndex()
-        // More entries in flight than network slots: the extra ones are being flushed and moved.
-        let results = await Self.mapBounded(await listedEntries(), width: jobs + Self.finishing) { entry -> ItemResult in
+        // Each worker holds a network slot while it takes its next entry, and keeps it from one
+        // entry to the next unless a slow step (a flush, a hash, an unpack, a copy) gives it back
+        // (`Downloader.slot`); `finishing` more workers take the slots given back meanwhile.
+        let results = await Self.mapBounded(await listedEntries(), width: jobs + Self.finishing,
+                                            worker: { Slot(semaphore: self.slots) },
+                                            before: { await $0.acquire() }, after: { await $0.release() }) { slot, entry -> ItemResult in
             let result: ItemResult
             switch entry {
             case .upload(let upload) where Task.isCancelled:
@@ -464,8 +472,10 @@ public final class Session: Sendable {
                                     seconds: 0, notes: [])
             case .download(let download):
                 let key = Cache.key(for: download)
-                let (item, nothingCached) = await self.applyItem(download, key: key, index: index, reporter: reporter)
-                var downloader = self.downloader(download, item.noting(download.settings), key: key, reporter: reporter)
+                let (item, nothingCached) = await self.applyItem(download, key: key, index: index, slot: slot,
+                                                                 reporter: reporter)
+                var downloader = self.downloader(download, item.noting(download.settings), key: key, slot: slot,
+                                                 reporter: reporter)
                 downloader.nothingCached = nothingCached
                 downloader.leftovers = leftovers
                 downloader.unreachable = self.unreachable
@@ -473,13 +483,14 @@ public final class Session: Sendable {
             case .upload(let upload):
                 var planner = self.uploadPlanner
                 planner.prefetchPartDigests = true
+                // Planning may hash or zip a whole folder: not with a network slot held.
+                await slot.release()
                 let item = await planner.plan(upload).noting(upload.settings)
-                await self.slots.acquire()
+                await slot.acquire()
                 var uploader = Uploader(upload: upload, item: item, cache: self.cache, engine: self.engine,
                                         redactor: self.redactor, reporter: reporter, jobs: self.jobs)
                 uploader.unreachable = self.unreachable
                 result = await uploader.run()
-                await self.slots.release()
             }
             reporter?.report(.finished(result: result))
             // The report keeps every entry's result to the end of the run: without the
@@ -509,15 +520,16 @@ public final class Session: Sendable {
                  size: nil, offset: 0, bytes: nil, reason: "").failing(failure, redactor)
     }
 
-    /// Finished files waiting for their flush at most, beyond the `jobs` transferring.
+    /// Entries in their slow last steps (a flush, a hash, an unpack, a copy) at most, beyond the
+    /// `jobs` holding a network slot.
     static let finishing = 64
 
-    private func downloader(_ download: Download, _ item: PlanItem, key: String,
+    private func downloader(_ download: Download, _ item: PlanItem, key: String, slot: Slot,
                             reporter: (any ProgressReporter)?) -> Downloader {
         var item = item
         item.object = download.object
         return Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
-                          reporter: reporter, flusher: flusher, folders: folders, slots: slots, key: key)
+                          reporter: reporter, flusher: flusher, folders: folders, slot: slot, key: key)
     }
 
     /// The session's reporter, and `progress` too when given (masked like every event).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SyncrCore
+import SyncrDigest
 import SyncrHTTP
 import SyncrLock
 import SyncrManifest
@@ -48,5 +49,40 @@ struct ApplyConcurrencyTests {
         #expect(width == 16)
         #expect(server.most <= width, "\(server.most) requests at once, at most \(width) expected")
         #expect(server.most > manifest.defaults.jobs, "more questions than transfers at once")
+    }
+
+    /// A worker keeps its network slot from one small file to the next: no entry waits for a
+    /// slot that another has just let go (each such wait woke another task). Only the workers
+    /// beyond `jobs`, which wait before they take any entry, are ever handed one.
+    @Test func aWorkerKeepsItsSlotFromOneQuickEntryToTheNext() async throws {
+        let project = try ScriptedProject()
+        let file = Resource(bytes: Resource.pattern(100))
+        let downloads = (0..<200).map { project.download("f\($0).bin", index: $0) }
+        let manifest = project.manifest(downloads)
+        let server = Overlapping(ScriptedTransport(serving: file))
+        let session = Session(manifest: manifest, transport: server)
+        defer { session.close() }
+        #expect(await session.apply().results.allSatisfy { $0.status == .ok })
+        #expect(server.most <= manifest.defaults.jobs, "\(server.most) transfers at once, at most jobs expected")
+        let handedOver = await session.slots.handedOver
+        #expect(handedOver <= Session.finishing, "\(handedOver) slots handed from one worker to another for 200 files")
+    }
+
+    /// A slow last step (here the check of the manifest's SHA-256) gives the slot back first, so
+    /// that the next file downloads meanwhile; still never more than `jobs` transfers at once.
+    @Test func aSlowLastStepGivesTheSlotBackFirst() async throws {
+        let project = try ScriptedProject()
+        let file = Resource(bytes: Resource.pattern(100))
+        let sha = Digest.hex(.sha256, of: file.bytes)
+        let downloads = (0..<200).map { project.download("f\($0).bin", index: $0, checksums: [.sha256(sha)]) }
+        let manifest = project.manifest(downloads)
+        let server = Overlapping(ScriptedTransport(serving: file))
+        let session = Session(manifest: manifest, transport: server)
+        defer { session.close() }
+        #expect(await session.apply().results.allSatisfy { $0.status == .ok })
+        #expect(server.most <= manifest.defaults.jobs, "\(server.most) transfers at once, at most jobs expected")
+        let handedOver = await session.slots.handedOver
+        #expect(handedOver > Session.finishing + manifest.defaults.jobs,
+                "\(handedOver) slots handed over for 200 checked files: the checks kept them")
     }
 }
