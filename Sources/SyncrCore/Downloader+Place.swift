@@ -41,7 +41,7 @@ extension Downloader {
                 $0.destinationTree = nil
             }
         }
-        await yieldSlot()
+        await yieldTurn()
         try FS.makeDirectories(parent)
         if [.file, .other].contains(FS.kind(destination)) {
             throw SyncError.destinationBlocked(destination: download.to, wantsFolder: true)
@@ -159,7 +159,7 @@ extension Downloader {
         }
         // The cache is on another file system: copy beside the destination, then rename.
         let temp = copyPath
-        await yieldSlot()
+        await yieldTurn()
         do {
             try await BlockingIO.run { [flushes = cache.flushes] in try FS.copy(dataPath, to: temp, flush: flushes) }
         } catch {

@@ -22,7 +22,7 @@ extension Downloader {
             fingerprint = FS.fingerprint(fd: file.fd)
         }
         if cache.flushesFiles {
-            await yieldSlot()
+            await yieldTurn()
             try await flusher.flush(fd: file.fd, path: file.path)
         }
         return (finalSize, fingerprint)
@@ -31,7 +31,7 @@ extension Downloader {
     func verify(dataPath: String) async throws {
         guard !download.checksums.isEmpty else { return }
         let algorithms = download.checksums.map(\.algorithm)
-        await yieldSlot()
+        await yieldTurn()
         let actual = try await BlockingIO.run { try FS.digests(of: dataPath, algorithms: algorithms) }
         for expected in download.checksums where actual[expected.algorithm] != expected.hex {
             // Where the record cannot be ended, the data stays as the record describes it.

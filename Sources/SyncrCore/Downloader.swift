@@ -20,11 +20,13 @@ struct Downloader: Sendable {
     let flusher: FlushPool
     /// Folders to flush once at the end of the run.
     let folders: ChangedFolders
-    /// The worker's hold on one of the run's network slots (`jobs`): held while asking and
-    /// fetching, and given back (`yieldSlot`) before a slow last step (a flush, a hash, an
-    /// unpack, a copy), so that the next files download meanwhile. A small file's quick last
-    /// steps keep it, and its worker takes the next entry with no wait for a slot.
-    let slot: Slot
+    /// Network slots (`jobs`): held while fetching, given back before the finished file is
+    /// flushed and moved, so that the next files download meanwhile.
+    let slots: AsyncSemaphore
+    /// The worker's turn (`Session.turns`): given back (`yieldTurn`) before a slow last step (a
+    /// flush, a hash, an unpack, a copy), for another worker to take the next entry meanwhile.
+    /// A small file's quick last steps keep it, and its worker takes the next entry at once.
+    let turn: Slot
     /// The run's servers that nobody answered for; nil: each entry retries on its own.
     var unreachable: UnreachableHosts?
     /// The entry's cache key (`Cache.key(for:)` of the download).
@@ -92,9 +94,10 @@ struct Downloader: Sendable {
             fs.transferred = max(fs.transferred, kept - keptBefore)
             return result(.interrupted(interruption()))
         }
+        let slot = Slot(semaphore: slots)
         let outcome: ItemResult
         do {
-            finalSize = try await transfer(fs)
+            finalSize = try await transfer(fs, slot: slot)
             outcome = result(.ok)
         } catch is Interrupted {
             outcome = interrupted()
@@ -107,6 +110,8 @@ struct Downloader: Sendable {
         } catch {
             outcome = result(.failed(.other(message: "\(error)")))
         }
+        // A transfer that failed still holds its slot (one that finished gave it back already).
+        await slot.release()
         return outcome
     }
 
@@ -151,7 +156,7 @@ struct Downloader: Sendable {
     /// The stages of a download that transfers, in order: reserve the cache file, fetch the
     /// missing bytes (holding a network slot), make them durable and check them, and put the
     /// file in place. Returns the size of the file now in place.
-    private func transfer(_ fs: FetchState) async throws -> Int64 {
+    private func transfer(_ fs: FetchState, slot: Slot) async throws -> Int64 {
         await slot.acquire()
         // Checked before anything in the cache is touched: a cancelled entry keeps its partial.
         if Task.isCancelled { throw Interrupted() }
@@ -159,6 +164,8 @@ struct Downloader: Sendable {
         defer { close(file.fd) }
         fs.offset = offset
         try await fetch(file, fs)
+        // The next files download while this one is flushed and moved.
+        await slot.release()
         let (size, fingerprint) = try await settle(file, offset: fs.offset)
         try await verify(dataPath: file.path)
         await file.recorder.remember(0..<size, head: nil)
@@ -166,10 +173,10 @@ struct Downloader: Sendable {
         return size
     }
 
-    /// Gives the network slot back ahead of a slow step, so that the next entry downloads
-    /// meanwhile; the worker takes a slot again before its next entry.
-    func yieldSlot() async {
-        await slot.release()
+    /// Gives the worker's turn back ahead of a slow step, so that another worker takes the next
+    /// entry meanwhile; this one takes a turn again before its next entry.
+    func yieldTurn() async {
+        await turn.release()
     }
 
     /// Every request of this entry is built by one builder.
@@ -186,8 +193,8 @@ struct Downloader: Sendable {
     }
 }
 
-/// A worker's hold on a network slot; taking it when held, or giving it back when not, is
-/// harmless.
+/// A hold on one permit of a semaphore (an entry's network slot, a worker's turn); taking it
+/// when held, or giving it back when not, is harmless.
 actor Slot {
     private let semaphore: AsyncSemaphore
     private var held = false

@@ -74,8 +74,11 @@ public final class Session: Sendable {
     /// afresh: a session may outlive a server's outage).
     let unreachable = UnreachableHosts()
     private let folders: ChangedFolders
-    /// Network slots (`jobs`) of `apply`: each of its workers holds one while it takes an entry.
+    /// Network slots (`jobs`): held while an entry fetches.
     let slots: AsyncSemaphore
+    /// Turns of `apply`'s workers (`max(jobs, questionWidth)`): a worker takes one before its
+    /// next entry and keeps it from one entry to the next (see `apply`).
+    let turns: AsyncSemaphore
     /// Questions to servers in flight in `apply`: as many as `plan` asks at once. Without a
     /// bound every entry in flight (`jobs + 64`) asked at once, and the requests beyond the
     /// per-host connections only queued in curl; bounded by `jobs` alone, a run of default
@@ -132,6 +135,7 @@ public final class Session: Sendable {
             ownEngine = own
         }
         slots = AsyncSemaphore(limit: jobs)
+        turns = AsyncSemaphore(limit: Self.questionWidth(jobs: jobs))
         questions = AsyncSemaphore(limit: Self.questionWidth(jobs: jobs))
         self.reporter = reporter.map { ScrubbingReporter(inner: $0, redactor: redactor) }
     }
@@ -304,17 +308,14 @@ public final class Session: Sendable {
     /// that follows learns size and validators anyway, and a HEAD per small file would cost
     /// as much as the file. At most `questionWidth` entries ask at once.
     ///
-    /// - Parameter slot: the network slot of the worker running the entry, given back while it
-    ///   asks when more entries may ask at once than transfer (`jobs` below `questionWidth`).
     /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first.
-    func applyItem(_ download: Download, key: String, index: CacheIndex?, slot: Slot? = nil,
+    func applyItem(_ download: Download, key: String, index: CacheIndex?,
                    reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool) {
         if let skip = lockedSkip(download) { return (skip, false) }
         let local = localFacts(download, key: key, index: index)
         let nothingCached = local.state == nil && local.dataSize == nil
         func ask() async -> PlanItem {
-            if let slot, jobs < Self.questionWidth(jobs: jobs) { await slot.release() }
             await questions.acquire()
             let item = await planItem(download, known: local, index: index, reporter: reporter)
             await questions.release()
@@ -450,12 +451,12 @@ public final class Session: Sendable {
         if !manifest.downloads.isEmpty { try? cache.prepare() }
         let index = cacheIndex()
         let leftovers = LeftoverIndex()
-        // Each worker holds a network slot while it takes its next entry, and keeps it from one
-        // entry to the next unless a slow step (a flush, a hash, an unpack, a copy) gives it back
-        // (`Downloader.slot`); `finishing` more workers take the slots given back meanwhile.
+        // Each worker takes a turn before its next entry and keeps it from one entry to the next
+        // unless a slow step (a flush, a hash, an unpack, a copy) gives it back
+        // (`Downloader.turn`); `finishing` more workers take the turns given back meanwhile.
         let results = await Self.mapBounded(await listedEntries(), width: jobs + Self.finishing,
-                                            worker: { Slot(semaphore: self.slots) },
-                                            before: { await $0.acquire() }, after: { await $0.release() }) { slot, entry -> ItemResult in
+                                            worker: { Slot(semaphore: self.turns) },
+                                            before: { await $0.acquire() }, after: { await $0.release() }) { turn, entry -> ItemResult in
             let result: ItemResult
             switch entry {
             case .upload(let upload) where Task.isCancelled:
@@ -472,9 +473,8 @@ public final class Session: Sendable {
                                     seconds: 0, notes: [])
             case .download(let download):
                 let key = Cache.key(for: download)
-                let (item, nothingCached) = await self.applyItem(download, key: key, index: index, slot: slot,
-                                                                 reporter: reporter)
-                var downloader = self.downloader(download, item.noting(download.settings), key: key, slot: slot,
+                let (item, nothingCached) = await self.applyItem(download, key: key, index: index, reporter: reporter)
+                var downloader = self.downloader(download, item.noting(download.settings), key: key, turn: turn,
                                                  reporter: reporter)
                 downloader.nothingCached = nothingCached
                 downloader.leftovers = leftovers
@@ -483,14 +483,15 @@ public final class Session: Sendable {
             case .upload(let upload):
                 var planner = self.uploadPlanner
                 planner.prefetchPartDigests = true
-                // Planning may hash or zip a whole folder: not with a network slot held.
-                await slot.release()
+                // Planning may hash or zip a whole folder: another worker's turn meanwhile.
+                await turn.release()
                 let item = await planner.plan(upload).noting(upload.settings)
-                await slot.acquire()
+                await self.slots.acquire()
                 var uploader = Uploader(upload: upload, item: item, cache: self.cache, engine: self.engine,
                                         redactor: self.redactor, reporter: reporter, jobs: self.jobs)
                 uploader.unreachable = self.unreachable
                 result = await uploader.run()
+                await self.slots.release()
             }
             reporter?.report(.finished(result: result))
             // The report keeps every entry's result to the end of the run: without the
@@ -524,12 +525,12 @@ public final class Session: Sendable {
     /// `jobs` holding a network slot.
     static let finishing = 64
 
-    private func downloader(_ download: Download, _ item: PlanItem, key: String, slot: Slot,
+    private func downloader(_ download: Download, _ item: PlanItem, key: String, turn: Slot,
                             reporter: (any ProgressReporter)?) -> Downloader {
         var item = item
         item.object = download.object
         return Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
-                          reporter: reporter, flusher: flusher, folders: folders, slot: slot, key: key)
+                          reporter: reporter, flusher: flusher, folders: folders, slots: slots, turn: turn, key: key)
     }
 
     /// The session's reporter, and `progress` too when given (masked like every event).

@@ -51,38 +51,42 @@ struct ApplyConcurrencyTests {
         #expect(server.most > manifest.defaults.jobs, "more questions than transfers at once")
     }
 
-    /// A worker keeps its network slot from one small file to the next: no entry waits for a
-    /// slot that another has just let go (each such wait woke another task). Only the workers
-    /// beyond `jobs`, which wait before they take any entry, are ever handed one.
-    @Test func aWorkerKeepsItsSlotFromOneQuickEntryToTheNext() async throws {
+    /// A worker keeps its turn from one small file to the next, and with `jobs` of at least the
+    /// questions' width every worker with a turn finds a network slot free: no entry waits for
+    /// a slot or a turn that another has just let go (each such wait woke another task). Only
+    /// the workers beyond the turns, which wait before they take any entry, are handed one.
+    @Test func aWorkerKeepsItsTurnFromOneQuickEntryToTheNext() async throws {
         let project = try ScriptedProject()
         let file = Resource(bytes: Resource.pattern(100))
-        let downloads = (0..<200).map { project.download("f\($0).bin", index: $0) }
-        let manifest = project.manifest(downloads)
+        var manifest = project.manifest((0..<200).map { project.download("f\($0).bin", index: $0) })
+        manifest.defaults.jobs = 16
         let server = Overlapping(ScriptedTransport(serving: file))
         let session = Session(manifest: manifest, transport: server)
         defer { session.close() }
         #expect(await session.apply().results.allSatisfy { $0.status == .ok })
-        #expect(server.most <= manifest.defaults.jobs, "\(server.most) transfers at once, at most jobs expected")
-        let handedOver = await session.slots.handedOver
-        #expect(handedOver <= Session.finishing, "\(handedOver) slots handed from one worker to another for 200 files")
+        #expect(server.most <= 16, "\(server.most) transfers at once, at most jobs expected")
+        let (slots, turns) = (await session.slots.handedOver, await session.turns.handedOver)
+        #expect(slots == 0, "\(slots) network slots handed from one entry to another")
+        #expect(turns <= Session.finishing, "\(turns) turns handed from one worker to another for 200 files")
     }
 
-    /// A slow last step (here the check of the manifest's SHA-256) gives the slot back first, so
-    /// that the next file downloads meanwhile; still never more than `jobs` transfers at once.
-    @Test func aSlowLastStepGivesTheSlotBackFirst() async throws {
+    /// A slow last step (here the check of the manifest's SHA-256) gives the turn back first, so
+    /// that another worker downloads the next file meanwhile; still never more than `jobs`
+    /// transfers at once.
+    @Test func aSlowLastStepGivesTheTurnBackFirst() async throws {
         let project = try ScriptedProject()
         let file = Resource(bytes: Resource.pattern(100))
         let sha = Digest.hex(.sha256, of: file.bytes)
-        let downloads = (0..<200).map { project.download("f\($0).bin", index: $0, checksums: [.sha256(sha)]) }
-        let manifest = project.manifest(downloads)
+        var manifest = project.manifest((0..<200).map {
+            project.download("f\($0).bin", index: $0, checksums: [.sha256(sha)])
+        })
+        manifest.defaults.jobs = 16
         let server = Overlapping(ScriptedTransport(serving: file))
         let session = Session(manifest: manifest, transport: server)
         defer { session.close() }
         #expect(await session.apply().results.allSatisfy { $0.status == .ok })
-        #expect(server.most <= manifest.defaults.jobs, "\(server.most) transfers at once, at most jobs expected")
-        let handedOver = await session.slots.handedOver
-        #expect(handedOver > Session.finishing + manifest.defaults.jobs,
-                "\(handedOver) slots handed over for 200 checked files: the checks kept them")
+        #expect(server.most <= 16, "\(server.most) transfers at once, at most jobs expected")
+        let turns = await session.turns.handedOver
+        #expect(turns > Session.finishing + 16, "\(turns) turns handed over for 200 checked files: the checks kept them")
     }
 }
