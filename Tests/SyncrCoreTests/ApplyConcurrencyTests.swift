@@ -51,42 +51,37 @@ struct ApplyConcurrencyTests {
         #expect(server.most > manifest.defaults.jobs, "more questions than transfers at once")
     }
 
+    /// Applies 200 fresh downloads of a small file with `jobs: 16` (each pinned by its SHA-256
+    /// when `checked`), checks that all arrived and never more than `jobs` at once, and returns
+    /// how many network slots and turns passed from one task to another.
+    private func applyTwoHundred(checked: Bool) async throws -> (slots: Int, turns: Int) {
+        let project = try ScriptedProject()
+        let file = Resource(bytes: Resource.pattern(100))
+        let checksums: [Checksum] = checked ? [.sha256(Digest.hex(.sha256, of: file.bytes))] : []
+        var manifest = project.manifest((0..<200).map { project.download("f\($0).bin", index: $0, checksums: checksums) })
+        manifest.defaults.jobs = 16
+        let server = Overlapping(ScriptedTransport(serving: file))
+        let session = Session(manifest: manifest, transport: server)
+        defer { session.close() }
+        #expect(await session.apply().results.allSatisfy { $0.status == .ok })
+        #expect(server.most <= 16, "\(server.most) transfers at once, at most jobs expected")
+        return (await session.slots.handedOver, await session.turns.handedOver)
+    }
+
     /// A worker keeps its turn from one small file to the next, and with `jobs` of at least the
     /// questions' width every worker with a turn finds a network slot free: no entry waits for
     /// a slot or a turn that another has just let go (each such wait woke another task). Only
     /// the workers beyond the turns, which wait before they take any entry, are handed one.
     @Test func aWorkerKeepsItsTurnFromOneQuickEntryToTheNext() async throws {
-        let project = try ScriptedProject()
-        let file = Resource(bytes: Resource.pattern(100))
-        var manifest = project.manifest((0..<200).map { project.download("f\($0).bin", index: $0) })
-        manifest.defaults.jobs = 16
-        let server = Overlapping(ScriptedTransport(serving: file))
-        let session = Session(manifest: manifest, transport: server)
-        defer { session.close() }
-        #expect(await session.apply().results.allSatisfy { $0.status == .ok })
-        #expect(server.most <= 16, "\(server.most) transfers at once, at most jobs expected")
-        let (slots, turns) = (await session.slots.handedOver, await session.turns.handedOver)
+        let (slots, turns) = try await applyTwoHundred(checked: false)
         #expect(slots == 0, "\(slots) network slots handed from one entry to another")
         #expect(turns <= Session.finishing, "\(turns) turns handed from one worker to another for 200 files")
     }
 
     /// A slow last step (here the check of the manifest's SHA-256) gives the turn back first, so
-    /// that another worker downloads the next file meanwhile; still never more than `jobs`
-    /// transfers at once.
+    /// that another worker downloads the next file meanwhile.
     @Test func aSlowLastStepGivesTheTurnBackFirst() async throws {
-        let project = try ScriptedProject()
-        let file = Resource(bytes: Resource.pattern(100))
-        let sha = Digest.hex(.sha256, of: file.bytes)
-        var manifest = project.manifest((0..<200).map {
-            project.download("f\($0).bin", index: $0, checksums: [.sha256(sha)])
-        })
-        manifest.defaults.jobs = 16
-        let server = Overlapping(ScriptedTransport(serving: file))
-        let session = Session(manifest: manifest, transport: server)
-        defer { session.close() }
-        #expect(await session.apply().results.allSatisfy { $0.status == .ok })
-        #expect(server.most <= 16, "\(server.most) transfers at once, at most jobs expected")
-        let turns = await session.turns.handedOver
+        let turns = try await applyTwoHundred(checked: true).turns
         #expect(turns > Session.finishing + 16, "\(turns) turns handed over for 200 checked files: the checks kept them")
     }
 }
