@@ -76,8 +76,8 @@ public final class Session: Sendable {
     private let folders: ChangedFolders
     /// Network slots (`jobs`): held while an entry fetches.
     let slots: AsyncSemaphore
-    /// Turns of `apply`'s workers (`max(jobs, questionWidth)`): a worker takes one before its
-    /// next entry and keeps it from one entry to the next (see `apply`).
+    /// Turns of `apply`'s workers (`turnCount`): a worker takes one before its next entry and
+    /// keeps it from one entry to the next (see `apply`).
     let turns: AsyncSemaphore
     /// Questions to servers in flight in `apply`: as many as `plan` asks at once. Without a
     /// bound every entry in flight (`jobs + 64`) asked at once, and the requests beyond the
@@ -135,7 +135,7 @@ public final class Session: Sendable {
             ownEngine = own
         }
         slots = AsyncSemaphore(limit: jobs)
-        turns = AsyncSemaphore(limit: Self.questionWidth(jobs: jobs))
+        turns = AsyncSemaphore(limit: Self.turnCount(jobs: jobs))
         questions = AsyncSemaphore(limit: Self.questionWidth(jobs: jobs))
         self.reporter = reporter.map { ScrubbingReporter(inner: $0, redactor: redactor) }
     }
@@ -202,6 +202,16 @@ public final class Session: Sendable {
     /// How many servers a run asks at once: questions are small, so more of them than
     /// transfers, but bounded.
     static func questionWidth(jobs: Int) -> Int { max(jobs, 16) }
+
+    /// Turns of `apply`'s workers. With `jobs` of at least the questions' width, `jobs`: every
+    /// worker with a turn finds a network slot free, and a worker of quick entries keeps both
+    /// from one to the next. With fewer, one for every worker, as before turns: more entries
+    /// ask at once than transfer, and `questionWidth` of them must be able to ask however
+    /// slowly the others pass their turns on (a loaded ThreadSanitizer run saw only `jobs`
+    /// asking); an entry then waits for its network slot instead.
+    static func turnCount(jobs: Int) -> Int {
+        jobs >= questionWidth(jobs: jobs) ? jobs : jobs + finishing
+    }
 
     /// Downloads first, then uploads, each in manifest order.
     var entries: Entries { Entries(downloads: manifest.downloads, uploads: manifest.uploads) }
