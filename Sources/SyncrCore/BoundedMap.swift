@@ -18,8 +18,8 @@ extension Session {
     /// `mapBounded` whose workers each carry a value of their own (`worker()`), handed to every
     /// transform they run: `before` runs ahead of each input a worker takes (and once more ahead
     /// of finding none left), `after` once the worker is done. `apply` gives each worker its hold
-    /// on a network slot: a worker takes its slot before it takes an entry, so workers that find
-    /// every slot held wait with no entry of theirs waiting too.
+    /// on a turn (`Session.turns`): a worker takes its turn before it takes an entry, so workers
+    /// that find every turn held wait with no entry of theirs waiting too.
     static func mapBounded<C: RandomAccessCollection & Sendable, R: Sendable, W: Sendable>(
         _ input: C, width: Int, worker: @escaping @Sendable () -> W,
         before: @escaping @Sendable (W) async -> Void, after: @escaping @Sendable (W) async -> Void,

@@ -463,7 +463,8 @@ public final class Session: Sendable {
         let leftovers = LeftoverIndex()
         // Each worker takes a turn before its next entry and keeps it from one entry to the next
         // unless a slow step (a flush, a hash, an unpack, a copy) gives it back
-        // (`Downloader.turn`); `finishing` more workers take the turns given back meanwhile.
+        // (`Downloader.turn`); the other workers take the turns given back meanwhile
+        // (`turnCount`: with jobs below 16, every worker has one).
         let results = await Self.mapBounded(await listedEntries(), width: jobs + Self.finishing,
                                             worker: { Slot(semaphore: self.turns) },
                                             before: { await $0.acquire() }, after: { await $0.release() }) { turn, entry -> ItemResult in
