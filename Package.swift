@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "SyncrTarTests", dependencies: ["SyncrArchive", "SyncrTestSupport"]),
         .testTarget(name: "SyncrArchiveWriterTests", dependencies: ["SyncrArchive", "SyncrTestSupport"]),
         // Runs the built `syncr` binary against real servers on 127.0.0.1.
-        .testTarget(name: "SyncrIntegrationTests", dependencies: ["SyncrCore", "SyncrHTTP", "syncr", "SyncrTestSupport"]),
+        .testTarget(name: "SyncrIntegrationTests", dependencies: ["SyncrCore", "SyncrHTTP", "SyncrLock", "syncr", "SyncrTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

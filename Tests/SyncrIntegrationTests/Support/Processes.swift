@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrLock
 import SyncrTestSupport
 
 /// What a finished child process left behind.
@@ -78,14 +79,16 @@ func runProcess(
     }
     for (pipe, box) in [(outPipe, output), (errPipe, errors)] {
         group.enter()
-        onItsOwnThread {
+        // A thread of its own: the read or write lasts as long as the child takes, and on Linux
+        // the workers of DispatchQueue.global also run Swift's tasks.
+        Thread.start(named: "test-pipe") {
             let data = pipe.fileHandleForReading.readDataToEndOfFile()
             box.withLock { $0 = data }
             group.leave()
         }
     }
     if let inPipe, let stdin {
-        onItsOwnThread {
+        Thread.start(named: "test-pipe") {
             // A child that exits without reading makes this write fail; that is fine.
             try? inPipe.fileHandleForWriting.write(contentsOf: stdin)
             try? inPipe.fileHandleForWriting.close()
@@ -113,13 +116,6 @@ func runProcess(
         stdoutData: output.withLock { $0 },
         stderrData: errors.withLock { $0 },
         timedOut: timedOut.withLock { $0 })
-}
-
-/// Runs `body` on a thread of its own, for a blocking read or write of a child's pipe, which
-/// lasts as long as the child takes: on Linux the workers of `DispatchQueue.global` also run
-/// Swift's tasks, and a test run has many children at once.
-func onItsOwnThread(_ body: @escaping @Sendable () -> Void) {
-    Thread { body() }.start()
 }
 
 /// Finds `name` on `PATH` unless it already contains a slash.
@@ -310,7 +306,8 @@ func portLine(of child: ChildProcess, stdout: Pipe, timeout: Duration = .seconds
         child.terminate(grace: .seconds(1))
     }
     let line = await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-        onItsOwnThread {
+        // A thread of its own, as in runProcess.
+        Thread.start(named: "test-pipe") {
             var bytes = Data()
             while !bytes.contains(UInt8(ascii: "\n")) {
                 let chunk = stdout.fileHandleForReading.availableData
