@@ -3,8 +3,8 @@ import Testing
 @testable import SyncrCore
 import SyncrHTTP
 
-/// Cache records are read and written by `RecordJSON` instead of Foundation's JSON coders: the
-/// same document either way, so caches written before stay readable.
+/// Cache records are read by `RecordReader` and written by `RecordWriter`, not by Foundation's
+/// JSON coders: the same document either way, so caches written before stay readable.
 @Suite(.timeLimit(.minutes(10)))
 struct RecordJSONTests {
     static func full() -> EntryState {
@@ -61,7 +61,12 @@ struct RecordJSONTests {
     /// A torn, foreign or hostile file is no record: the data is fetched again.
     @Test(arguments: ["", "{", "{\"format\":1}", "[1,2]", "{\"format\":1,\"url\":\"u\",\"ranges\":[[5,1]]}",
                       "{\"format\":1,\"url\":\"u\",\"size\":99999999999999999999}", "{\"format\":1,\"url\":\"u\"} x",
-                      "{\"format\":1,\"url\":\"\\ud800\"}", String(repeating: "[", count: 100_000)])
+                      "{\"format\":1,\"url\":\"\\ud800\"}", String(repeating: "[", count: 100_000),
+                      #"{"format":1,"url":"u","ranges":[[0,1,2]]}"#, #"{"format":1,"url":"u","ranges":[[0]]}"#,
+                      #"{"format":1,"url":"u","ranges":[[0,"1"]]}"#, #"{"format":1,"url":"u",}"#,
+                      #"{"format":1 "url":"u"}"#, #"{"format":1,"url":"u","destinationFingerprint":{"device":1,"inode":2,"size":3}}"#,
+                      #"{"format":1,"url":"u","destinationFingerprint":7}"#,
+                      #"{"format":1,"url":"u","future":"# + String(repeating: "[", count: 20) + String(repeating: "]", count: 20) + "}"])
     func notARecord(text: String) {
         #expect(EntryState(recordJSON: Array(text.utf8)) == nil)
     }
@@ -75,6 +80,36 @@ struct RecordJSONTests {
         }
         let ascii = Array(#"{"format":1,"url":"http://h/a b"}"#.utf8)
         #expect(EntryState(recordJSON: ascii)?.url == "http://h/a b")
+    }
+
+    /// A value of the wrong kind leaves its field empty, as a missing one does; members this
+    /// version does not know (a later one may write them) are read past, whatever they hold.
+    @Test func wrongKindsAndUnknownMembersAreLeftOut() {
+        let text = #"""
+            { "format" : 1 , "url":"u","size":"big","etag":[1],"complete":1,
+              "future":{"a":[1,{"b":null}],"c":"d\n","e":-3,"f":true},"verified":{"sha256":"ab","md5":2},
+              "ranges":"all","good":7, "destination":5, "updated":"soon" }
+            """#
+        let state = EntryState(recordJSON: Array(text.utf8))
+        #expect(state != nil)
+        #expect(state?.url == "u")
+        #expect(state?.size == nil)
+        #expect(state?.etag == nil)
+        #expect(state?.complete == false)
+        #expect(state?.verified == ["sha256": "ab"])
+        #expect(state?.ranges == RangeSet([0..<7]))
+        #expect(state?.destination == nil)
+        #expect(state?.updated == 0)
+    }
+
+    /// Keys are matched as JSON reads them: escapes undone, and bytes that are not UTF-8 make
+    /// the record no record even in a member syncr does not know.
+    @Test func keysAreReadAsJSONReadsThem() {
+        let escaped = #"{"format":1,"\u0075rl":"u","verified":{"sha\u0032\u00356":"ab"}}"#
+        #expect(EntryState(recordJSON: Array(escaped.utf8))?.url == "u")
+        #expect(EntryState(recordJSON: Array(escaped.utf8))?.verified == ["sha256": "ab"])
+        let foreign = Array(#"{"format":1,"url":"u",""#.utf8) + [0xC3, 0x28] + Array(#"":1}"#.utf8)
+        #expect(EntryState(recordJSON: foreign) == nil)
     }
 
     /// A repeated key counts with its last value, as it did when objects were read into a
