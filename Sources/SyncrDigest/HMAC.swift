@@ -8,7 +8,7 @@ public enum HMAC {
         let ok = key.withUnsafeBytes { k in
             data.withUnsafeBufferPointer { d in
                 out.withUnsafeMutableBufferPointer { o in
-                    syncr_hmac_sha256(k.baseAddress, Int32(k.count), d.baseAddress, d.count, o.baseAddress)
+                    syncr_hmac_sha256(Digest.sha256, k.baseAddress, Int32(k.count), d.baseAddress, d.count, o.baseAddress)
                 }
             }
         }
