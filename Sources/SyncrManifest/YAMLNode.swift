@@ -34,7 +34,13 @@ struct YAMLScalar: Sendable {
 
     /// `~`, `null` or nothing at all, written plainly.
     var isNull: Bool {
-        isPlain && ["", "~", "null", "Null", "NULL"].contains(text)
+        // A switch, not an array literal's `contains`: every key of every mapping is asked,
+        // and the array was built at each question.
+        guard isPlain, text.utf8.count <= 4 else { return false }
+        switch text {
+        case "", "~", "null", "Null", "NULL": return true
+        default: return false
+        }
     }
 }
 

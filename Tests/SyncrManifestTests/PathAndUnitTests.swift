@@ -88,6 +88,10 @@ import Testing
         #expect(LexicalPath.parent(of: "syncr.yml") == ".")
         #expect(LexicalPath.parent(of: "/syncr.yml") == "/")
         #expect(LexicalPath.parent(of: "conf/syncr.yml") == "conf")
+        // The system splits at the byte: a combining mark after the slash does not hide it (as
+        // one Character, "/\u{301}" is not "/").
+        #expect(LexicalPath.parent(of: "conf/\u{301}syncr.yml") == "conf")
+        #expect(LexicalPath.parent(of: "dé/jà/vu") == "dé/jà")
     }
 
     /// The byte comparison for normalized paths agrees with the component one, including the
