@@ -45,24 +45,26 @@ final class YAMLParser {
         var aliases = AliasTable()
 
         /// `depth`: how deep the node nests once its aliases are expanded.
+        /// Changes the open collection where it lies in `stack`: taken out and put back, it
+        /// was copied each time (every scalar of the document passes here).
         func attach(_ node: YAMLNode, depth: Int) {
-            guard var top = stack.popLast() else {
+            guard !stack.isEmpty else {
                 root = node
                 return
             }
-            top.deepest = max(top.deepest, depth)
-            switch top.kind {
+            let top = stack.count - 1
+            stack[top].deepest = max(stack[top].deepest, depth)
+            switch stack[top].kind {
             case .sequence:
-                top.items.append(node)
+                stack[top].items.append(node)
             case .mapping:
-                if let key = top.pendingKey {
-                    top.pairs.append(YAMLPair(key: key, value: node))
-                    top.pendingKey = nil
+                if let key = stack[top].pendingKey {
+                    stack[top].pairs.append(YAMLPair(key: key, value: node))
+                    stack[top].pendingKey = nil
                 } else {
-                    top.pendingKey = node
+                    stack[top].pendingKey = node
                 }
             }
-            stack.append(top)
         }
 
         var event = yaml_event_t()
