@@ -48,7 +48,7 @@ extension EntryState {
         w.member("updated", updated)
         w.member("url", url)
         w.object("verified") { o in
-            for (name, digest) in verified.sorted(by: { $0.key < $1.key }) { o.member(name, digest) }
+            for (name, digest) in verified.sorted(by: { $0.key < $1.key }) { o.member(named: name, digest) }
         }
         return w.finish()
     }
