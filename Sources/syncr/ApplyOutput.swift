@@ -26,6 +26,8 @@ enum ApplyOutput {
 
     /// Prints the results and writes the report files; returns the exit code.
     static func finish(_ report: ApplyReport, options: ApplyOptions, origin: ReportOrigin) -> Int32 {
+        let writesReport = options.run.json || options.reportPath != nil || options.junitPath != nil
+        let origin = writesReport ? origin.hashed() : origin
         var json: String?
         if options.run.json || options.reportPath != nil {
             let items = report.results.map(\.item)
@@ -85,9 +87,22 @@ struct ReportOrigin {
     var manifestPath: String
     var sharding: ShardRun?
 
-    /// Hashed only when a report is written: a run without one would read and hash its
-    /// manifest again for nothing.
-    var manifestSHA256: String? { ManifestIdentity.sha256(ofFile: manifestPath) }
+    /// Set by `hashed()`, only when a report is written: a run without one would read and
+    /// hash its manifest again for nothing.
+    private(set) var manifestSHA256: String?
+
+    init(manifestPath: String, sharding: ShardRun?) {
+        self.manifestPath = manifestPath
+        self.sharding = sharding
+    }
+
+    /// This origin with the manifest's SHA-256, read once for all the run's reports: the
+    /// `--report` and `--junit` files then name the same bytes, and the file is hashed once.
+    func hashed() -> ReportOrigin {
+        var origin = self
+        origin.manifestSHA256 = ManifestIdentity.sha256(ofFile: manifestPath)
+        return origin
+    }
 
     /// `"manifest": {"path": ..., "sha256": ...}` and, for a shard, `"shard": {...}`.
     func json(items: [PlanItem]) -> [(String, JSON)] {

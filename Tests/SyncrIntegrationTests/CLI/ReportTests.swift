@@ -100,6 +100,12 @@ struct ReportTests {
         #expect(junit.cases[2].failure?.isEmpty == false)
         #expect(junit.cases.map(\.type) == [nil, "http", "connection", nil])
         #expect(junit.cases[3].failure == nil)
+
+        // Both name the manifest by the SHA-256 of its bytes, read once for all of a run's reports.
+        let sum = try await runProcess(executable: "sha256sum", arguments: [harness.folder + "/syncr.yml"])
+        let digest = try #require(sum.stdout.split(separator: " ").first.map(String.init))
+        #expect((object["manifest"] as? [String: Any])?["sha256"] as? String == digest)
+        #expect(xml.contains(#"name="syncr.manifest_sha256" value="\#(digest)""#), "\(xml.prefix(400))")
     }
 
     /// An upload's start and finish lines in plain mode, and its count in the summary.
