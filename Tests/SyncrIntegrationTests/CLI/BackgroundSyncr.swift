@@ -50,7 +50,7 @@ final class BackgroundSyncr: Sendable {
 
     /// Waits until stderr contains `text` (or the process ended, or the timeout passed).
     func waitForStderr(_ text: String, timeout: Duration = .seconds(30)) async -> Bool {
-        await poll(timeout: timeout) { stderr.contains(text) || !child.isRunning }
+        _ = await poll(timeout: timeout) { stderr.contains(text) || !child.isRunning }
         return stderr.contains(text)
     }
 

@@ -195,7 +195,8 @@ struct CacheTests {
         state.good = 10
         state.complete = true
         state.destination = destination
-        state.destinationFingerprint = try #require(FS.fingerprint(destination))
+        let fingerprint: FileFingerprint = try #require(FS.fingerprint(destination))
+        state.destinationFingerprint = fingerprint
         try f.cache.saveState(state, key: key)
         try f.age(key, by: 30 * 86_400)
         try f.age(f.done, by: 30 * 86_400)  // recorded, but says nothing about where its file is
