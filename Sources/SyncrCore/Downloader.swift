@@ -31,6 +31,9 @@ struct Downloader: Sendable {
     var unreachable: UnreachableHosts?
     /// The entry's cache key (`Cache.key(for:)` of the download).
     let key: String
+    /// Every request of this entry is built by this one builder, made once: made at each use, it
+    /// parsed the URL and copied the settings four to six times per entry.
+    let requests: RequestBuilder
     /// The plan found neither a record nor data in the cache for this entry, so there is
     /// nothing to remove before a fresh download.
     var nothingCached = false
@@ -178,9 +181,6 @@ struct Downloader: Sendable {
     func yieldTurn() async {
         await turn.release()
     }
-
-    /// Every request of this entry is built by one builder.
-    var requests: RequestBuilder { RequestBuilder(download: download) }
 
     /// Every attempt of this entry is retried by one loop.
     var retrying: Retrying {

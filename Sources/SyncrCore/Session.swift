@@ -541,7 +541,8 @@ public final class Session: Sendable {
         var item = item
         item.object = download.object
         return Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
-                          reporter: reporter, flusher: flusher, folders: folders, slots: slots, turn: turn, key: key)
+                          reporter: reporter, flusher: flusher, folders: folders, slots: slots, turn: turn, key: key,
+                          requests: RequestBuilder(download: download))
     }
 
     /// The session's reporter, and `progress` too when given (masked like every event).
