@@ -118,6 +118,10 @@ struct ProgressTextTests {
             "syncr: 2 downloaded, 1 resumed, 1 uploaded, 1 up to date, 1 failed; 2.0 MiB received, 2.0 KiB sent in 2.0 s (1.0 MiB/s).",
             "  failed: out/download.bin: HTTP 404",
         ])
+        let stopped = ApplyReport(results: [result(.download, .ok, 1024), result(.download, .interrupted(.beforeStart), 0),
+                                            result(.resume, .interrupted(.whileAsking), 0)], seconds: 1)
+        #expect(RunSummary.lines(stopped)
+                == ["syncr: 1 downloaded, 0 up to date, 0 failed, 2 interrupted; 1.0 KiB received, 0 B sent in 1.0 s (1.0 KiB/s)."])
     }
 
     @Test func xmlEscaping() {
