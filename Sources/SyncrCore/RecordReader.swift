@@ -52,6 +52,7 @@ struct RecordReader {
 
     /// A member's key as read: matched against the keys a reader knows (`case "url":`)
     /// without a `String` made of it, which only the few readers that keep keys ask for.
+    /// It points into the bytes being read: valid only inside the `members` body it is given to.
     struct Key {
         /// The bytes between the quotes, when they hold no escape.
         fileprivate let raw: UnsafeBufferPointer<UInt8>?
