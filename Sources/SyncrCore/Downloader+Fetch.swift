@@ -202,18 +202,33 @@ extension Downloader {
         case .failure(let error):
             failure = error
         }
-        guard let failure else {
-            await recorder.remember(0..<fs.offset, head: sink.head)
-            return .done(())
+        // The lead got all it asked for: of a file below `min_split` (the size it gave is
+        // larger), or of one whose size it did not give (`Content-Range: bytes 0-N/*`, which
+        // RFC 9110 allows), where only asking for the rest tells whether there is more. The
+        // rest follows on the same stream (its checkpoints record the lead's bytes too).
+        let leadFilled = base == 0 && sink.requestedRange?.end != nil && fs.offset == sink.limit
+            && sink.head?.status == 206
+        if let failure {
+            if leadFilled { return try await continueAfterLead(file, fs) }
+            return try await judgeFailure(failure, sink: sink, base: base, written: written, file: file, fs: fs)
         }
-        if base == 0, sink.requestedRange?.end != nil, fs.offset == sink.limit, sink.head?.status == 206 {
-            // The lead got all it asked for of a file below `min_split`: the rest follows on
-            // the same stream (its checkpoints record the lead's bytes too). Without a
-            // validator to ask for it against, one stream from byte 0.
-            if await recorder.state.ifRangeValidator != nil { return .again }
-            try await startOver(file, fs, .noValidatorForTheRest)
-            return .again
-        }
+        if leadFilled, await recorder.state.size == nil { return try await continueAfterLead(file, fs) }
+        await recorder.remember(0..<fs.offset, head: sink.head)
+        return .done(())
+    }
+
+    /// The rest of a file after its lead's bytes, asked for against the lead's validator;
+    /// without one, one stream from byte 0.
+    private func continueAfterLead(_ file: CacheFile, _ fs: FetchState) async throws -> Attempt<Void> {
+        if await file.recorder.state.ifRangeValidator != nil { return .again }
+        try await startOver(file, fs, .noValidatorForTheRest)
+        return .again
+    }
+
+    /// What a stream's failure means: kept bytes, and whether to start over or retry.
+    private func judgeFailure(_ failure: TransferError, sink: FileSink, base: Int64, written: Int64,
+                              file: CacheFile, fs: FetchState) async throws -> Attempt<Void> {
+        let recorder = file.recorder
         if written > 0 {
             fs.offset = try await keep(good: fs.offset, head: sink.head, fd: file.fd, recorder: recorder)
         }

@@ -64,6 +64,28 @@ struct SegmentedFetchTests {
         #expect(server.gets.map(\.rangeText) == ["bytes=0-1048575"])
     }
 
+    /// The server does not give the size in its ranged answers (`Content-Range: bytes 0-N/*`,
+    /// which RFC 9110 allows): the lead's answer filling all it asked for says nothing of the
+    /// rest, which is asked for, against the lead's ETag, on the same stream.
+    @Test(arguments: [4 << 20, (1 << 20) + 1])
+    func serverGivesNoSizeInContentRangeSoTheRestIsAskedFor(size: Int) async throws {
+        let file = Resource(bytes: Resource.pattern(size))
+        let project = try ScriptedProject(connections: 4)
+        let server = ScriptedTransport { request, _ in Self.withoutSize(file.answer(request)) }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        #expect(project.difference("big.bin", from: file.bytes) == nil)
+        #expect(server.gets.map(\.rangeText) == ["bytes=0-1048575", "bytes=1048576-"])
+        #expect(server.gets.last?.ifRange == "\"v1\"")
+    }
+
+    /// `reply` with the size in its `Content-Range` written as `*`.
+    static func withoutSize(_ reply: Reply) -> Reply {
+        guard let range = reply.headers.first(where: { $0.name == "Content-Range" })?.value,
+              let slash = range.lastIndex(of: "/"), !range.contains("*") else { return reply }
+        return reply.with("Content-Range", String(range[..<slash]) + "/*")
+    }
+
     @Test func connectionDropsAfterNBytesThen206ResumesThePiece() async throws {
         let project = try resumable(retries: 0)
         let cut = 100_000
