@@ -105,9 +105,27 @@ struct S3MultipartUpload: Sendable {
                 add()
             }
         }
+        // Every part must be of the file that was hashed: one changed while its parts went up
+        // would complete as a mix of two versions, under the first one's SHA-256. (A part only
+        // sees a change made while it is read.)
+        guard FS.fingerprint(file.path) == file.fingerprint else {
+            await giveUp(uploadID)
+            throw SyncError.changedWhileSending(path: file.path)
+        }
         try await complete(await book.record)
         FS.remove(recordPath)
         return (sent, kept)
+    }
+
+    /// Aborts an upload that will not be completed, and forgets its record; one the store will
+    /// not abort is kept under a name of its own in the entry, for `syncr cache prune` to abort
+    /// later: forgotten, nothing would, and the store would keep (and bill) its parts.
+    func giveUp(_ uploadID: String) async {
+        if await abort(uploadID) {
+            FS.remove(recordPath)
+        } else {
+            _ = rename(recordPath, abandonedRecordPath(uploadID))
+        }
     }
 
     /// The upload an earlier run left for this file, with the parts the store still holds that
@@ -118,13 +136,7 @@ struct S3MultipartUpload: Sendable {
         else { return nil }
         guard record.source == file.fingerprint, record.partSize == partSize, record.key == key,
               record.bucket == object.location.bucket else {
-            if await abort(record.uploadID) {
-                FS.remove(recordPath)
-            } else {
-                // Kept under a name of its own in the entry, for `syncr cache prune` to abort
-                // later: forgotten, nothing would, and the store would keep (and bill) its parts.
-                _ = rename(recordPath, abandonedRecordPath(record.uploadID))
-            }
+            await giveUp(record.uploadID)
             return nil
         }
         guard let listed = try await listParts(record.uploadID) else {

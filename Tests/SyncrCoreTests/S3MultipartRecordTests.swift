@@ -35,6 +35,30 @@ import SyncrManifest
         #expect(inFlight.withLock { $0.most } == connections, "3 parts over \(connections) connections")
     }
 
+    /// The file is changed while its first part goes up (a build still writing it, say): the
+    /// parts after it would be of the new version, the SHA-256 given at the upload's creation
+    /// of the old one. The upload is aborted, never completed, and nothing of it is kept.
+    @Test func aFileChangedWhileItsPartsGoUpIsAbortedNotCompleted() async throws {
+        let tmp = try TemporaryFolder()
+        let path = tmp.path + "/big.bin"
+        let store = ScriptedTransport { request, _ in
+            if request.method == .put, request.url.contains("partNumber=1") {
+                // Another writer rewrites the end of the file, and its time moves on.
+                let fd = open(path, O_WRONLY)
+                _ = pwrite(fd, [UInt8](repeating: 7, count: 4096), 4096, off_t(11 << 20))
+                var times = [timespec(tv_sec: time(nil) + 5, tv_nsec: 0), timespec(tv_sec: time(nil) + 5, tv_nsec: 0)]
+                _ = futimens(fd, &times)
+                close(fd)
+            }
+            return Self.reply(request, abortStatus: 204)
+        }
+        let (multipart, _) = try Self.upload(tmp, store: store, connections: 1)
+        await #expect(throws: SyncError.changedWhileSending(path: path)) { try await multipart.run() }
+        #expect(!store.requests.contains { $0.method == .post && $0.url.contains("uploadId=NEW") }, "never completed")
+        #expect(store.requests.contains { $0.method == .delete && $0.url.contains("uploadId=NEW") }, "aborted")
+        #expect(try Self.records(multipart).isEmpty)
+    }
+
     /// The store: CreateMultipartUpload answers "NEW", parts and completion succeed, and the
     /// abort of the earlier upload "OLD" gets `abortStatus`.
     static func store(abortStatus: Int) -> ScriptedTransport {
