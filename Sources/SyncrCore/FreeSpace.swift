@@ -72,7 +72,7 @@ public enum FreeSpace {
         var totals: [UInt64: (volume: Volume, bytes: Int64)] = [:]
         for need in needs where need.bytes > 0 {
             if let existing = totals[need.volume.device] {
-                totals[need.volume.device] = (existing.volume, existing.bytes + need.bytes)
+                totals[need.volume.device] = (existing.volume, existing.bytes.clampedAdding(need.bytes))
             } else {
                 order.append(need.volume.device)
                 totals[need.volume.device] = (need.volume, need.bytes)

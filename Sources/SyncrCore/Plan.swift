@@ -142,9 +142,11 @@ public struct Plan: Sendable {
     // dozen times to print one line.
 
     /// Bytes all downloads would fetch (unknown sizes count as 0; see `unknownSizes`).
-    public var downloadBytes: Int64 { items.reduce(0) { $1.kind == .download ? $0 + ($1.bytes ?? 0) : $0 } }
+    public var downloadBytes: Int64 {
+        items.reduce(0) { $1.kind == .download ? $0.clampedAdding($1.bytes ?? 0) : $0 }
+    }
     /// Bytes all uploads would send.
-    public var uploadBytes: Int64 { items.reduce(0) { $1.kind == .upload ? $0 + ($1.bytes ?? 0) : $0 } }
+    public var uploadBytes: Int64 { items.reduce(0) { $1.kind == .upload ? $0.clampedAdding($1.bytes ?? 0) : $0 } }
     /// Entries that will transfer but whose size the server did not give.
     public var unknownSizes: Int {
         items.reduce(0) { $1.bytes == nil && $1.action != .skip && $1.action != .error ? $0 + 1 : $0 }

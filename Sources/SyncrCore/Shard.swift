@@ -111,7 +111,7 @@ public struct ShardAssignment: Sendable {
         for entry in order {
             var lightest = 0
             for s in 1..<count where loads[s] < loads[lightest] { lightest = s }
-            loads[lightest] += entry.size
+            loads[lightest] = loads[lightest].clampedAdding(entry.size)
             result.append((entry.id, lightest + 1))
         }
         return result

@@ -50,9 +50,12 @@ public struct HTTPResponseHead: Sendable, Equatable {
 
     public var isSuccess: Bool { (200..<300).contains(status) }
 
-    /// `Content-Length`, when present and a valid non-negative integer.
+    /// `Content-Length`, when present and a valid non-negative integer below 10^18 (as
+    /// `ContentRange` reads its sizes): a larger one is no size a file has, and taken as no
+    /// size at all, so that arithmetic on sizes from servers stays within `Int64`.
     public var contentLength: Int64? {
-        guard let v = value("Content-Length"), let n = Int64(v.trimmed), n >= 0 else { return nil }
+        guard let v = value("Content-Length"), let n = Int64(v.trimmed), n >= 0, n < 1_000_000_000_000_000_000
+        else { return nil }
         return n
     }
 

@@ -4,7 +4,7 @@ import SyncrManifest
 extension Rendering {
     /// The bytes of a shard's entries (their sizes, known ones only): what balancing is about.
     static func shardBytes(_ items: [PlanItem]) -> Int64 {
-        items.reduce(0) { $0 + ($1.size ?? 0) }
+        items.reduce(0) { $0.clampedAdding($1.size ?? 0) }
     }
 
     /// `{"index": 2, "count": 4, "method": "hash", "entries": 3, "manifest_entries": 10, "bytes": N}`.

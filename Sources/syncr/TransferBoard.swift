@@ -109,7 +109,7 @@ struct TransferBoard: Sendable {
         if item.kind == .upload { base = 0 }
         var entry = ActiveEntry(item: item, number: startedCount, startedAt: now, base: base, expected: item.bytes)
         entry.meter.add(0, at: now)
-        expected += item.bytes ?? 0
+        expected = expected.clampedAdding(item.bytes ?? 0)
         active.removeAll { $0.item.key == item.key }
         active.append(entry)
         return startedCount

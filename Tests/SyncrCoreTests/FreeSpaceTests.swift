@@ -47,6 +47,17 @@ import Testing
         #expect(FreeSpace.needs(size: nil, cached: 0, cache: cache, destination: data, unpacked: false).isEmpty)
     }
 
+    /// Servers give the sizes: many near the largest a header can carry must sum to a warning,
+    /// not trap (a manifest of 20 entries from such a server stopped `plan` with a crash).
+    @Test func needsNearTheLargestSizeSumWithoutOverflow() {
+        let huge: Int64 = 999_999_999_999_999_999
+        let needs = (0..<20).map { _ in FreeSpace.Need(volume: cache, bytes: huge) }
+        #expect(FreeSpace.warnings(for: needs).first?.hasPrefix("downloads need 8.0 EiB in /cache") == true,
+                "\(FreeSpace.warnings(for: needs))")
+        let item = PlanItem(index: 0, url: "http://h/f", to: "f", action: .download, size: huge, offset: 0, bytes: huge, reason: "")
+        #expect(Plan(items: Array(repeating: item, count: 20)).downloadBytes == .max)
+    }
+
     @Test func eachFileSystemIsWarnedAboutOnceInFirstSeenOrder() {
         let tiny = FreeSpace.Volume(device: 4, folder: "/tiny", available: 0)
         let needs = [FreeSpace.Need(volume: tiny, bytes: 1), FreeSpace.Need(volume: cache, bytes: 400 << 20),
