@@ -4,7 +4,7 @@
 /// (in the spirit of async-http-client's `RedirectState`):
 /// - only `http` and `https` targets; `https` to `http` only with `allowInsecureRedirects`;
 /// - at most `maxRedirects` hops (0 follows none), and a URL seen before in the chain is a loop;
-/// - credentials (`Authorization`, `Cookie`, `Proxy-Authorization`, the headers named in
+/// - credentials (`Authorization`, `Cookie`, `Proxy-Authorization`, `X-Amz-Security-Token`, the headers named in
 ///   `HTTPRequest.credentialHeaders`, and the URL's `user:password`) go only to the origin
 ///   (scheme, host, port) of the URL they were written for, unless `trustedRedirects`;
 /// - a request with a body (an upload) is re-sent with its method and body on 307 and 308 only,
@@ -25,8 +25,11 @@ public struct RedirectPolicy: Sendable, Equatable {
         self.allowInsecureRedirects = allowInsecureRedirects
     }
 
-    /// Header names that always carry credentials (lowercased).
-    static let credentialHeaderNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+    /// Header names that always carry credentials (lowercased). An object store's session
+    /// token (`X-Amz-Security-Token`, signed into every request made with temporary
+    /// credentials) is one: it signs nothing alone, but with a leaked key it does.
+    static let credentialHeaderNames: Set<String> = ["authorization", "cookie", "proxy-authorization",
+                                                     "x-amz-security-token"]
 
     /// The statuses that redirect (RFC 9110 §15.4); 300, 304 and 305 are answers in their own right.
     static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]

@@ -54,6 +54,17 @@ struct RedirectPolicyTests {
         #expect(next.range == ByteRange(start: 100))
     }
 
+    /// A signed object-store request made with temporary credentials carries the session token:
+    /// it goes only where the signature does.
+    @Test func anObjectStoresSessionTokenStaysAtItsOrigin() throws {
+        var original = Self.request(secretHeader: false)
+        original.headers = [("Authorization", "AWS4-HMAC-SHA256 Credential=AKIA/..."), ("X-Amz-Date", "20261202T000000Z"),
+                            ("X-Amz-Security-Token", "FwoGZXIvYXdzE-session")]
+        var state = RedirectState(original)
+        let next = try #require(Self.followed(state.next(after: original, status: 307, target: "https://b.example/f")))
+        #expect(Self.names(next) == ["X-Amz-Date"])
+    }
+
     @Test func defaultPortIsTheSameOrigin() throws {
         let original = Self.request("https://a.example/file")
         var state = RedirectState(original)
