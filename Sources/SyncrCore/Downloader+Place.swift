@@ -83,6 +83,7 @@ extension Downloader {
             throw SyncError.other(message: "\(url): cannot unpack into \(download.to): \(error)")
         }
         do {
+            if cache.flushes { try await FolderReplace.flushTree(staging, flusher: flusher) }
             try FolderReplace.replace(destination, with: staging, display: download.to, flush: cache.flushes)
         } catch {
             FolderReplace.removeTree(staging)

@@ -127,6 +127,10 @@ struct Downloader: Sendable {
         guard leftovers?.holdsAny(in: folder) ?? true else { return }
         if leftovers?.contains(copyName, in: folder) ?? true { FS.remove(folder + "/" + copyName) }
         if leftovers?.contains(stagingName, in: folder) ?? true { FolderReplace.removeTree(folder + "/" + stagingName) }
+        // The old folder, moved aside where the file system cannot swap two folders in one step
+        // (`FolderReplace.replace`), by a run killed before it was removed.
+        let aside = stagingName + FolderReplace.asideSuffix
+        if leftovers?.contains(aside, in: folder) ?? true { FolderReplace.removeTree(folder + "/" + aside) }
     }
 
     /// What an interrupted entry kept, from its record on disk: what the next run resumes from.

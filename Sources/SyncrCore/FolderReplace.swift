@@ -8,6 +8,9 @@ import SyncrDigest
 /// Folders that syncr fills as a whole (unpacked archives): built beside the destination, then
 /// swapped in, in one step.
 enum FolderReplace {
+    /// Added to the staging folder's name for the old folder while it is moved aside.
+    static let asideSuffix = ".old"
+
     /// Puts `staging` at `destination`: swapped in one step with `renameat2(RENAME_EXCHANGE)`
     /// when a folder is there (the old one then sits at `staging` and is removed), or renamed
     /// when nothing is. Where the exchange is not supported, the old folder is moved aside first:
@@ -22,7 +25,7 @@ enum FolderReplace {
             if syncr_exchange(staging, destination) == 0 {
                 removeTree(staging)
             } else {
-                let aside = staging + ".old"
+                let aside = staging + asideSuffix
                 removeTree(aside)
                 guard rename(destination, aside) == 0 else {
                     throw FileError(path: display, operation: "move the old folder aside", errno: errno)
@@ -39,6 +42,70 @@ enum FolderReplace {
         }
         if flush { FS.syncDirectory((destination as NSString).deletingLastPathComponent) }
     }
+
+    /// Flushes every file and folder of an unpacked tree (`fdatasync`, on the flush pool), before
+    /// the tree takes the destination's name: renamed in unflushed, a power cut could leave the
+    /// destination with files that are empty or short. At most `FlushPool.width` are open at once,
+    /// so that the file system commits them together and a large archive runs out of no
+    /// descriptors. Symbolic links and anything else that is neither a file nor a folder are
+    /// left to their folder's flush, and so is what the archive's modes let no one read (a
+    /// folder without `r`, a file of mode 000: opening them to flush fails, and failing the
+    /// whole unpack for it would help no one). Returns how many it found to flush.
+    @discardableResult
+    static func flushTree(_ root: String, flusher: FlushPool) async throws -> Int {
+        let paths = try await BlockingIO.run { () throws(FileError) -> [(path: String, folder: Bool)] in
+            var found: [(path: String, folder: Bool)] = []
+            try collect(root, into: &found)
+            return found
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var next = paths.makeIterator()
+            func add() {
+                guard let entry = next.next() else { return }
+                group.addTask { try await flush(entry.path, folder: entry.folder, flusher: flusher) }
+            }
+            for _ in 0..<FlushPool.width { add() }
+            while try await group.next() != nil { add() }
+        }
+        return paths.count
+    }
+
+    /// The files and folders under `folder` (it included, last), by `lstat`.
+    private static func collect(_ folder: String, into found: inout [(path: String, folder: Bool)]) throws(FileError) {
+        guard let dir = opendir(folder) else {
+            if Self.unreadable(errno) { return }
+            throw FileError(path: folder, operation: "list", errno: errno)
+        }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = directoryEntryName(entry)
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(dir)
+        for name in names {
+            let path = folder + "/" + name
+            var st = stat()
+            guard lstat(path, &st) == 0 else { throw FileError(path: path, operation: "look at", errno: errno) }
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR: try collect(path, into: &found)
+            case S_IFREG: found.append((path, false))
+            default: break
+            }
+        }
+        found.append((folder, true))
+    }
+
+    private static func flush(_ path: String, folder: Bool, flusher: FlushPool) async throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (folder ? O_DIRECTORY : 0))
+        guard fd >= 0 else {
+            if unreadable(errno) { return }
+            throw FileError(path: path, operation: "open to flush", errno: errno)
+        }
+        defer { close(fd) }
+        try await flusher.flush(fd: fd, path: path)
+    }
+
+    private static func unreadable(_ code: Int32) -> Bool { code == EACCES || code == EPERM }
 
     /// Removes a folder and everything in it without following symbolic links.
     static func removeTree(_ path: String) {

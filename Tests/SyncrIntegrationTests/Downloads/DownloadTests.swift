@@ -29,7 +29,8 @@ struct DownloadTests {
 
     // MARK: nginx
 
-    /// A run killed while copying across file systems or unpacking leaves a temporary name
+    /// A run killed while copying across file systems or unpacking (or swapping the unpacked
+    /// folder in) leaves a temporary name
     /// beside the destination. The next run removes it, even when the entry is up to date, and
     /// leaves the names of other entries alone.
     @Test func leftoversOfAKilledRunGoWithTheNextRun() async throws {
@@ -46,6 +47,9 @@ struct DownloadTests {
         try FileManager.default.createDirectory(at: project.file("out/.syncr-unpack-\(key)/deep"),
                                                 withIntermediateDirectories: true)
         try Data("x".utf8).write(to: project.file("out/.syncr-unpack-\(key)/deep/x"))
+        // The old folder moved aside where two folders cannot be swapped in one step.
+        try FileManager.default.createDirectory(at: project.file("out/.syncr-unpack-\(key).old/deep"),
+                                                withIntermediateDirectories: true)
         let others = "out/.syncr-\(String(repeating: "0", count: 32)).tmp"
         try Data("another entry's".utf8).write(to: project.file(others))
 
@@ -54,6 +58,7 @@ struct DownloadTests {
         #expect(second.stderr.contains("0 transferred, 1 up to date"), "\(second.stderr)")
         #expect(!project.exists("out/.syncr-\(key).tmp"))
         #expect(!project.exists("out/.syncr-unpack-\(key)"))
+        #expect(!project.exists("out/.syncr-unpack-\(key).old"))
         #expect(project.exists(others), "another entry's name is not touched")
         #expect(try await sha256(file: project.file("out/a.bin")) == (try await sha256(file: www.appending("a.bin"))))
     }
