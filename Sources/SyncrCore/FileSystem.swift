@@ -68,6 +68,14 @@ enum FS {
         }
     }
 
+    /// Whether `path` is a folder, a link to one included, as `mkdir -p` takes it: a manifest
+    /// reached through a linked folder (`current -> releases/42`), or a destination under one,
+    /// is written through the link.
+    static func isFolder(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
     /// The kind of `path` (not following a symbolic link) and, for a regular file, its
     /// fingerprint: `kind` and `fingerprint` in one `lstat` (for a regular file `lstat` and
     /// `stat` agree).
@@ -121,13 +129,13 @@ enum FS {
 
     /// Creates a folder and its parents (like `mkdir -p`).
     static func makeDirectories(_ path: String) throws(FileError) {
-        if kind(path) == .directory { return }
+        if isFolder(path) { return }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != path && parent != "/" { try makeDirectories(parent) }
         if mkdir(path, 0o777) != 0 && errno != EEXIST {
             throw FileError(path: path, operation: "create the folder", errno: errno)
         }
-        if kind(path) != .directory {
+        if !isFolder(path) {
             throw FileError(path: path, operation: "create the folder (a file is in the way)", errno: ENOTDIR)
         }
     }

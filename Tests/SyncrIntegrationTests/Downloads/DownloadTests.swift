@@ -63,6 +63,27 @@ struct DownloadTests {
         #expect(try await sha256(file: project.file("out/a.bin")) == (try await sha256(file: www.appending("a.bin"))))
     }
 
+    /// A manifest reached through a linked folder (a deployment's `current -> releases/42`), with
+    /// a destination under another link: both are written through the links, as `mkdir -p`
+    /// would, not refused as "a file in the way".
+    @Test func linkedFoldersAreWrittenThrough() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("a.bin"), size: 1000, seed: 8)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        let release = try project.folder.makeDirectory("releases/42")
+        try FileManager.default.createDirectory(at: release.appendingPathComponent("real"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: release.appendingPathComponent("data").path, withDestinationPath: "real")
+        try FileManager.default.createSymbolicLink(atPath: project.file("current").path, withDestinationPath: "releases/42")
+        try "version: 1\ndownloads:\n  - { url: \(nginx.url("/a.bin")), to: data/sub/a.bin }\n"
+            .write(to: release.appendingPathComponent("syncr.yml"), atomically: true, encoding: .utf8)
+        let run = try await project.run(["apply", project.file("current/syncr.yml").path])
+        #expect(run.exitCode == 0, "\(run.stderr)")
+        #expect(try await sha256(file: release.appendingPathComponent("real/sub/a.bin")) == (try await sha256(file: www.appending("a.bin"))))
+        #expect(project.exists("releases/42/.syncr/cache/records.journal"))
+    }
+
     @Test func secondRunSkipsWithoutFetching() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         try makeFile(path: www.appending("a.bin"), size: 3 << 20, seed: 1)
