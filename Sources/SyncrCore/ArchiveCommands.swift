@@ -26,6 +26,9 @@ public enum ArchiveCommands {
             : FileManager.default.currentDirectoryPath + "/" + destination
         let cleaned = (target as NSString).standardizingPath
         let parent = (cleaned as NSString).deletingLastPathComponent
+        if let reason = refusal(replacing: cleaned, archive: archive) {
+            throw Failure(description: "\(destination): \(reason); DEST_DIR is replaced as a whole, so give a folder of its own (such as \((destination as NSString).appendingPathComponent("unpacked")))")
+        }
         do {
             try FS.makeDirectories(parent)
         } catch {
@@ -52,6 +55,29 @@ public enum ArchiveCommands {
             }
             throw Failure(description: "\(error)")
         }
+    }
+}
+
+extension ArchiveCommands {
+    /// Why `folder` must not be replaced by what an archive holds, if it must not: it is (or
+    /// holds) the current folder or the archive itself, which the swap would delete. Compared
+    /// as the system resolves them (links followed); a folder not there yet holds nothing.
+    static func refusal(replacing folder: String, archive: String) -> String? {
+        guard let real = resolved(folder) else { return nil }
+        func holds(_ path: String?) -> Bool {
+            guard let path else { return false }
+            return real == "/" || path == real || path.hasPrefix(real + "/")
+        }
+        if holds(resolved(FileManager.default.currentDirectoryPath)) { return "is the current folder, or holds it" }
+        if holds(resolved(archive)) { return "holds the archive being unpacked" }
+        return nil
+    }
+
+    /// `path` with every link resolved (`realpath`); nil when it does not exist.
+    private static func resolved(_ path: String) -> String? {
+        guard let p = realpath(path, nil) else { return nil }
+        defer { free(p) }
+        return String(cString: p)
     }
 }
 

@@ -30,6 +30,26 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.appending("dest/stale.txt").path), "DEST is replaced as a whole")
     }
 
+    /// DEST is replaced as a whole: `.`, a folder above the current one, or the archive's own
+    /// folder would be deleted with everything in it. Refused, naming DEST; nothing is touched.
+    @Test(arguments: [".", "..", "work/..", "box"])
+    func unzipRefusesADestinationThatHoldsTheCurrentFolderOrTheArchive(_ destination: String) async throws {
+        let dir = try TemporaryDirectory(prefix: "unzipself")
+        let work = try dir.makeDirectory("work")
+        try "precious".write(to: work.appendingPathComponent("precious.txt"), atomically: true, encoding: .utf8)
+        let box = try dir.makeDirectory("work/box")
+        try makeFile(path: box.appendingPathComponent("data.txt"), size: 10, seed: 3)
+        let binary = try locateSyncrBinary().path
+        #expect(try await runProcess(executable: binary, arguments: ["zip", "box", "../arc.zip"], cwd: work).exitCode == 0)
+        try FileManager.default.moveItem(at: dir.appending("arc.zip"), to: box.appendingPathComponent("arc.zip"))
+        let before = try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted()
+        let r = try await runProcess(executable: binary, arguments: ["unzip", "box/arc.zip", destination], cwd: work)
+        #expect(r.exitCode == 1)
+        #expect(r.stderr.contains("\(destination): "), "\(r.stderr)")
+        #expect(r.stderr.contains("replaced as a whole"), "\(r.stderr)")
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted() == before, "nothing touched")
+    }
+
     @Test func unzipRefusesATraversalAndKeepsTheOldFolder() async throws {
         let dir = try TemporaryDirectory(prefix: "unzipcmd")
         let make = """
