@@ -49,6 +49,10 @@ extension ManifestDecoder {
             }
         }
 
+        let cacheDirectory = LexicalPath.resolve(cache, against: directory)
+        // A cache that is the manifest's folder or above it holds every destination.
+        self.cacheDirectory = LexicalPath.isSelfOrAncestor(cacheDirectory, of: directory) ? nil : cacheDirectory
+
         var overrides = SettingsOverrides()
         if let entry = found["defaults"] {
             decodeDefaults(entry.value, into: &overrides)
@@ -67,7 +71,7 @@ extension ManifestDecoder {
 
         guard diagnostics.isEmpty, let version else { return nil }
         return Manifest(path: file, directory: directory, version: version, cache: cache,
-                        cacheDirectory: LexicalPath.resolve(cache, against: directory),
+                        cacheDirectory: cacheDirectory,
                         defaults: defaults, downloads: downloads, uploads: uploads)
     }
 

@@ -194,18 +194,27 @@ extension ManifestDecoder {
             report(path, at: mark, "a path cannot contain a NUL byte")
             return nil
         }
+        let resolved: String
         if LexicalPath.isPlainRelative(to) {
-            // Resolves to a file strictly inside the folder: none of the checks below can fail.
-            return directory == "/" ? "/" + to : directory + "/" + to
+            // Resolves to a file strictly inside the folder: only the cache can be in the way.
+            resolved = directory == "/" ? "/" + to : directory + "/" + to
+            return clearOfTheCache(resolved, written: to, at: mark, path: path, folder: folder) ? resolved : nil
         }
         let shown = Self.quoted(to)
-        let resolved = LexicalPath.resolve(to, against: directory)
+        resolved = LexicalPath.resolve(to, against: directory)
         let last = to.split(separator: "/", omittingEmptySubsequences: false).last
         if resolved == "/" || resolved == directory {
             report(path, at: mark, folder ? "\(shown) is the manifest's own folder; unpack into a folder below it"
                                           : "\(shown) names a folder; give a file path")
             return nil
         }
+        if folder, LexicalPath.isStrictlyInside(normalized: directory, folder: resolved) {
+            // Unpacking replaces the folder as a whole: the manifest, its cache and everything
+            // beside them would go.
+            report(path, at: mark, "\(shown) holds the manifest's own folder, which unpacking into it would replace; unpack into a folder below the manifest's")
+            return nil
+        }
+        guard clearOfTheCache(resolved, written: to, at: mark, path: path, folder: folder) else { return nil }
         if !folder && (to.hasSuffix("/") || last == "." || last == "..") {
             report(path, at: mark, "\(shown) names a folder; give a file path (or set unzip: true to unpack into it)")
             return nil
@@ -224,6 +233,24 @@ extension ManifestDecoder {
             }
         }
         return resolved
+    }
+
+    /// Whether a destination stays clear of syncr's cache folder: a file there would be taken
+    /// for (or overwrite) the cache's own, and a folder unpacked over it would replace it. A
+    /// cache that is the manifest's folder, or above it (`cache: .`), holds every destination:
+    /// there only the unpacked folders are checked (for holding the manifest's folder).
+    mutating func clearOfTheCache(_ resolved: String, written: String, at mark: YAMLMark, path: String,
+                                  folder: Bool) -> Bool {
+        guard let cache = cacheDirectory else { return true }
+        if resolved == cache || LexicalPath.isStrictlyInside(normalized: resolved, folder: cache) {
+            report(path, at: mark, "\(Self.quoted(written)) is inside syncr's cache folder (\(cache)); write it somewhere else")
+            return false
+        }
+        if folder, LexicalPath.isStrictlyInside(normalized: cache, folder: resolved) {
+            report(path, at: mark, "\(Self.quoted(written)) holds syncr's cache folder (\(cache)), which unpacking into it would replace; unpack into another folder, or move the cache (cache: in the manifest)")
+            return false
+        }
+        return true
     }
 
     /// Records `destination` for entry `index`, reporting a clash with an earlier entry.

@@ -13,6 +13,10 @@ struct ManifestDecoder {
     let directory: String
     let environment: [String: String]
     private(set) var diagnostics: [Diagnostic] = []
+    /// The cache folder (absolute, normalized), once `cache:` was read: no destination may lie
+    /// in it, and no unpacked folder hold it. Nil for a cache that is the manifest's folder or
+    /// above it (`cache: .`), which holds every destination.
+    var cacheDirectory: String?
 
     init(file: String, text: String, directory: String, environment: [String: String]) {
         self.file = file

@@ -133,4 +133,31 @@ import Testing
               - { url: https://example.com/a.zip, to: ., unzip: true }
             """).contains("is the manifest's own folder"))
     }
+
+    /// Unpacking replaces the folder as a whole: one above the manifest's would take the
+    /// manifest, its cache and everything beside them, even where allow_outside is set.
+    @Test(arguments: ["..", "../..", "/", "/work"])
+    func unzipCannotTakeAFolderHoldingTheManifests(_ to: String) {
+        let text = errors("""
+            version: 1
+            downloads:
+              - { url: https://example.com/a.zip, to: "\(to)", unzip: true, allow_outside: true }
+            """)
+        #expect(text.contains("holds the manifest's own folder") || text.contains("is the manifest's own folder"), "\(text)")
+    }
+
+    /// A destination in the cache folder would overwrite (or be taken for) the cache's own
+    /// files, and a folder unpacked over the cache would replace it.
+    @Test(arguments: [
+        ("", "{ url: https://example.com/a, to: .syncr/cache/records.journal }", "is inside syncr's cache folder"),
+        ("", "{ url: https://example.com/a.zip, to: .syncr, unzip: true }", "holds syncr's cache folder"),
+        ("cache: c\n", "{ url: https://example.com/a.zip, to: c, unzip: true }", "is inside syncr's cache folder"),
+        ("cache: c/d\n", "{ url: https://example.com/a.zip, to: ./c, unzip: true }", "holds syncr's cache folder"),
+        // A cache that is the manifest's folder holds every destination: only clashes count.
+        ("cache: .\n", "{ url: https://example.com/a, to: out/a.bin }", "OK"),
+    ])
+    func destinationsStayClearOfTheCache(_ cache: String, _ entry: String, _ message: String) {
+        let text = errors("version: 1\n\(cache)downloads:\n  - \(entry)\n")
+        #expect(text.contains(message), "\(text)")
+    }
 }
