@@ -124,7 +124,8 @@ public final class Session: Sendable {
         cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory, flushes: flushes)
         folders = options.folderFlush.map { ChangedFolders(flushes: flushes, flush: $0) } ?? ChangedFolders(flushes: flushes)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
-        let redactor = Redactor(secrets: manifest.secrets + S3Stores.secrets(of: manifest))
+        let redactor = Redactor(secrets: manifest.secrets + S3Stores.secrets(of: manifest)
+                                + NetrcSecrets.passwords(of: manifest))
         self.redactor = redactor
         if let transport {
             engine = transport

@@ -1,0 +1,73 @@
+import Foundation
+import SyncrManifest
+
+/// The passwords of the netrc file that entries with `netrc: true` let curl read, to mask like
+/// every other secret: a server may echo the password it was sent (an error page quoting the
+/// request), and syncr never sees it otherwise, since curl reads the file itself.
+enum NetrcSecrets {
+    /// Every `password` of the file (`NETRC`, else `~/.netrc`) when some entry reads it; the
+    /// file's `machine` lines are not matched to hosts: masking a password of another machine
+    /// costs nothing. An unreadable file gives none (curl will not read it either).
+    static func passwords(of manifest: Manifest) -> [String] {
+        let reads = manifest.downloads.contains { $0.settings.network.netrc }
+            || manifest.uploads.contains { $0.settings.network.netrc }
+        guard reads else { return [] }
+        let path = NetworkEnvironment.netrcFile ?? (NSHomeDirectory() + "/.netrc")
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return passwords(in: text)
+    }
+
+    /// The values after each `password` token. A value may be quoted (curl 7.84 and later),
+    /// with `\"` and `\\` inside; a `macdef` body (up to an empty line) holds no tokens.
+    static func passwords(in text: String) -> [String] {
+        var tokens = Tokens(Array(text.utf8))
+        var found: [String] = []
+        while let token = tokens.next() {
+            switch token {
+            case "password": if let value = tokens.next(), !value.isEmpty { found.append(value) }
+            case "macdef": tokens.skipMacro()
+            default: break
+            }
+        }
+        return found
+    }
+
+    private struct Tokens {
+        let bytes: [UInt8]
+        var i = 0
+
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+
+        mutating func next() -> String? {
+            while i < bytes.count, Self.isSpace(bytes[i]) { i += 1 }
+            guard i < bytes.count else { return nil }
+            var token: [UInt8] = []
+            if bytes[i] == UInt8(ascii: "\"") {
+                i += 1
+                while i < bytes.count, bytes[i] != UInt8(ascii: "\"") {
+                    if bytes[i] == UInt8(ascii: "\\"), i + 1 < bytes.count { i += 1 }
+                    token.append(bytes[i])
+                    i += 1
+                }
+                i += 1
+            } else {
+                while i < bytes.count, !Self.isSpace(bytes[i]) {
+                    token.append(bytes[i])
+                    i += 1
+                }
+            }
+            return String(decoding: token, as: UTF8.self)
+        }
+
+        /// Past a macro's name and its body, which ends at an empty line.
+        mutating func skipMacro() {
+            _ = next()
+            while i < bytes.count {
+                if bytes[i] == 0x0A, i + 1 < bytes.count, bytes[i + 1] == 0x0A { i += 2; return }
+                i += 1
+            }
+        }
+    }
+}
