@@ -12,9 +12,11 @@ struct S3Object: Sendable {
     let configuration: S3Configuration
 
     /// nil for an http(s) URL, or when the store cannot be resolved (the entry then fails with
-    /// `S3Stores.failure` before any request is made).
+    /// `S3Stores.failure` before any request is made). A URL the manifest gave was checked when
+    /// it was read; one made from a listing (`S3Listing.entry`) names whatever key the store
+    /// holds, `?`, `#` and control characters included.
     init?(url: Template, settings: Settings) {
-        guard let location = try? S3Location(parsing: url.expanded),
+        guard let location = (try? S3Location(parsing: url.expanded)) ?? S3Location(listed: url.expanded),
               case .success(let configuration) = S3Stores.configuration(settings.s3) else { return nil }
         self.location = location
         self.configuration = configuration

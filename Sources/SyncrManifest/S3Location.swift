@@ -37,6 +37,17 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
         self.init(bucket: String(bucket), key: String(key))
     }
 
+    /// The object of a URL syncr made itself from a listing (`s3://bucket/` and the key as the
+    /// store gave it): any key the store holds, with the `?`, `#` and control characters that a
+    /// manifest's URL may not carry. Only the bucket is checked; nil when there is none.
+    public init?(listed url: String) {
+        guard Self.isS3URL(url) else { return nil }
+        let rest = url.dropFirst(5)
+        let bucket = rest.prefix { $0 != "/" }
+        guard Self.isValidBucket(String(bucket)), rest.count > bucket.count else { return nil }
+        self.init(bucket: String(bucket), key: String(rest.dropFirst(bucket.count + 1)))
+    }
+
     /// The `s3://` form.
     public var description: String { "s3://\(bucket)/\(key)" }
 

@@ -21,6 +21,19 @@ import SyncrS3
         #expect(one.index == 2)
     }
 
+    /// A store holds keys that a manifest's s3:// URL may not carry (`?`, `#`, a tab): listed,
+    /// each is still its own object, its key encoded in the request's path.
+    @Test(arguments: [("data/a#b.txt", "data/a%23b.txt"), ("data/c?d.txt", "data/c%3Fd.txt"),
+                      ("data/e\tf.txt", "data/e%09f.txt")])
+    func listedKeysAManifestCouldNotWriteAreFetched(key: String, path: String) throws {
+        let one = try S3Listing.entry(Self.prefixDownload(), key: key, under: S3Location(parsing: "s3://bucket/data/")).get()
+        var settings = one.settings
+        settings.s3 = S3Settings(endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true, anonymous: true)
+        let object = try #require(S3Object(url: one.url, settings: settings))
+        #expect(object.location.key == key)
+        #expect(object.url() == "http://127.0.0.1:9/bucket/" + path)
+    }
+
     /// Keys whose rest would leave the folder are refused, naming the key.
     @Test(arguments: ["data/../escape", "data//abs", "data/./x", "data/a/..", "data/x\u{0}y"])
     func escapingKeysAreRefused(key: String) throws {
