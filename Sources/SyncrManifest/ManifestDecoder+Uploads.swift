@@ -13,6 +13,9 @@ extension ManifestDecoder {
             var line: Int
         }
         var claims: [Key: Claim] = [:]
+        /// The first PUT (or s3://) entry of each target URL, expanded: two files put to one
+        /// URL replace each other on every run, and neither is ever up to date.
+        var putTargets: [String: Claim] = [:]
     }
 
     /// Decodes the `uploads:` sequence; entries with problems are reported and left out.
@@ -153,6 +156,18 @@ extension ManifestDecoder {
                 ok = false
             } else {
                 seen.claims[key] = UploadIndex.Claim(index: index, line: node.mark.line)
+            }
+            // A target ending in `/` takes a folder's files under their own names: folders may
+            // share it. A POST endpoint may take many files.
+            let puts = method == .put || S3Location.isS3URL(url.expanded)
+            if ok, puts, !url.expanded.hasSuffix("/") {
+                if let first = seen.putTargets[url.expanded] {
+                    report(path, at: node.mark,
+                           "same to as uploads[\(first.index)] (line \(first.line)): each run would replace the other's file there, and neither would ever be up to date; give each its own to:")
+                    ok = false
+                } else {
+                    seen.putTargets[url.expanded] = UploadIndex.Claim(index: index, line: node.mark.line)
+                }
             }
         }
 

@@ -481,6 +481,32 @@ import Testing
             """)
     }
 
+    /// Two files put to one URL replace each other on every run: refused at the second. Two
+    /// folders into one prefix, and two files posted to one endpoint, are fine.
+    @Test func twoFilesPutToOneTargetAreRefused() {
+        #expect(errors("""
+            version: 1
+            uploads:
+              - { from: a, to: "https://h.example/dav/same.txt", method: put }
+              - { from: b, to: "https://${HOST}/dav/same.txt", method: put }
+            """, environment: ["HOST": "h.example"]).contains(
+                "uploads[1]: same to as uploads[0] (line 3): each run would replace the other's file there"))
+        #expect(errors("""
+            version: 1
+            uploads:
+              - { from: a, to: "s3://bucket/same.bin" }
+              - { from: b, to: "s3://bucket/same.bin" }
+            """).contains("same to as uploads[0]"))
+        #expect(errors("""
+            version: 1
+            uploads:
+              - { from: site/, to: "s3://bucket/site/" }
+              - { from: extra/, to: "s3://bucket/site/" }
+              - { from: a, to: "https://h.example/upload" }
+              - { from: b, to: "https://h.example/upload" }
+            """) == "OK")
+    }
+
     @Test func everyUploadErrorAtOnce() {
         let rendered = errors("""
             version: 1
