@@ -233,7 +233,9 @@ extension Downloader {
             fs.offset = try await keep(good: fs.offset, head: sink.head, fd: file.fd, recorder: recorder)
         }
         if case .local(_, let code, _) = failure, Self.isSpaceError(code) {
-            throw spaceFailure(code, kept: fs.offset)
+            // What the next run resumes from is what the record on disk vouches for: on a full
+            // disk the record itself may not have been written.
+            throw spaceFailure(code, kept: min(fs.offset, cache.loadState(key)?.good ?? 0))
         }
         switch failure {
         case .rangeNotHonoured:

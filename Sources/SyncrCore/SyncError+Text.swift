@@ -88,7 +88,11 @@ extension SyncError {
         }
         var text = transfer.description
         if case .http(let status, _, _, _) = self, (400..<500).contains(status), status != 408, status != 429 {
-            if status == 401 || status == 403 { text += " (check the credentials in headers:)" }
+            if status == 401 || status == 403 {
+                // An entry carries credentials in any of three places (or in none, and the
+                // server wants some).
+                text += " (check the credentials: the entry's headers:, a user:password in its URL, or netrc: true)"
+            }
         } else if retries.kept > 0 {
             text += "; \(ByteSize.format(retries.kept)) kept in the cache, run again to resume"
         }
@@ -104,8 +108,9 @@ extension SyncError {
                 + "\(available.map(ByteSize.format) ?? "unknown") free; free space and run again"
         case .cacheWrite(let kept):
             let free = available.map { ", \(ByteSize.format($0)) free" } ?? ""
-            let keptText = kept > 0 ? "\(ByteSize.format(kept)) downloaded so far is kept" : "nothing was kept"
-            return "cannot write to the cache in \(path): \(reason)\(free); \(keptText), free some space and run again to resume"
+            let next = kept > 0 ? "\(ByteSize.format(kept)) downloaded so far is kept, free some space and run again to resume"
+                : "nothing could be kept, free some space and run again"
+            return "cannot write to the cache in \(path): \(reason)\(free); \(next)"
         case .unpack:
             return unpackRoomText(path: path, reason: reason)
         case .copy(let entry):

@@ -72,8 +72,10 @@ public enum QueryCredentials {
             i = nameEnd
             guard nameEnd > nameStart, nameEnd < text.endIndex, text[nameEnd] == "=" else { continue }
             let valueStart = text.index(after: nameEnd)
-            let valueEnd = text[valueStart...].firstIndex(where: isValueEnd) ?? text.endIndex
+            var valueEnd = text[valueStart...].firstIndex(where: isValueEnd) ?? text.endIndex
             i = valueEnd
+            // A message goes on after a URL with ": ": that colon is the message's.
+            if valueEnd > valueStart, text[text.index(before: valueEnd)] == ":" { valueEnd = text.index(before: valueEnd) }
             let value = text[valueStart..<valueEnd]
             guard isCredential(name: text[nameStart..<nameEnd]), !value.isEmpty, !value.hasPrefix("${"),
                   value != "***" else { continue }
@@ -93,8 +95,10 @@ public enum QueryCredentials {
             i = nameEnd
             guard nameEnd > nameStart, nameEnd < utf8.endIndex, utf8[nameEnd] == UInt8(ascii: "=") else { continue }
             let valueStart = utf8.index(after: nameEnd)
-            let valueEnd = utf8[valueStart...].firstIndex(where: isValueEndByte) ?? utf8.endIndex
+            var valueEnd = utf8[valueStart...].firstIndex(where: isValueEndByte) ?? utf8.endIndex
             i = valueEnd
+            // A message goes on after a URL with ": ": that colon is the message's.
+            if valueEnd > valueStart, utf8[utf8.index(before: valueEnd)] == UInt8(ascii: ":") { valueEnd = utf8.index(before: valueEnd) }
             let value = text[valueStart..<valueEnd]
             guard isCredential(name: text[nameStart..<nameEnd]), !value.isEmpty, !value.hasPrefix("${"),
                   value != "***" else { continue }

@@ -16,7 +16,7 @@ struct SyncErrorTextTests {
         (.http(status: 404, url: url, body: "", retries: .notRetried),
          "\(url): HTTP 404 Not Found"),
         (.http(status: 401, url: url, body: "", retries: .notRetried),
-         "\(url): HTTP 401 Unauthorized (check the credentials in headers:)"),
+         "\(url): HTTP 401 Unauthorized (check the credentials: the entry's headers:, a user:password in its URL, or netrc: true)"),
         (.http(status: 503, url: url, body: "busy", retries: .init(stop: .exhausted(retries: 3), kept: 1 << 20)),
          "\(url): HTTP 503 Service Unavailable (server said: busy); 1.0 MiB kept in the cache, run again to resume "
             + "(gave up after 3 retries)"),
@@ -81,8 +81,8 @@ struct SyncErrorTextTests {
         #expect(SyncError.connection(url: Self.url, code: 7, message: "refused", retries: kept).description
                 == "\(Self.url): connection failed: refused", "an attempt that will be retried: its own words only")
         #expect(SyncError.noSpace(path: "/c", needed: nil, available: 2048, errno: ENOSPC, during: .cacheWrite(kept: 0))
-                .description == "cannot write to the cache in /c: No space left on device, 2.0 KiB free; nothing was kept, "
-                + "free some space and run again to resume")
+                .description == "cannot write to the cache in /c: No space left on device, 2.0 KiB free; nothing could be kept, "
+                + "free some space and run again")
         #expect(SyncError.noSpace(path: "/d", needed: nil, available: nil, errno: EDQUOT, during: .copy(entry: "out/f"))
                 .description == "cannot copy the finished file into /d: Disk quota exceeded; the download is complete "
                 + "in the cache and out/f was left as it was: free some space and run again")

@@ -13,8 +13,10 @@ import Testing
         ("https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F2026&X-Amz-Signature=9f86d0",
          "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***&X-Amz-Signature=***"),
         // In running text: a message quoting a URL, a server's words, a redirect's target.
-        // (A value runs to a space, `&`, `#`, a quote or a bracket: a colon may belong to it.)
-        ("GET https://h/x?token=abc: 403 (see \"https://h/y?sig=zz\")", "GET https://h/x?token=*** 403 (see \"https://h/y?sig=***\")"),
+        // (A value runs to a space, `&`, `#`, a quote or a bracket: a colon inside it belongs to
+        // it, one at its end to the message, which goes on after the URL with ": ".)
+        ("GET https://h/x?token=abc: 403 (see \"https://h/y?sig=zz\")", "GET https://h/x?token=***: 403 (see \"https://h/y?sig=***\")"),
+        ("https://h/x?auth=user:secret: HTTP 404", "https://h/x?auth=***: HTTP 404"),
         ("redirected to <https://cdn/f?Signature=a+b/c=&Expires=1>", "redirected to <https://cdn/f?Signature=***&Expires=1>"),
         // Nothing to mask: no value, no name, no credential, already masked.
         ("https://h/x?token=&code", "https://h/x?token=&code"),
