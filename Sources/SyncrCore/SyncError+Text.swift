@@ -173,7 +173,8 @@ extension SyncError {
             let of = size.map { " of \(ByteSize.format($0))" } ?? ""
             return "interrupted with \(ByteSize.format(kept))\(of) kept in the cache; run the same command again to resume"
         case .upload:
-            return "interrupted before the server confirmed it; the next run sends it again"
+            // A multipart upload goes on from the parts its store holds; anything else is sent whole.
+            return "interrupted before the server confirmed it; the next run sends what the server lacks"
         }
     }
 }

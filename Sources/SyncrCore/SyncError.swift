@@ -146,7 +146,8 @@ extension SyncError {
         /// While downloading: `kept` bytes (of `size`, when known) wait in the cache for the next
         /// run; 0 when none were kept.
         case download(kept: Int64, size: Int64?)
-        /// While uploading, before the server confirmed it: the next run sends it again.
+        /// While uploading, before the server confirmed it: the next run sends it again (a
+        /// multipart upload: the parts its store does not hold).
         case upload
     }
 }

@@ -102,7 +102,7 @@ struct SyncErrorTextTests {
         #expect(SyncError.interrupted(.beforeStart).description == "interrupted before it started")
         #expect(SyncError.interrupted(.whileAsking).description == "interrupted while asking the server")
         #expect(SyncError.interrupted(.upload).description
-                == "interrupted before the server confirmed it; the next run sends it again")
+                == "interrupted before the server confirmed it; the next run sends what the server lacks")
     }
 
     /// Every case has a code of its own, a snake_case word that scripts match on; only HTTP
