@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SyncrCore
 import SyncrManifest
 
@@ -170,6 +173,12 @@ enum ArgumentParser {
     }
 
     /// The one optional MANIFEST of validate, plan and apply.
+    /// Whether two paths name one file (the same device and inode), as the system resolves them.
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+
     static func manifest(_ line: ParsedLine) throws(UsageError) -> String {
         if line.positionals.count > 1 {
             throw line.usage("Unexpected argument '\(line.positionals[1])': give one manifest.")
@@ -225,6 +234,12 @@ enum ArgumentParser {
         var options = ApplyOptions(run: try runFlags(line), connections: try line.integer("--connections", 1...64),
                                    reportPath: try line.name("--report", "a file name"),
                                    junitPath: try line.name("--junit", "a file name"))
+        // A report written over the manifest would leave the next run nothing to read.
+        for (flag, path) in [("--report", options.reportPath), ("--junit", options.junitPath)] {
+            if let path, sameFile(path, options.run.manifest) {
+                throw line.usage("'\(flag)' names the manifest itself ('\(path)'); give the report a file of its own.")
+            }
+        }
         if let text = line.value("--lock-timeout") {
             guard let ms = text == "0" ? 0 : DurationText.parse(text) else {
                 throw line.usage("'--lock-timeout' takes a duration such as 30s, 5m or 1h30m, not '\(text)'.")

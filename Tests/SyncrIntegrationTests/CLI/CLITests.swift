@@ -104,6 +104,18 @@ struct CLITests {
         #expect(r.stdout.isEmpty)
     }
 
+    /// A report written over the manifest would leave the next run nothing to read.
+    @Test(arguments: ["--report", "--junit"])
+    func aReportOverTheManifestIsRefused(flag: String) async throws {
+        let harness = try CLIHarness()
+        let manifest = "version: 1\ndownloads: []\n"
+        try harness.write("syncr.yml", manifest)
+        let r = try await harness.run(["apply", flag, "./syncr.yml"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("'\(flag)' names the manifest itself"), "\(r.stderr)")
+        #expect(try String(contentsOfFile: harness.folder + "/syncr.yml", encoding: .utf8) == manifest)
+    }
+
     @Test func unknownCommandWithNothingClose() async throws {
         let r = try await CLIHarness().run(["zzzzzzzz"])
         #expect(r.status == 64)
