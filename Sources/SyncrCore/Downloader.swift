@@ -115,7 +115,17 @@ struct Downloader: Sendable {
         }
         // A transfer that failed still holds its slot (one that finished gave it back already).
         await slot.release()
+        if case .failed = outcome.outcome { removeEmptyData() }
         return outcome
+    }
+
+    /// A failed entry whose cache file holds nothing, and that no record names, leaves no file
+    /// behind: every 404 and refused connection left an empty one, which `syncr cache` listed
+    /// as an entry of unknown state.
+    private func removeEmptyData() {
+        let path = cache.dataPath(key)
+        guard FS.fileSize(path) == 0, cache.loadState(key) == nil else { return }
+        FS.remove(path)
     }
 
     /// What a run killed mid-way leaves beside the destination goes, whatever this run does

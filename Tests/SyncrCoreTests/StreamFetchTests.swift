@@ -31,6 +31,17 @@ struct StreamFetchTests {
         #expect(result.noteTexts.contains { $0.contains("ignored the Range request") }, "\(result.noteTexts)")
     }
 
+    /// A fresh file answered 404: the entry fails, and leaves no empty cache file behind (each
+    /// one was listed by `syncr cache` as an entry of unknown state).
+    @Test func status404LeavesNoEmptyCacheFile() async throws {
+        let project = try ScriptedProject(retries: 0)
+        let server = ScriptedTransport { _, _ in .status(404, body: "gone") }
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(result.status == .failed)
+        #expect(project.cached("f.bin") == nil, "no cache file")
+        #expect(project.record("f.bin") == nil)
+    }
+
     @Test func connectionDropsAfterNBytesThen206Resumes() async throws {
         // No retries to spare: an attempt that moved the file forward must not use one up.
         let project = try ScriptedProject(retries: 0)
