@@ -159,7 +159,7 @@ final class BarReporter: RunReporter {
         if let size = entry.size, let eta = ProgressText.eta(remaining: size - entry.done, rate: rate) {
             fields.append("ETA \(eta)")
         }
-        let name = entry.item.kind == .upload ? "upload \(entry.item.from ?? entry.item.url)" : entry.item.to
+        let name = Rendering.printable(entry.item.kind == .upload ? "upload \(entry.item.from ?? entry.item.url)" : entry.item.to)
         // Drop what does not fit, least telling first: the graph, the ETA, the speed.
         var candidates: [[String]] = []
         if let graph { candidates.append([fields[0], graph] + fields.dropFirst()) }

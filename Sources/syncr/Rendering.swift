@@ -135,7 +135,20 @@ enum Rendering {
 
     /// What a plan line names: a download's destination, an upload's source and target.
     static func name(_ item: PlanItem) -> String {
-        item.kind == .upload ? "\(item.from ?? "?") -> \(item.url)" : item.to
+        printable(item.kind == .upload ? "\(item.from ?? "?") -> \(item.url)" : item.to)
+    }
+
+    /// A name as the terminal should see it: control characters written as `\u{1B}`. A name
+    /// comes from a manifest or an object store's listing as it is, and an escape sequence in it
+    /// would drive the terminal, a newline split a CI log's line.
+    static func printable(_ name: String) -> String {
+        func isControl(_ s: Unicode.Scalar) -> Bool { s.value < 0x20 || (0x7F...0x9F).contains(s.value) }
+        guard name.unicodeScalars.contains(where: isControl) else { return name }
+        var out = ""
+        for s in name.unicodeScalars {
+            if isControl(s) { out += "\\u{" + String(s.value, radix: 16, uppercase: true) + "}" } else { out.unicodeScalars.append(s) }
+        }
+        return out
     }
 
     static func planSummary(_ plan: Plan, manifest: String) -> String {
