@@ -38,8 +38,13 @@ struct EntryLines: Sendable {
         }
     }
 
+    /// `attempt` counts the attempts that failed without getting further; one that got further
+    /// uses no retry (0), and the line says it goes on rather than counting "retry #0".
     func retrying(_ name: String, attempt: Int, delay: Double, error: SyncError) -> String {
-        "  \(palette.yellow("retry")) #\(attempt) of \(name) in \(Rendering.seconds(delay)): \(error)"
+        guard attempt > 0 else {
+            return "  \(palette.yellow("resume")) of \(name) in \(Rendering.seconds(delay)) (it got further: no retry used): \(error)"
+        }
+        return "  \(palette.yellow("retry")) #\(attempt) of \(name) in \(Rendering.seconds(delay)): \(error)"
     }
 
     func note(_ name: String, _ note: EntryNote) -> String {
