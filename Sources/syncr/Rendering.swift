@@ -157,9 +157,17 @@ enum Rendering {
         if plan.items.contains(where: { $0.kind == .upload }) { text += ", \(plan.count(.upload)) to upload" }
         text += ", \(plan.count(.skip)) up to date"
         if plan.count(.error) > 0 { text += ", \(plan.count(.error)) failed to plan" }
+        // Each side counts its own unknown sizes (a zipped folder's size is known once zipped).
+        let unknownDownloads = plan.items.reduce(0) {
+            $1.kind == .download && $1.bytes == nil && $1.action != .skip && $1.action != .error ? $0 + 1 : $0
+        }
+        let unknownUploads = plan.unknownSizes - unknownDownloads
         text += "; \(ByteSize.format(plan.downloadBytes)) (\(plan.downloadBytes) bytes) to fetch"
-        if plan.unknownSizes > 0 { text += " plus \(plan.unknownSizes) of unknown size" }
-        if plan.uploadBytes > 0 { text += ", \(ByteSize.format(plan.uploadBytes)) (\(plan.uploadBytes) bytes) to send" }
+        if unknownDownloads > 0 { text += " plus \(unknownDownloads) of unknown size" }
+        if plan.uploadBytes > 0 || unknownUploads > 0 {
+            text += ", \(ByteSize.format(plan.uploadBytes)) (\(plan.uploadBytes) bytes) to send"
+            if unknownUploads > 0 { text += " plus \(unknownUploads) of unknown size" }
+        }
         text += plan.hasWork ? "." : ". Nothing to do."
         return text
     }
