@@ -164,7 +164,7 @@ extension ManifestDecoder {
                 ok = false
                 continue
             }
-            guard let value = template(entry.value, path: headerPath) else {
+            guard let value = template(entry.value, path: headerPath, unsetAllowed: headersUnexpanded) else {
                 ok = false
                 continue
             }

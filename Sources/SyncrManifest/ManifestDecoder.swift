@@ -17,6 +17,8 @@ struct ManifestDecoder {
     /// in it, and no unpacked folder hold it. Nil for a cache that is the manifest's folder or
     /// above it (`cache: .`), which holds every destination.
     var cacheDirectory: String?
+    /// Header values whose variables are not set are kept as written (`ManifestLoader.load`).
+    var headersUnexpanded = false
 
     init(file: String, text: String, directory: String, environment: [String: String]) {
         self.file = file
@@ -229,11 +231,17 @@ struct ManifestDecoder {
     }
 
     /// A string with `${VAR}` references expanded; every problem is reported at the value.
-    mutating func template(_ node: YAMLNode, path: String) -> Template? {
+    /// - Parameter unsetAllowed: references to variables that are not set leave the value as
+    ///   written, where nothing else is wrong with it.
+    mutating func template(_ node: YAMLNode, path: String, unsetAllowed: Bool = false) -> Template? {
         guard let written = string(node, path: path) else { return nil }
         switch TemplateExpansion.expand(written, environment: environment) {
         case .success(let template):
             return template
+        case .failure(let list) where unsetAllowed && list.problems.allSatisfy({
+            if case .unset = $0 { return true } else { return false }
+        }):
+            return Template(written: written, expanded: written, secrets: [])
         case .failure(let list):
             for problem in list.problems { report(path, at: node.mark, problem.message) }
             return nil

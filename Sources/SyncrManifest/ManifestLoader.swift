@@ -14,10 +14,13 @@ public enum ManifestLoader {
     ///   - path: the file as given on the command line; used verbatim in messages. Relative paths
     ///     (and the folder relative `to:` paths resolve against) start at the current directory.
     ///   - environment: variables for `${VAR}` references.
+    ///   - headersUnexpanded: a header's value may reference variables that are not set, and is
+    ///     then kept as written: for a command that sends no request (`syncr cache`), run where
+    ///     the secrets are not.
     /// - Throws: `ManifestError` with every problem found, or one file-level diagnostic when the
     ///   file cannot be read.
-    public static func load(path: String, environment: [String: String]) throws(ManifestError)
-        -> Manifest
+    public static func load(path: String, environment: [String: String],
+                            headersUnexpanded: Bool = false) throws(ManifestError) -> Manifest
     {
         let bytes: [UInt8]
         switch FileBytes.contents(of: path) {
@@ -37,7 +40,8 @@ public enum ManifestLoader {
         }
         let directory = LexicalPath.resolve(LexicalPath.parent(of: path),
                                             against: FileBytes.currentDirectory())
-        return try parse(bytes: bytes, path: path, directory: directory, environment: environment)
+        return try parse(bytes: bytes, path: path, directory: directory, environment: environment,
+                         headersUnexpanded: headersUnexpanded)
     }
 
     /// Parses manifest text.
@@ -55,13 +59,14 @@ public enum ManifestLoader {
     }
 
     static func parse(bytes: [UInt8], path: String, directory: String,
-                      environment: [String: String]) throws(ManifestError) -> Manifest
+                      environment: [String: String], headersUnexpanded: Bool = false) throws(ManifestError) -> Manifest
     {
         let text = String(decoding: bytes, as: UTF8.self)
         var decoder = ManifestDecoder(file: path, text: text,
                                       directory: LexicalPath.resolve(
                                           directory, against: FileBytes.currentDirectory()),
                                       environment: environment)
+        decoder.headersUnexpanded = headersUnexpanded
         let root: YAMLNode?
         do {
             root = try YAMLParser(bytes: bytes).parseDocument()

@@ -69,7 +69,10 @@ enum CacheCommand {
     static func run(_ options: CacheOptions) async -> Int32 {
         var manifest: Manifest?
         if options.manifestGiven || options.cacheDirectory == nil {
-            guard let loaded = loadManifest(options.manifest) else { return ExitCode.invalidManifest }
+            // Listing and pruning send no request: a header's secret need not be set here (a
+            // cleanup job rarely has the download job's secrets). URLs still need theirs, which
+            // name the entries.
+            guard let loaded = loadManifest(options.manifest, headersUnexpanded: true) else { return ExitCode.invalidManifest }
             manifest = loaded
         }
         guard let directory = options.cacheDirectory ?? manifest?.cacheDirectory else { return ExitCode.usage }

@@ -28,9 +28,11 @@ func environment() -> [String: String] {
     return result
 }
 
-func loadManifest(_ path: String) -> Manifest? {
+/// - Parameter headersUnexpanded: for commands that send no request: a header may reference a
+///   variable that is not set (`ManifestLoader.load`).
+func loadManifest(_ path: String, headersUnexpanded: Bool = false) -> Manifest? {
     do {
-        return try ManifestLoader.load(path: path, environment: environment())
+        return try ManifestLoader.load(path: path, environment: environment(), headersUnexpanded: headersUnexpanded)
     } catch {
         Output.err(error.description)
         let count = error.diagnostics.count

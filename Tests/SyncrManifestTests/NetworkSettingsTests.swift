@@ -9,7 +9,7 @@ import Testing
     static func withFolder<T>(_ body: (String) throws -> T) throws -> T {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("syncr-net-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder + "/certs", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: folder + "/certs/ca.pem", contents: Data("-----BEGIN CERTIFICATE-----\n".utf8))
+        _ = FileManager.default.createFile(atPath: folder + "/certs/ca.pem", contents: Data("-----BEGIN CERTIFICATE-----\n".utf8))
         defer { try? FileManager.default.removeItem(atPath: folder) }
         return try body(folder)
     }

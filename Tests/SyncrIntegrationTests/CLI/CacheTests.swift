@@ -131,6 +131,26 @@ struct CacheTests {
         #expect(r.stdout.contains("https://robot:***@example.com/x.bin?token=***&v=2&X-Amz-Signature=***"))
     }
 
+    /// A cleanup job rarely has the download job's secrets: listing and pruning send no
+    /// request, so a header's unset variable does not stop them; plan, which sends, still says.
+    @Test func aHeadersUnsetVariableStopsNeitherListNorPrune() async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            downloads:
+              - url: http://127.0.0.1:9/a.bin
+                to: a.bin
+                headers: { Authorization: "Bearer ${SYNCR_TEST_UNSET_TOKEN}" }
+            """)
+        let list = try await harness.run(["cache"])
+        #expect(list.status == 0, "\(list.stderr)")
+        let prune = try await harness.run(["cache", "prune", "--dry-run"])
+        #expect(prune.status == 0, "\(prune.stderr)")
+        let plan = try await harness.run(["plan"])
+        #expect(plan.status == 65)
+        #expect(plan.stderr.contains("SYNCR_TEST_UNSET_TOKEN is not set"), "\(plan.stderr)")
+    }
+
     @Test func listOfAMissingCacheIsEmpty() async throws {
         let harness = try CLIHarness()
         let r = try await harness.run(["cache", "--cache", "nothing-here"])
