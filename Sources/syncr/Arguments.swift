@@ -172,13 +172,13 @@ enum ArgumentParser {
         return name
     }
 
-    /// The one optional MANIFEST of validate, plan and apply.
     /// Whether two paths name one file (the same device and inode), as the system resolves them.
     static func sameFile(_ a: String, _ b: String) -> Bool {
         var sa = stat(), sb = stat()
         return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 
+    /// The one optional MANIFEST of validate, plan and apply.
     static func manifest(_ line: ParsedLine) throws(UsageError) -> String {
         if line.positionals.count > 1 {
             throw line.usage("Unexpected argument '\(line.positionals[1])': give one manifest.")
