@@ -20,6 +20,15 @@ struct RunSetup {
         }
         var options = RunOptions(cacheDirectory: flags.cacheDirectory, jobs: flags.jobs, connections: connections,
                                  force: flags.force, fsync: flags.noFsync ? false : nil)
+        if let cache = flags.cacheDirectory {
+            // As the manifest's own cache: is checked when it is read.
+            let clashes = manifest.downloads(clashingWithCache: cache)
+            for d in clashes {
+                Output.err("syncr: error: --cache \(cache): downloads[\(d.index)] (\(Rendering.printable(d.to))) "
+                    + (d.unzip ? "is unpacked over it or into it" : "writes into it") + "; give the cache a folder of its own")
+            }
+            if !clashes.isEmpty { return .failure(ExitFailure(ExitCode.usage)) }
+        }
         switch flags.shard {
         case .fixed(let shard)?: options.shard = shard
         case .auto?:

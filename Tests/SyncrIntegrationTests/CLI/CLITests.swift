@@ -116,6 +116,25 @@ struct CLITests {
         #expect(try String(contentsOfFile: harness.folder + "/syncr.yml", encoding: .utf8) == manifest)
     }
 
+    /// A cache folder given on the command line is held to the rule the manifest's cache: is:
+    /// no destination inside it, no unpacked folder over it.
+    @Test(arguments: [("out", "downloads[0] (out/a.bin) writes into it"), ("pkg/.cache", "downloads[1] (pkg) is unpacked over it or into it")])
+    func aCacheGivenOnTheCommandLineMayNotHoldADestination(cache: String, message: String) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            downloads:
+              - { url: "http://127.0.0.1:9/a.bin", to: out/a.bin }
+              - { url: "http://127.0.0.1:9/p.zip", to: pkg, unzip: true }
+            """)
+        for command in ["plan", "apply"] {
+            let r = try await harness.run([command, "--cache", cache])
+            #expect(r.status == 64, "\(r.stderr)")
+            #expect(r.stderr.contains("syncr: error: --cache \(cache): \(message); give the cache a folder of its own"), "\(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/" + cache), "nothing was made")
+    }
+
     @Test func unknownCommandWithNothingClose() async throws {
         let r = try await CLIHarness().run(["zzzzzzzz"])
         #expect(r.status == 64)
