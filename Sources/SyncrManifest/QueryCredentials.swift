@@ -45,7 +45,7 @@ public enum QueryCredentials {
         return found
     }
 
-    /// `?name=value` and `&name=value` with a credential's name become `name=***`, everywhere
+    /// `?name=value` and `&name=value` (and after `#` or `;`) with a credential's name become `name=***`, everywhere
     /// in `text`.
     public static func masked(_ text: String) -> String {
         // A byte search: every message syncr shows passes here, and most have no `=`.
@@ -61,12 +61,12 @@ public enum QueryCredentials {
         return copied == text.startIndex ? text : out + text[copied...]
     }
 
-    /// Calls `body` with the value of every `?name=value` or `&name=value` in `text` whose name
+    /// Calls `body` with the value of every `?name=value` or `&name=value` (or after `#`, `;`) in `text` whose name
     /// is a credential's, in order; empty values, `${VAR}` references and `***` are skipped.
     private static func forEachCredential(in text: String, _ body: (Substring) -> Void) {
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return forEachASCIICredential(in: text, body) }
         var i = text.startIndex
-        while let mark = text[i...].firstIndex(where: { $0 == "?" || $0 == "&" }) {
+        while let mark = text[i...].firstIndex(where: { $0 == "?" || $0 == "&" || $0 == "#" || $0 == ";" }) {
             let nameStart = text.index(after: mark)
             let nameEnd = text[nameStart...].firstIndex(where: { !isNameCharacter($0) }) ?? text.endIndex
             i = nameEnd
@@ -89,7 +89,7 @@ public enum QueryCredentials {
     private static func forEachASCIICredential(in text: String, _ body: (Substring) -> Void) {
         let utf8 = text.utf8
         var i = utf8.startIndex
-        while let mark = utf8[i...].firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "&") }) {
+        while let mark = utf8[i...].firstIndex(where: { Self.parameterMarks.contains($0) }) {
             let nameStart = utf8.index(after: mark)
             let nameEnd = utf8[nameStart...].firstIndex(where: { !isNameByte($0) }) ?? utf8.endIndex
             i = nameEnd
@@ -123,6 +123,9 @@ public enum QueryCredentials {
     }
 
     private static let nameMarks = Array("-_.~%[]".utf8)
+    /// What a `name=value` pair follows: a query's `?` and `&`, a fragment's `#` (OAuth's
+    /// `#access_token=`) and a path parameter's `;` (`;jsessionid=`).
+    private static let parameterMarks = Array("?&#;".utf8)
     private static let valueEnds = Array("&#\"'<>()`".utf8)
 
     private static func isNameCharacter(_ c: Character) -> Bool {

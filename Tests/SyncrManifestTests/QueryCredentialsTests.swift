@@ -17,6 +17,9 @@ import Testing
         // it, one at its end to the message, which goes on after the URL with ": ".)
         ("GET https://h/x?token=abc: 403 (see \"https://h/y?sig=zz\")", "GET https://h/x?token=***: 403 (see \"https://h/y?sig=***\")"),
         ("https://h/x?auth=user:secret: HTTP 404", "https://h/x?auth=***: HTTP 404"),
+        // A fragment's and a path parameter's pairs too: OAuth's #access_token=, ;jsessionid=.
+        ("https://h/cb#access_token=abc&state=1", "https://h/cb#access_token=***&state=1"),
+        ("https://h/app;jsessionid=ABC123?x=1", "https://h/app;jsessionid=***"),
         ("redirected to <https://cdn/f?Signature=a+b/c=&Expires=1>", "redirected to <https://cdn/f?Signature=***&Expires=1>"),
         // Nothing to mask: no value, no name, no credential, already masked.
         ("https://h/x?token=&code", "https://h/x?token=&code"),
