@@ -17,18 +17,35 @@ enum NetrcSecrets {
         return passwords(in: text)
     }
 
-    /// The values after each `password` token. A value may be quoted (curl 7.84 and later),
-    /// with `\"` and `\\` inside; a `macdef` body (up to an empty line) holds no tokens.
+    /// The values after each `password` token and, where the same `machine` (or `default`)
+    /// names a `login` too, what curl sends for the pair: `Authorization: Basic
+    /// base64(login:password)`, which a server that echoes request headers would print. A value
+    /// may be quoted (curl 7.84 and later), with `\"` and `\\` inside; a `macdef` body (up to
+    /// an empty line) holds no tokens.
     static func passwords(in text: String) -> [String] {
         var tokens = Tokens(Array(text.utf8))
         var found: [String] = []
+        var login: String?, password: String?
+        func endMachine() {
+            if let login, let password {
+                found.append(Data((login + ":" + password).utf8).base64EncodedString())
+            }
+            (login, password) = (nil, nil)
+        }
         while let token = tokens.next() {
             switch token {
-            case "password": if let value = tokens.next(), !value.isEmpty { found.append(value) }
+            case "machine", "default": endMachine()
+            case "login": login = tokens.next()
+            case "password":
+                if let value = tokens.next(), !value.isEmpty {
+                    found.append(value)
+                    password = value
+                }
             case "macdef": tokens.skipMacro()
             default: break
             }
         }
+        endMachine()
         return found
     }
 

@@ -15,7 +15,11 @@ import Testing
 
             default login anonymous password guest-pw
             """
-        #expect(NetrcSecrets.passwords(in: text) == ["NETRCPW999", "quoted pass\"word", "guest-pw"])
+        #expect(NetrcSecrets.passwords(in: text) == [
+            "NETRCPW999", "Ym9iOk5FVFJDUFc5OTk=",  // base64("bob:NETRCPW999"), as curl sends it
+            "quoted pass\"word", "YWxpY2U6cXVvdGVkIHBhc3Mid29yZA==",
+            "guest-pw", "YW5vbnltb3VzOmd1ZXN0LXB3",
+        ])
     }
 
     @Test func aFileWithoutPasswordsGivesNone() {
@@ -24,9 +28,10 @@ import Testing
         #expect(NetrcSecrets.passwords(in: "password").isEmpty, "a last token with no value")
     }
 
-    /// What the redactor made from them masks an echoed password.
+    /// What the redactor made from them masks an echoed password, and the header curl sent.
     @Test func anEchoedPasswordIsMasked() {
         let redactor = Redactor(secrets: NetrcSecrets.passwords(in: "machine h login u password NETRCPW999"))
         #expect(redactor.scrub("401: bad credentials u:NETRCPW999") == "401: bad credentials u:***")
+        #expect(redactor.scrub("got Authorization: Basic dTpORVRSQ1BXOTk5") == "got Authorization: Basic ***")
     }
 }
