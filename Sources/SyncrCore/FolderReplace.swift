@@ -72,16 +72,10 @@ enum FolderReplace {
 
     /// The files and folders under `folder` (it included, last), by `lstat`.
     private static func collect(_ folder: String, into found: inout [(path: String, folder: Bool)]) throws(FileError) {
-        guard let dir = opendir(folder) else {
+        guard let names = names(in: folder) else {
             if Self.unreadable(errno) { return }
             throw FileError(path: folder, operation: "list", errno: errno)
         }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = directoryEntryName(entry)
-            if name != "." && name != ".." { names.append(name) }
-        }
-        closedir(dir)
         for name in names {
             let path = folder + "/" + name
             var st = stat()
@@ -107,6 +101,19 @@ enum FolderReplace {
 
     private static func unreadable(_ code: Int32) -> Bool { code == EACCES || code == EPERM }
 
+    /// The names in `folder`, without `.` and `..`; nil when it cannot be listed (`errno` says
+    /// why).
+    private static func names(in folder: String) -> [String]? {
+        guard let dir = opendir(folder) else { return nil }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = directoryEntryName(entry)
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// Removes a folder and everything in it without following symbolic links.
     static func removeTree(_ path: String) {
         var st = stat()
@@ -116,15 +123,7 @@ enum FolderReplace {
             return
         }
         chmod(path, 0o700)  // a read-only folder from an archive must still be emptied
-        if let dir = opendir(path) {
-            var names: [String] = []
-            while let entry = readdir(dir) {
-                let name = directoryEntryName(entry)
-                if name != "." && name != ".." { names.append(name) }
-            }
-            closedir(dir)
-            for name in names { removeTree(path + "/" + name) }
-        }
+        for name in names(in: path) ?? [] { removeTree(path + "/" + name) }
         rmdir(path)
     }
 
@@ -135,13 +134,7 @@ enum FolderReplace {
         guard FS.kind(root) == .directory else { return nil }
         let digest = Digest(.sha256)
         func walk(_ folder: String, _ relative: String) {
-            guard let dir = opendir(folder) else { return }
-            var names: [String] = []
-            while let entry = readdir(dir) {
-                let name = directoryEntryName(entry)
-                if name != "." && name != ".." { names.append(name) }
-            }
-            closedir(dir)
+            guard let names = names(in: folder) else { return }
             for name in names.sorted() {
                 let path = folder + "/" + name
                 let rel = relative.isEmpty ? name : relative + "/" + name

@@ -152,6 +152,12 @@ public struct Plan: Sendable {
         items.reduce(0) { $1.bytes == nil && $1.action != .skip && $1.action != .error ? $0 + 1 : $0 }
     }
 
+    /// `unknownSizes` of one kind: downloads whose server gave no size, uploads whose size is
+    /// known only once they are built (a zipped folder).
+    public func unknownSizes(of kind: EntryKind) -> Int {
+        items.reduce(0) { $1.kind == kind && $1.bytes == nil && $1.action != .skip && $1.action != .error ? $0 + 1 : $0 }
+    }
+
     /// How many items have `action`.
     public func count(_ action: Action) -> Int { items.reduce(0) { $1.action == action ? $0 + 1 : $0 } }
 

@@ -1,14 +1,34 @@
+/// How a destination clashes with syncr's cache folder: the one rule for the manifest's
+/// `cache:` (checked as the manifest is read) and a `--cache` folder (`Manifest.downloads(
+/// clashingWithCache:)`).
+enum CacheClash {
+    /// The destination lies in the cache folder (or is it).
+    case inside
+    /// The destination is unpacked into a folder that holds the cache.
+    case holds
+
+    /// The cache folder to hold destinations to, absolute and normalized; nil for one that is
+    /// the manifest's folder or above it, which holds every destination.
+    static func checkedFolder(_ cache: String, directory: String) -> String? {
+        LexicalPath.isSelfOrAncestor(cache, of: directory) ? nil : cache
+    }
+
+    /// The clash of `destination` (absolute, normalized) with `cache`, if any.
+    static func of(_ destination: String, unpacked: Bool, cache: String) -> CacheClash? {
+        if destination == cache || LexicalPath.isStrictlyInside(normalized: destination, folder: cache) { return .inside }
+        if unpacked, LexicalPath.isStrictlyInside(normalized: cache, folder: destination) { return .holds }
+        return nil
+    }
+}
+
 extension Manifest {
     /// The downloads that a cache folder given on the command line (`--cache DIR`, absolute or
     /// relative to the current folder) would clash with: a destination inside it, or an unpacked
     /// folder holding it. The manifest's own `cache:` was checked when it was read; a folder
     /// that is the manifest's or above it holds every destination and is not checked.
     public func downloads(clashingWithCache cache: String) -> [Download] {
-        let folder = LexicalPath.resolve(cache, against: FileBytes.currentDirectory())
-        guard !LexicalPath.isSelfOrAncestor(folder, of: directory) else { return [] }
-        return downloads.filter { d in
-            d.destination == folder || LexicalPath.isStrictlyInside(normalized: d.destination, folder: folder)
-                || (d.unzip && LexicalPath.isStrictlyInside(normalized: folder, folder: d.destination))
-        }
+        guard let folder = CacheClash.checkedFolder(LexicalPath.resolve(cache, against: FileBytes.currentDirectory()),
+                                                    directory: directory) else { return [] }
+        return downloads.filter { CacheClash.of($0.destination, unpacked: $0.unzip, cache: folder) != nil }
     }
 }

@@ -50,8 +50,7 @@ extension ManifestDecoder {
         }
 
         let cacheDirectory = LexicalPath.resolve(cache, against: directory)
-        // A cache that is the manifest's folder or above it holds every destination.
-        self.cacheDirectory = LexicalPath.isSelfOrAncestor(cacheDirectory, of: directory) ? nil : cacheDirectory
+        self.cacheDirectory = CacheClash.checkedFolder(cacheDirectory, directory: directory)
 
         var overrides = SettingsOverrides()
         if let entry = found["defaults"] {

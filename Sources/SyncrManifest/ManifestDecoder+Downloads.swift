@@ -242,15 +242,15 @@ extension ManifestDecoder {
     mutating func clearOfTheCache(_ resolved: String, written: String, at mark: YAMLMark, path: String,
                                   folder: Bool) -> Bool {
         guard let cache = cacheDirectory else { return true }
-        if resolved == cache || LexicalPath.isStrictlyInside(normalized: resolved, folder: cache) {
+        switch CacheClash.of(resolved, unpacked: folder, cache: cache) {
+        case nil:
+            return true
+        case .inside?:
             report(path, at: mark, "\(Self.quoted(written)) is inside syncr's cache folder (\(cache)); write it somewhere else")
-            return false
-        }
-        if folder, LexicalPath.isStrictlyInside(normalized: cache, folder: resolved) {
+        case .holds?:
             report(path, at: mark, "\(Self.quoted(written)) holds syncr's cache folder (\(cache)), which unpacking into it would replace; unpack into another folder, or move the cache (cache: in the manifest)")
-            return false
         }
-        return true
+        return false
     }
 
     /// Records `destination` for entry `index`, reporting a clash with an earlier entry.

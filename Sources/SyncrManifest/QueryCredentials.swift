@@ -89,7 +89,7 @@ public enum QueryCredentials {
     private static func forEachASCIICredential(in text: String, _ body: (Substring) -> Void) {
         let utf8 = text.utf8
         var i = utf8.startIndex
-        while let mark = utf8[i...].firstIndex(where: { Self.parameterMarks.contains($0) }) {
+        while let mark = utf8[i...].firstIndex(where: Self.isParameterMark) {
             let nameStart = utf8.index(after: mark)
             let nameEnd = utf8[nameStart...].firstIndex(where: { !isNameByte($0) }) ?? utf8.endIndex
             i = nameEnd
@@ -124,8 +124,11 @@ public enum QueryCredentials {
 
     private static let nameMarks = Array("-_.~%[]".utf8)
     /// What a `name=value` pair follows: a query's `?` and `&`, a fragment's `#` (OAuth's
-    /// `#access_token=`) and a path parameter's `;` (`;jsessionid=`).
-    private static let parameterMarks = Array("?&#;".utf8)
+    /// `#access_token=`) and a path parameter's `;` (`;jsessionid=`). Compared, not looked up:
+    /// every byte of every URL shown passes here.
+    private static func isParameterMark(_ b: UInt8) -> Bool {
+        b == UInt8(ascii: "?") || b == UInt8(ascii: "&") || b == UInt8(ascii: "#") || b == UInt8(ascii: ";")
+    }
     private static let valueEnds = Array("&#\"'<>()`".utf8)
 
     private static func isNameCharacter(_ c: Character) -> Bool {

@@ -154,7 +154,8 @@ enum Help {
 
             Unpacks a .zip, .tar, .tar.gz or .tgz (format from the name, then from the first
             bytes) into a staging folder beside DEST_DIR, and replaces DEST_DIR with it in one
-            step once every entry was unpacked and verified. Refuses absolute paths, '..',
+            step once every entry was unpacked and verified (a DEST_DIR that is or holds the
+            current folder, or holds the archive, is refused). Refuses absolute paths, '..',
             links that point outside, duplicate names and zip bombs, naming the entry: data
             beyond an entry's declared size, overlapping entries, and a total that would not
             fit in the free space of DEST_DIR's file system.

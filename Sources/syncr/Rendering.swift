@@ -158,10 +158,7 @@ enum Rendering {
         text += ", \(plan.count(.skip)) up to date"
         if plan.count(.error) > 0 { text += ", \(plan.count(.error)) failed to plan" }
         // Each side counts its own unknown sizes (a zipped folder's size is known once zipped).
-        let unknownDownloads = plan.items.reduce(0) {
-            $1.kind == .download && $1.bytes == nil && $1.action != .skip && $1.action != .error ? $0 + 1 : $0
-        }
-        let unknownUploads = plan.unknownSizes - unknownDownloads
+        let unknownDownloads = plan.unknownSizes(of: .download), unknownUploads = plan.unknownSizes(of: .upload)
         text += "; \(ByteSize.format(plan.downloadBytes)) (\(plan.downloadBytes) bytes) to fetch"
         if unknownDownloads > 0 { text += " plus \(unknownDownloads) of unknown size" }
         if plan.uploadBytes > 0 || unknownUploads > 0 {
