@@ -15,18 +15,30 @@ public struct ListObjectsPage: Sendable, Equatable {
     public var continuationToken: String?
 
     /// The query of the request for the page after `token` (nil: the first) of `prefix`.
+    ///
+    /// Keys come URL-encoded (`encoding-type=url`), as the AWS SDKs ask for them: a key may
+    /// hold characters XML 1.0 cannot carry (most control characters), which a server then
+    /// sends as something else or not at all.
     public static func query(prefix: String, continuationToken token: String?) -> [(name: String, value: String)] {
-        [("list-type", "2"), ("prefix", prefix)] + (token.map { [("continuation-token", $0)] } ?? [])
+        [("encoding-type", "url"), ("list-type", "2"), ("prefix", prefix)]
+            + (token.map { [("continuation-token", $0)] } ?? [])
     }
 
-    /// Reads a page; nil when the body is not a `ListBucketResult`.
+    /// Reads a page; nil when the body is not a `ListBucketResult`, or a key said to be
+    /// URL-encoded is not.
     public init?(parsing xml: String) {
         guard xml.firstRange(of: "<ListBucketResult") != nil else { return nil }
+        // A server that ignores the parameter says nothing, and its keys are as they are.
+        let encoded = S3ErrorResponse.element("EncodingType", in: xml) == "url"
         var objects: [Object] = []
         var rest = xml[...]
         while let open = rest.firstRange(of: "<Contents>"), let close = rest[open.upperBound...].firstRange(of: "</Contents>") {
             let contents = String(rest[open.upperBound..<close.lowerBound])
-            if let key = S3ErrorResponse.element("Key", in: contents) {
+            if var key = S3ErrorResponse.element("Key", in: contents) {
+                if encoded {
+                    guard let decoded = URIEncoding.decode(key, plusIsSpace: true) else { return nil }
+                    key = decoded
+                }
                 objects.append(Object(key: key, size: Int64(S3ErrorResponse.element("Size", in: contents) ?? "") ?? 0))
             }
             rest = rest[close.upperBound...]

@@ -19,10 +19,13 @@ public enum URIEncoding {
 
     /// `text` with every `%XX` decoded (bytes that do not form UTF-8 become U+FFFD); nil when a
     /// `%` is not followed by two hex digits.
-    public static func decode(_ text: String) -> String? {
+    /// - Parameter plusIsSpace: `+` stands for a space, as in a form (and in the keys of a
+    ///   listing asked for with `encoding-type=url`, where a `+` of the key is `%2B`).
+    public static func decode(_ text: String, plusIsSpace: Bool = false) -> String? {
         var out: [UInt8] = []
         var bytes = Array(text.utf8)[...]
         while let byte = bytes.popFirst() {
+            if plusIsSpace && byte == UInt8(ascii: "+") { out.append(UInt8(ascii: " ")); continue }
             guard byte == UInt8(ascii: "%") else { out.append(byte); continue }
             guard bytes.count >= 2, let high = hexValue(bytes.removeFirst()), let low = hexValue(bytes.removeFirst())
             else { return nil }

@@ -78,6 +78,20 @@ import SyncrS3
         #expect(ListObjectsPage(parsing: xml.replacingOccurrences(of: "true", with: "false"))?.continuationToken == nil)
         #expect(ListObjectsPage(parsing: "<Error><Code>NoSuchBucket</Code></Error>") == nil)
     }
+
+    /// Keys asked for URL-encoded (as the AWS SDKs do): `+` is a space, `%2B` a plus, and a
+    /// control character that XML 1.0 cannot carry arrives intact. The continuation token is
+    /// never encoded.
+    @Test func urlEncodedKeysAreDecoded() throws {
+        #expect(ListObjectsPage.query(prefix: "p/", continuationToken: nil).map(\.name) == ["encoding-type", "list-type", "prefix"])
+        let xml = """
+            <ListBucketResult><Name>b</Name><Prefix>p%2F</Prefix><EncodingType>url</EncodingType>            <IsTruncated>true</IsTruncated><NextContinuationToken>tok+%2B</NextContinuationToken>            <Contents><Key>p/a+b%2Bc%01%C3%BC.txt</Key><Size>3</Size></Contents></ListBucketResult>
+            """
+        let page = try #require(ListObjectsPage(parsing: xml))
+        #expect(page.objects == [.init(key: "p/a b+c\u{01}ü.txt", size: 3)])
+        #expect(page.continuationToken == "tok+%2B")
+        #expect(ListObjectsPage(parsing: xml.replacingOccurrences(of: "%01", with: "%0")) == nil, "a broken escape")
+    }
 }
 
 /// `syncr cache prune MANIFEST` keeps the records of the objects of an `s3://` prefix download

@@ -39,6 +39,30 @@ import Testing
         #expect(second.stderr.contains("0 transferred, 3 up to date"), "\(second.stderr)")
     }
 
+    /// Keys with characters that a listing must carry exactly: `+` (a space in a form), `%`,
+    /// a space and a control character (which XML 1.0 cannot hold, so the listing is asked
+    /// for URL-encoded).
+    @Test func keysWithPlusPercentAndControlCharactersComeDownAsNamed() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let tree = project.file("src")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: true)
+        let names = ["a+b.txt", "100% c.txt", "ctl\u{01}x.txt"]
+        for (i, name) in names.enumerated() { try Data("object \(i)\n".utf8).write(to: tree.appendingPathComponent(name)) }
+        let prefix = SeaweedFS.uniquePrefix("keys")
+        let sync = try await AWSCLI(server: server).run(["s3", "sync", "--only-show-errors", tree.path, "s3://syncr-test/\(prefix)"])
+        try #require(sync.exitCode == 0, "\(sync.stderr)")
+        try project.writeManifest(defaults: "{ retries: 0, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://syncr-test/\(prefix)\", to: data/ }"])
+        let result = try await project.run(["apply"], environment: server.environment)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let got = try FileManager.default.contentsOfDirectory(atPath: project.file("data").path).filter { !$0.hasPrefix(".") }
+        #expect(Set(got) == Set(names), "\(got.map { $0.unicodeScalars.map(\.value) })")
+        for (i, name) in names.enumerated() {
+            #expect(FileManager.default.contents(atPath: project.file("data/" + name).path) == Data("object \(i)\n".utf8), "\(name)")
+        }
+    }
+
     /// More objects than one ListObjectsV2 page holds (1,000): the next pages are asked for
     /// with the continuation token, and every object arrives.
     @Test func followsEveryPage() async throws {
