@@ -106,16 +106,14 @@ public enum FreeSpace {
 
 extension Session {
     /// Free-space warnings for planned items whose sizes are known.
-    func spaceWarnings(_ items: [PlanItem]) -> [String] {
-        // Nothing to fetch (a no-op run): no need to index every download.
-        guard items.contains(where: { $0.kind == .download && [.download, .resume, .restart].contains($0.action) }) else {
-            return []
-        }
-        let downloads = Dictionary(manifest.downloads.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
+    /// - Parameter entries: what the items were planned from, item for item: an object listed
+    ///   under an `s3://` prefix is an entry of its own (its cache key, its destination), which
+    ///   the manifest's prefix entry is not.
+    func spaceWarnings(_ items: [PlanItem], entries: Entries) -> [String] {
         var needs: [FreeSpace.Need] = []
         var volumes = VolumeLookup()
-        for item in items where item.kind == .download {
-            guard [.download, .resume, .restart].contains(item.action), let download = downloads[item.index],
+        for (item, entry) in zip(items, entries) {
+            guard case .download(let download) = entry, [.download, .resume, .restart].contains(item.action),
                   let size = item.size else { continue }
             let cached = item.action == .resume ? allocated(Cache.key(for: download)) ?? 0 : 0
             needs += spaceNeeds(download, size: size, cached: min(size, cached), volumes: &volumes)

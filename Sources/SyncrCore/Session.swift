@@ -260,7 +260,7 @@ public final class Session: Sendable {
             item.reason = self.redactor.scrub(item.reason)
             return item
         }
-        var plan = Plan(items: items, warnings: spaceWarnings(items), fsync: cache.flushes)
+        var plan = Plan(items: items, warnings: spaceWarnings(items, entries: entries), fsync: cache.flushes)
         plan.sharding = sharding
         return plan
     }

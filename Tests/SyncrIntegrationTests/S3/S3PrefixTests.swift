@@ -83,6 +83,31 @@ import Testing
         #expect(try String(contentsOf: project.file("out/f1004.txt"), encoding: .utf8) == "object 1004\n")
     }
 
+    /// The plan's free-space check counts each listed object at its own destination: one
+    /// whose folder is on a small file system (here `data/sub`, linked to a 4 MiB tmpfs) is
+    /// warned about there. The prefix's folder, which the check used for every object, is on
+    /// the cache's file system and has room.
+    @Test(.enabled(if: Tmpfs.canRun, "mounting a tmpfs needs root (CI runs the tests as root)"))
+    func freeSpaceIsCheckedWhereEachObjectGoes() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let disk = try Tmpfs(megabytes: 4)
+        let source = project.file("big.bin")
+        try makeFile(path: source, size: 6 << 20, seed: 41)
+        let prefix = SeaweedFS.uniquePrefix("space")
+        let copy = try await AWSCLI(server: server).run(["s3", "cp", "--only-show-errors", source.path,
+                                                         "s3://syncr-test/\(prefix)sub/big.bin"])
+        try #require(copy.exitCode == 0, "\(copy.stderr)")
+        try FileManager.default.createDirectory(at: project.file("data"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: project.file("data/sub").path, withDestinationPath: disk.path)
+        try project.writeManifest(defaults: "{ retries: 0, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://syncr-test/\(prefix)\", to: data/ }"])
+        let plan = try await project.run(["plan"], environment: server.environment)
+        #expect(plan.exitCode == 0, "\(plan)")
+        #expect(plan.stdout.contains("warning: downloads need 6.0 MiB in \(project.file("data/sub").path) but 4.0 MiB is free"),
+                "\(plan.stdout)")
+    }
+
     /// A prefix in a bucket that does not exist fails its entry with S3's code, before any
     /// object is asked about.
     @Test func missingBucketFailsTheListing() async throws {
