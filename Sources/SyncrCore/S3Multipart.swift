@@ -28,6 +28,14 @@ struct MultipartRecord: Codable, Sendable {
     var pathStyle: Bool?
     var profile: String?
     var anonymous: Bool?
+
+    /// What names the upload, read from a record the full decoding refuses (a field damaged,
+    /// or a version of syncr that wrote other fields): enough to abort it.
+    struct Name: Decodable {
+        var uploadID: String
+        var bucket: String
+        var key: String
+    }
 }
 
 /// One multipart upload of one file to an object store: CreateMultipartUpload (or the one a
@@ -132,8 +140,15 @@ struct S3MultipartUpload: Sendable {
     /// match the file; nil when there is none to go on with. A file changed since that upload
     /// began has its upload aborted.
     func resumable(partSize: Int64, count: Int) async throws -> MultipartRecord? {
-        guard let bytes = FS.readAll(recordPath), var record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes))
-        else { return nil }
+        guard let bytes = FS.readAll(recordPath) else { return nil }
+        guard var record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)) else {
+            // Replaced as it is, its upload would stay in the store (and be billed) for good.
+            if let named = try? JSONDecoder().decode(MultipartRecord.Name.self, from: Data(bytes)),
+               named.bucket == object.location.bucket, named.key == key {
+                await giveUp(named.uploadID)
+            }
+            return nil
+        }
         guard record.source == file.fingerprint, record.partSize == partSize, record.key == key,
               record.bucket == object.location.bucket else {
             await giveUp(record.uploadID)

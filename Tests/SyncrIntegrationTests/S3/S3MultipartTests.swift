@@ -133,6 +133,36 @@ import Testing
         #expect(try await sha256(file: back) == (try await sha256(file: project.file("big.bin"))))
     }
 
+    /// A record that cannot be read in full (a field damaged, or written by another version)
+    /// still names its upload: that upload is aborted before a new one starts, not left in the
+    /// store for good.
+    @Test func aDamagedRecordsUploadIsAborted() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try makeFile(path: project.file("big.bin"), size: 80 << 20, seed: 46)
+        let key = SeaweedFS.uniquePrefix("damaged") + "big.bin"
+        try writeManifest(project, server: server, defaults: "connections: 1,",
+                          upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
+        let (kept, _) = try await killDuringUpload(project, server: server)
+        try #require(kept >= 2 && kept < 16)
+        let cache = project.file(".syncr/cache")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: cache.path).first { $0.hasSuffix(".multipart") })
+        let path = cache.appendingPathComponent(name)
+        var record = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: path)) as? [String: Any])
+        let oldUpload = try #require(record["uploadID"] as? String)
+        record["source"] = "damaged"
+        try JSONSerialization.data(withJSONObject: record).write(to: path)
+        let second = try await project.run(["apply"], environment: server.environment)
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        let uploads = try await AWSCLI(server: server).run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test",
+                                                            "--prefix", key])
+        #expect(uploads.exitCode == 0, "\(uploads)")
+        #expect(!uploads.stdout.contains(oldUpload), "\(uploads.stdout)")
+        let back = project.file("back.bin")
+        try await AWSCLI(server: server).copy("s3://syncr-test/\(key)", back.path)
+        #expect(try await sha256(file: back) == (try await sha256(file: project.file("big.bin"))))
+    }
+
     /// `syncr cache prune` with a manifest that no longer has the upload removes its record and
     /// aborts the multipart upload in the store; without the store's credentials it keeps both.
     @Test func pruneAbortsAnAbandonedUpload() async throws {
