@@ -342,12 +342,23 @@ final class Transfer: @unchecked Sendable {
     /// `host:port` of the server this transfer talked to, for TLS messages (after a redirect it
     /// is not the manifest URL's host).
     private var peer: String {
+        guard let parts = effectiveParts else { return "the server" }
+        return "\(parts.host):\(parts.port)"
+    }
+
+    /// The URL last asked for (after redirects), in parts.
+    private var effectiveParts: URLParts? {
         var pointer: UnsafeMutablePointer<CChar>? = nil
         syncr_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &pointer)
-        guard let url = pointer.map({ String(cString: $0) }) ?? Optional(request.url), let parts = URLParts(url) else {
-            return "the server"
-        }
-        return "\(parts.host):\(parts.port)"
+        return URLParts(pointer.map { String(cString: $0) } ?? request.url)
+    }
+
+    /// curl's message, with the proxy named when the address it could not reach is the proxy's
+    /// from the environment (`EnvironmentProxy`).
+    private func namingProxy(_ detail: String) -> String {
+        guard let parts = effectiveParts, let proxy = EnvironmentProxy(scheme: parts.scheme),
+              let hint = proxy.hint(detail: detail, targetHost: parts.host, targetPort: parts.port) else { return detail }
+        return detail + "; " + hint
     }
 
     /// Request body bytes curl has sent so far.
@@ -387,7 +398,9 @@ final class Transfer: @unchecked Sendable {
         let url = request.displayURL
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
-            return .timedOut(url: url, message: detail)
+            return .timedOut(url: url, message: namingProxy(detail))
+        case CURLE_COULDNT_CONNECT:
+            return .connection(url: url, code: Int(code.rawValue), message: namingProxy(detail))
         case CURLE_PEER_FAILED_VERIFICATION:
             return .tls(url: url, message: "cannot verify the certificate of \(peer): \(detail); "
                 + "if the server uses a private CA, trust it with ca_cert: FILE (or SSL_CERT_FILE), "

@@ -60,6 +60,27 @@ struct ProxyAndCredentialTests {
         #expect(headers.allSatisfy { $0["via"] == nil }, "no request went through the proxy: \(headers)")
     }
 
+    /// A proxy that is not running: the error says that the address curl could not reach is
+    /// the proxy, and from which variable, without the password its URL carries.
+    @Test func aDeadProxyIsNamed() async throws {
+        let (folder, server, _) = try await Self.server()
+        defer { withExtendedLifetime(folder) {} }
+        defer { server.stop() }
+        let dead = try freePort()
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0 }
+            downloads:
+              - { url: "\(server.url("/file.bin"))", to: file.bin }
+            """)
+        let proxy = "http://user:proxy-secret@127.0.0.1:\(dead)"
+        let r = try await harness.run(["apply"], environment: ["http_proxy": proxy, "no_proxy": "", "NO_PROXY": ""])
+        #expect(r.status == 1, "\(r.allOutput)")
+        #expect(r.allOutput.contains("127.0.0.1:\(dead) is the proxy set in http_proxy: check that it runs there"), "\(r.allOutput)")
+        #expect(!r.allOutput.contains("proxy-secret"), "\(r.allOutput)")
+    }
+
     /// https through the proxy: a CONNECT tunnel, with the certificate still checked end to end
     /// (the private CA is trusted with `ca_cert`).
     @Test func httpsProxyTunnelsTLS() async throws {

@@ -1,0 +1,47 @@
+import Testing
+@testable import SyncrHTTP
+
+/// Which proxy variable libcurl reads for a URL, and when a failed connection was to it.
+@Suite("EnvironmentProxy", .timeLimit(.minutes(10)))
+struct EnvironmentProxyTests {
+    private func proxy(_ scheme: String, _ variables: [String: String]) -> EnvironmentProxy? {
+        EnvironmentProxy(scheme: scheme, environment: { variables[$0] })
+    }
+
+    @Test func httpReadsOnlyTheLowercaseVariable() {
+        #expect(proxy("http", ["HTTP_PROXY": "http://evil:1"]) == nil)
+        #expect(proxy("http", ["HTTP_PROXY": "http://evil:1", "ALL_PROXY": "p:2"])
+                == EnvironmentProxy(variable: "ALL_PROXY", host: "p", port: 2))
+        #expect(proxy("http", ["http_proxy": "http://p:3128"]) == EnvironmentProxy(variable: "http_proxy", host: "p", port: 3128))
+    }
+
+    @Test func httpsReadsBothCasesThenAllProxy() {
+        #expect(proxy("https", ["HTTPS_PROXY": "P.example:8080"]) == EnvironmentProxy(variable: "HTTPS_PROXY", host: "p.example", port: 8080))
+        #expect(proxy("https", ["https_proxy": "a:1", "HTTPS_PROXY": "b:2"])?.variable == "https_proxy")
+        #expect(proxy("https", ["https_proxy": "", "all_proxy": "c:3"])?.variable == "all_proxy", "an empty variable is unset")
+        #expect(proxy("https", [:]) == nil)
+    }
+
+    @Test func addressesAsCurlReadsThem() {
+        #expect(EnvironmentProxy.address("http://user:pa:ss@proxy:3128/") ?? ("", 0) == ("proxy", 3128))
+        #expect(EnvironmentProxy.address("proxy") ?? ("", 0) == ("proxy", 1080), "curl's default proxy port")
+        #expect(EnvironmentProxy.address("https://proxy") ?? ("", 0) == ("proxy", 443))
+        #expect(EnvironmentProxy.address("socks5h://[::1]:1085") ?? ("", 0) == ("::1", 1085))
+        #expect(EnvironmentProxy.address("http://proxy:port") == nil)
+        #expect(EnvironmentProxy.address("http://") == nil)
+    }
+
+    @Test func hintOnlyWhenCurlNamedTheProxy() {
+        let p = EnvironmentProxy(variable: "https_proxy", host: "127.0.0.1", port: 9)
+        let refused = "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server"
+        let hint = p.hint(detail: refused, targetHost: "example.com", targetPort: 443)
+        #expect(hint == "127.0.0.1:9 is the proxy set in https_proxy: check that it runs there, "
+                + "or list this server's host in no_proxy to connect to it directly")
+        // no_proxy exempted the host: curl names the server, not the proxy.
+        #expect(p.hint(detail: "Failed to connect to example.com port 443 after 1 ms: Couldn't connect to server",
+                       targetHost: "example.com", targetPort: 443) == nil)
+        #expect(p.hint(detail: "Failed to connect to 127.0.0.1 port 90 after 0 ms: Couldn't connect to server",
+                       targetHost: "example.com", targetPort: 443) == nil, "port 90 is not port 9")
+        #expect(p.hint(detail: refused, targetHost: "127.0.0.1", targetPort: 9) == nil, "the server is the proxy's address")
+    }
+}
