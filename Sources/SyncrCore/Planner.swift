@@ -163,7 +163,10 @@ public enum Planner {
 
     /// The decision for a download unpacked into a folder. The archive stays in the cache after
     /// unpacking, so a folder that was changed or removed is unpacked again without a download.
-    public static func decideUnpacked(remote: RemoteResource, local: UnpackFacts) -> Decision {
+    /// - Parameter checksums: the entry's pinned checksums (the manifest's, or a lock's): a
+    ///   folder unpacked from an archive the record does not vouch for against them is unpacked
+    ///   again, from the cached archive once it has been checked, or from a new download.
+    public static func decideUnpacked(checksums: [Checksum] = [], remote: RemoteResource, local: UnpackFacts) -> Decision {
         let size = remote.size
         if local.destinationBlocked {
             return Decision(action: .download, offset: 0, bytes: size,
@@ -179,10 +182,12 @@ public enum Planner {
             return Decision(action: .download, offset: 0, bytes: size,
                             reason: "the remote archive changed since it was unpacked (\(comparison.text))")
         }
-        if let tree = local.tree, tree == state.destinationTree {
+        let vouched = covers(state.verified, checksums)
+        if let tree = local.tree, tree == state.destinationTree, vouched {
             return Decision(action: .skip, offset: 0, bytes: 0, reason: "up to date (unpacked; \(how))")
         }
-        let why = local.tree == nil ? "the folder is missing" : "the folder was changed since it was unpacked"
+        let why = !vouched ? "the archive was not checked against the \(checksums[0].algorithm) pinned for it"
+            : local.tree == nil ? "the folder is missing" : "the folder was changed since it was unpacked"
         if let total = state.size, local.dataSize == total {
             return Decision(action: .resume, offset: total, bytes: 0, reason: "\(why); unpacking again from the cache")
         }

@@ -292,7 +292,8 @@ public final class Session: Sendable {
             return item
         }
         if download.unzip {
-            let decision = Planner.decideUnpacked(remote: remote, local: unpackFacts(download, index: index))
+            let decision = Planner.decideUnpacked(checksums: download.checksums, remote: remote,
+                                                   local: unpackFacts(download, index: index))
             item.action = decision.action
             item.offset = decision.offset
             item.bytes = decision.bytes

@@ -271,6 +271,25 @@ let digestNeedTable: [DigestNeedCase] = [
         #expect(!Planner.needsDestinationDigest(checksums: F.pinned, remote: F.remote(), local: local))
         #expect(Planner.decide(checksums: F.pinned, remote: F.remote(), local: local).action == .skip)
     }
+
+    /// An unpacked folder is kept only when the record vouches for its archive against the
+    /// pinned SHA-256 (the manifest's, or a lock's in a locked run): unpacked before it was
+    /// pinned, it is unpacked again from the cached archive, which the verify stage hashes.
+    @Test func unpackedFolderIsKeptOnlyWhenItsArchiveWasCheckedAgainstThePin() {
+        var state = F.complete()
+        state.destinationTree = "tree-1"
+        let cached = UnpackFacts(state: state, dataSize: F.size, tree: "tree-1")
+        #expect(Planner.decideUnpacked(remote: F.remote(), local: cached).action == .skip)
+        let unchecked = Planner.decideUnpacked(checksums: F.pinned, remote: F.remote(), local: cached)
+        #expect(unchecked.action == .resume && unchecked.offset == F.size && unchecked.bytes == 0)
+        #expect(unchecked.reason.contains("not checked against the sha256"), "\(unchecked.reason)")
+        var gone = cached
+        gone.dataSize = nil
+        #expect(Planner.decideUnpacked(checksums: F.pinned, remote: F.remote(), local: gone).action == .download)
+        state.verified = ["sha256": F.sha]
+        let checked = UnpackFacts(state: state, dataSize: nil, tree: "tree-1")
+        #expect(Planner.decideUnpacked(checksums: F.pinned, remote: F.remote(), local: checked).action == .skip)
+    }
 }
 
 @Suite(.timeLimit(.minutes(10))) struct CompareTests {

@@ -185,6 +185,39 @@ struct LockfileTests {
         #expect(try await nginx.settledAccessLog().count == before, "no request")
     }
 
+    /// A folder unpacked before its archive was pinned is not kept on the record's word: the
+    /// cached archive is checked against the pin (here the manifest's; a lock's is added the
+    /// same way) and the folder is left as it was when it does not match.
+    @Test func unpackedFolderIsCheckedAgainstAPinAddedLater() async throws {
+        let www = try TemporaryDirectory(prefix: "www-pin-unzip")
+        let tree = try TemporaryDirectory(prefix: "tree")
+        try FileManager.default.createDirectory(at: tree.appending("top"), withIntermediateDirectories: true)
+        try Data("hello\n".utf8).write(to: tree.appending("top/a.txt"))
+        let tar = try await runProcess(executable: "tar", arguments: ["-czf", www.appending("t.tar.gz").path, "-C", tree.path, "top"])
+        try #require(tar.exitCode == 0, "\(tar.stderr)")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        let entry = "url: \(nginx.url("/t.tar.gz")), to: out/t, unzip: true, strip_components: 1"
+        try project.writeManifest(downloads: ["{ \(entry) }"])
+        let first = try await project.run(["apply", "--progress", "none"])
+        try #require(first.exitCode == 0, "\(first.stderr)")
+        let wrong = String(repeating: "ab", count: 32)
+        try project.writeManifest(downloads: ["{ \(entry), sha256: \(wrong) }"])
+        let plan = try await project.run(["plan"])
+        #expect(plan.stdout.contains("not checked against the sha256 pinned for it"), "\(plan.stdout)")
+        let mismatch = try await project.run(["apply", "--progress", "none"])
+        #expect(mismatch.exitCode == 1, "\(mismatch.stderr)")
+        #expect(mismatch.stderr.lowercased().contains("sha256"), "\(mismatch.stderr)")
+        #expect(try String(contentsOf: project.file("out/t/a.txt"), encoding: .utf8) == "hello\n", "the folder stays")
+        let sha = try await sha256(file: www.appending("t.tar.gz"))
+        try project.writeManifest(downloads: ["{ \(entry), sha256: \(sha) }"])
+        let right = try await project.run(["apply", "--progress", "none"])
+        #expect(right.exitCode == 0, "\(right.stderr)")
+        let again = try await project.run(["plan"])
+        #expect(again.stdout.contains("up to date (unpacked"), "\(again.stdout)")
+    }
+
     /// A server that cannot be asked leaves no lock at all (a partial lock would pin half a
     /// manifest), and says which entry and why; an existing lock stays as it was.
     @Test func unreachableEntryWritesNoLock() async throws {
