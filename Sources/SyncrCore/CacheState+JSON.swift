@@ -63,9 +63,10 @@ private struct RecordFields {
     private var good: Int64 = 0
     private var ranges: [Range<Int64>] = []
 
-    /// The record, once every member is read; nil without `format` or `url`.
+    /// The record, once every member is read; nil without `format` or `url`, or with a negative
+    /// `good` or `size` (no writer makes one; `0..<good` would stop the program).
     var state: EntryState? {
-        guard let format, let url else { return nil }
+        guard let format, let url, good >= 0, (read.size ?? 0) >= 0 else { return nil }
         var state = read
         state.url = url
         state.format = Int(format)

@@ -66,6 +66,7 @@ struct RecordJSONTests {
                       #"{"format":1,"url":"u","ranges":[[0,"1"]]}"#, #"{"format":1,"url":"u",}"#,
                       #"{"format":1 "url":"u"}"#, #"{"format":1,"url":"u","destinationFingerprint":{"device":1,"inode":2,"size":3}}"#,
                       #"{"format":1,"url":"u","destinationFingerprint":7}"#,
+                      #"{"format":1,"url":"u","good":-5,"size":300}"#, #"{"format":1,"url":"u","size":-1}"#,
                       #"{"format":1,"url":"u","future":"# + String(repeating: "[", count: 20) + String(repeating: "]", count: 20) + "}"])
     func notARecord(text: String) {
         #expect(EntryState(recordJSON: Array(text.utf8)) == nil)
