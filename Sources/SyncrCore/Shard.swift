@@ -105,12 +105,16 @@ public struct ShardAssignment: Sendable {
     /// broken by destination so that every machine sorts alike.
     static func balance(_ sized: [(id: EntryID, key: String, size: Int64)], count: Int) -> [(EntryID, Int)] {
         let order = sized.sorted { $0.size != $1.size ? $0.size > $1.size : $0.key < $1.key }
-        var loads = [Int64](repeating: 0, count: count)
+        // Only the first `order.count` shards can be the lightest when an entry is placed (an
+        // empty one is found by then), so no more are weighed: a count far above the entries
+        // (`--shard 1/9223372036854775807`) made an array of that many.
+        var loads = [Int64](repeating: 0, count: min(count, order.count))
+        guard !loads.isEmpty else { return [] }
         var result: [(EntryID, Int)] = []
         result.reserveCapacity(order.count)
         for entry in order {
             var lightest = 0
-            for s in 1..<count where loads[s] < loads[lightest] { lightest = s }
+            for s in loads.indices.dropFirst() where loads[s] < loads[lightest] { lightest = s }
             loads[lightest] = loads[lightest].clampedAdding(entry.size)
             result.append((entry.id, lightest + 1))
         }

@@ -41,7 +41,8 @@ public enum ShardEnvironment {
                     + (index != nil ? source.missingTotalHint : "set both, or neither"))
             }
             let said = "\(source.index)=\(index), \(source.total)=\(total) (\(source.engine))"
-            guard let i = Int(index), let n = Int(total),
+            // A zero-based index is counted from 1 here; one at Int.max has no successor.
+            guard let i = Int(index), let n = Int(total), !(source.zeroBased && i == Int.max),
                   let shard = Shard(index: source.zeroBased ? i + 1 : i, count: n) else {
                 let range = source.zeroBased ? "0 to \(source.total) - 1" : "1 to \(source.total)"
                 throw ShardEnvironmentError(message: "--shard auto: \(said) is not a shard: \(source.index) must be "

@@ -54,6 +54,8 @@ import Testing
         ["BUILDKITE_PARALLEL_JOB": "x", "BUILDKITE_PARALLEL_JOB_COUNT": "2"],
         ["SYNCR_SHARD": "5/4"],
         ["CI_NODE_TOTAL": "4"],
+        // Counted from 0, the largest index has no successor: refused, not an overflow trap.
+        ["BUILDKITE_PARALLEL_JOB": "9223372036854775807", "BUILDKITE_PARALLEL_JOB_COUNT": "4"],
     ])
     func refusesWhatIsNoShard(environment: [String: String]) {
         #expect(throws: ShardEnvironmentError.self) { try ShardEnvironment.resolve(environment) }

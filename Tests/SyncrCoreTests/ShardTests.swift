@@ -138,6 +138,17 @@ import Foundation
         #expect(result[.download(4)] == 2)
     }
 
+    /// More shards than sized entries: each entry alone on one of the first shards, as if
+    /// every shard were weighed; a count near `Int.max` neither allocates it nor loops over it.
+    @Test func farMoreShardsThanEntries() {
+        let sized: [(id: EntryID, key: String, size: Int64)] = [(.download(0), "a", 5), (.download(1), "b", 0), (.download(2), "c", 9)]
+        for count in [3, 10, Int.max] {
+            let result = Dictionary(uniqueKeysWithValues: ShardAssignment.balance(sized, count: count))
+            #expect(result == [.download(2): 1, .download(0): 2, .download(1): 3], "\(count)")
+        }
+        #expect(ShardAssignment.balance([], count: Int.max).isEmpty)
+    }
+
     @Test(arguments: [("2/4", 2, 4), ("1/1", 1, 1), ("10/10", 10, 10)])
     func parsesShards(text: String, index: Int, count: Int) {
         #expect(Shard(text) == Shard(index: index, count: count))
