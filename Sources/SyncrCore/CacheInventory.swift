@@ -111,6 +111,9 @@ public enum CacheInventory {
                     entry.status = hasData ? .complete : .recorded
                     if let destination = state.destination, let recorded = state.destinationFingerprint {
                         entry.destinationInPlace = FS.fingerprint(destination) == recorded
+                    } else if let destination = state.destination, let tree = state.destinationTree {
+                        // An unpacked folder: its shape, as the plan compares it.
+                        entry.destinationInPlace = FolderReplace.fingerprint(destination) == tree
                     }
                 } else {
                     entry.status = .partial(cached: hasData ? state.cachedBytes : 0, of: state.size)

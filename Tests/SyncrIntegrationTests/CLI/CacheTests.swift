@@ -234,6 +234,33 @@ struct CacheTests {
         #expect(Cache(directory: f.cache.directory).loadState(key) == nil)
     }
 
+    /// The same for an unpacked folder, which is recorded by its shape (`destinationTree`),
+    /// not by a file's fingerprint: pruned, the next run downloaded the archive again.
+    @Test func pruneByAgeKeepsRecordsOfUnpackedFoldersInPlace() async throws {
+        let f = try Fixture()
+        let folder = f.harness.folder + "/unpacked"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        _ = try f.harness.write("unpacked/a.txt", "a\n")
+        let key = Cache.key(for: "http://127.0.0.1:9/unpacked.tar.gz")
+        var state = EntryState(url: "http://127.0.0.1:9/unpacked.tar.gz")
+        state.size = 10
+        state.good = 10
+        state.complete = true
+        state.destination = folder
+        state.destinationTree = try #require(FolderReplace.fingerprint(folder))
+        try f.cache.saveState(state, key: key)
+        try f.age(key, by: 30 * 86_400)
+
+        let r = try await f.harness.run(["cache", "prune", "--cache", "cache", "--older-than", "7d"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.stdout.contains(key), "the record of a folder in place stays: \(r.stdout)")
+        #expect(Cache(directory: f.cache.directory).loadState(key) != nil)
+
+        _ = try f.harness.write("unpacked/b.txt", "added by hand\n")
+        let again = try await f.harness.run(["cache", "prune", "--cache", "cache", "--older-than", "7d"])
+        #expect(again.stdout.contains("removed \(key)"), "\(again.stdout)")
+    }
+
     /// With a manifest and an age, an entry goes only when both say so.
     @Test func pruneByManifestAndAge() async throws {
         let f = try Fixture()
