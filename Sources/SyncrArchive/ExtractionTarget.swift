@@ -56,7 +56,10 @@ public final class ExtractionTarget {
     private var totalBytes: Int64 = 0
     /// Free bytes on the staging folder's file system when extraction started (nil: not checked).
     private let freeBytes: Int64?
-    private var seen: Set<String> = []
+    /// The names extracted so far, as bytes: the file system tells names apart by their bytes,
+    /// while Swift's `String` equality would take `café` composed and decomposed for one name
+    /// and refuse a valid archive holding both.
+    private var seen: Set<[UInt8]> = []
     /// Folder modes to apply at the end, so a read-only folder can still be filled first.
     private var folderModes: [(path: String, mode: mode_t)] = []
 
@@ -122,7 +125,7 @@ public final class ExtractionTarget {
             throw .limit(archive: archive, entry: nil, detail: "more than \(limits.maxEntries) entries")
         }
         let key = components.joined(separator: "/")
-        guard seen.insert(key).inserted else { throw .duplicate(archive: archive, entry: entry) }
+        guard seen.insert(Array(key.utf8)).inserted else { throw .duplicate(archive: archive, entry: entry) }
         return key
     }
 
@@ -199,7 +202,7 @@ public final class ExtractionTarget {
         _ = try admit(components, entry: entry)
         let source = root + "/" + existing.joined(separator: "/")
         var st = stat()
-        guard seen.contains(existing.joined(separator: "/")), lstat(source, &st) == 0,
+        guard seen.contains(Array(existing.joined(separator: "/").utf8)), lstat(source, &st) == 0,
               (st.st_mode & S_IFMT) == S_IFREG else {
             throw .unsafePath(archive: archive, entry: entry,
                               detail: "a hard link must name a file extracted before it (\(existing.joined(separator: "/")))")

@@ -94,6 +94,26 @@ import Testing
         #expect(error == hostile.expected)
     }
 
+    /// Two names that differ only in Unicode normalization are two files on the disk (as GNU
+    /// tar unpacks them), not one name twice; a hard link names the one it means.
+    @Test("Names that differ only in their Unicode normalization are two files")
+    func namesDifferingOnlyInNormalization() throws {
+        let scratch = try Scratch()
+        try python("""
+        with tarfile.open("norm.tar", "w", format=tarfile.PAX_FORMAT) as t:
+            add(t, "caf\\u00e9.txt", data=b"composed")
+            add(t, "cafe\\u0301.txt", data=b"decomposed")
+            add(t, "link.txt", tarfile.LNKTYPE, linkname="cafe\\u0301.txt")
+        """, cwd: scratch.path)
+        let staging = try scratch.folder("staging")
+        _ = try TarExtractor.extract(archive: scratch.at("norm.tar"), into: staging)
+        let names = try FileManager.default.contentsOfDirectory(atPath: staging).map { Array($0.utf8) }
+        #expect(names.count == 3, "\(names)")
+        #expect(FileManager.default.contents(atPath: staging + "/caf\u{E9}.txt") == Data("composed".utf8))
+        #expect(FileManager.default.contents(atPath: staging + "/cafe\u{301}.txt") == Data("decomposed".utf8))
+        #expect(FileManager.default.contents(atPath: staging + "/link.txt") == Data("decomposed".utf8))
+    }
+
     @Test("Device files and FIFOs can be skipped instead, and are listed")
     func specialFilesSkipped() throws {
         let scratch = try Scratch()
