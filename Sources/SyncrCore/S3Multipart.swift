@@ -242,11 +242,27 @@ struct S3MultipartUpload: Sendable {
                                   displayURL: display, headers: [("Content-Type", "application/xml")], body: .file(path: path))
         request = builder.finish(request, lowSpeed: nil)
         let sink = BodyPrefixSink(limit: 64 << 10)
-        _ = try await call(request, sink: sink)
+        do {
+            _ = try await call(request, sink: sink)
+        } catch let failure as SyncError where failure.httpStatus == 404 {
+            // NoSuchUpload: a completion whose answer was lost on the way is retried, and by
+            // then the store has finished the upload and forgotten it. The object says whether.
+            guard await objectIsThisFile() else { throw failure }
+            return
+        }
         // S3 may answer 200 and still fail the completion, in the body.
         if let error = S3ErrorResponse(parsing: sink.text) {
             throw SyncError.other(message: "\(display): completing the multipart upload failed: \(error.code): \(error.message)")
         }
+    }
+
+    /// Whether the object in the store is this file: its size, and the SHA-256 given when the
+    /// upload was created.
+    func objectIsThisFile() async -> Bool {
+        let request = builder.head(url: object.url(key: key), displayURL: display)
+        guard case .success(let response) = await engine.perform(S3Object.resigned(request, by: object), sink: DiscardSink()),
+              response.head.isSuccess else { return false }
+        return response.head.contentLength == file.fingerprint.size && response.head.value(S3Metadata.sha256Header) == sha256
     }
 
     /// Aborts an upload; true when the store confirmed it, or no longer knows the upload.

@@ -59,6 +59,40 @@ import SyncrManifest
         #expect(try Self.records(multipart).isEmpty)
     }
 
+    /// The answer to CompleteMultipartUpload is lost (the connection closes), and the retry
+    /// finds the upload gone (404 NoSuchUpload): the store completed it. The object it made has
+    /// the file's size and SHA-256, so the upload succeeded, and its record goes.
+    @Test(arguments: [true, false])
+    func aCompletionWhoseAnswerWasLostIsCheckedAgainstTheObject(objectIsTheFile: Bool) async throws {
+        let tmp = try TemporaryFolder()
+        let size = Int64(12 << 20 + 5)
+        let completions = Locked(0)
+        let store = ScriptedTransport { request, _ in
+            if request.method == .post, request.url.contains("uploadId=NEW") {
+                let attempt = completions.withLock { $0 += 1; return $0 }
+                return attempt == 1 ? Reply(status: 0, failure: .connection(url: request.url, code: 52, message: "Empty reply from server"))
+                    : .status(404, body: "<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>")
+            }
+            if request.method == .head {
+                return .status(200, ["Content-Length": "\(objectIsTheFile ? size : size - 1)",
+                                     "x-amz-meta-syncr-sha256": "c0ffee"])
+            }
+            return Self.reply(request, abortStatus: 204)
+        }
+        let (plain, _) = try Self.upload(tmp, store: store)
+        let retrying = Retrying(retries: 1, index: 0, kind: .upload, reporter: nil, redactor: Redactor(secrets: []))
+        let multipart = S3MultipartUpload(upload: plain.upload, file: plain.file, key: "big.bin", sha256: "c0ffee",
+                                          cache: plain.cache, engine: store, retrying: retrying, progress: UploadProgress())
+        if objectIsTheFile {
+            let (sent, _) = try await multipart.run()
+            #expect(sent == size)
+            #expect(try Self.records(multipart).isEmpty)
+        } else {
+            await #expect(throws: SyncError.self) { try await multipart.run() }
+        }
+        #expect(store.requests.filter { $0.method == .post && $0.url.contains("uploadId=NEW") }.count == 2)
+    }
+
     /// The store: CreateMultipartUpload answers "NEW", parts and completion succeed, and the
     /// abort of the earlier upload "OLD" gets `abortStatus`.
     static func store(abortStatus: Int) -> ScriptedTransport {
