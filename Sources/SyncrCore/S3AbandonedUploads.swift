@@ -23,7 +23,7 @@ enum S3AbandonedUploads {
     /// - Throws: `Failure` when the store did not confirm it (and did not say it no longer
     ///   knows the upload), so that the caller keeps the record for another try.
     static func abort(recordAt path: String) throws(Failure) {
-        guard let bytes = FS.readAll(path),
+        guard let bytes = FS.readAll(path, limit: Cache.listRecordLimit),
               let record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)),
               let region = record.region else { return }
         func failure(_ reason: String) -> Failure {

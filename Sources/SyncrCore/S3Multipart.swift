@@ -140,7 +140,7 @@ struct S3MultipartUpload: Sendable {
     /// match the file; nil when there is none to go on with. A file changed since that upload
     /// began has its upload aborted.
     func resumable(partSize: Int64, count: Int) async throws -> MultipartRecord? {
-        guard let bytes = FS.readAll(recordPath) else { return nil }
+        guard let bytes = FS.readAll(recordPath, limit: Cache.listRecordLimit) else { return nil }
         guard var record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)) else {
             // Replaced as it is, its upload would stay in the store (and be billed) for good.
             if let named = try? JSONDecoder().decode(MultipartRecord.Name.self, from: Data(bytes)),

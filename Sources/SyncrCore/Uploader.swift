@@ -32,8 +32,13 @@ extension Cache {
 
     func uploadRecordPath(_ key: String) -> String { directory + "/" + key + ".upload" }
 
+    /// Upload and multipart records hold a line per file or part (about 200 bytes each): a
+    /// folder of 5,000 files passes the 1 MiB that bounds a download's record, and a record
+    /// cut off there read as none, so the folder was sent again whole on every run.
+    static let listRecordLimit = 256 << 20
+
     func loadUploadRecord(_ key: String) -> UploadRecord? {
-        guard let bytes = FS.readAll(uploadRecordPath(key)), !bytes.isEmpty else { return nil }
+        guard let bytes = FS.readAll(uploadRecordPath(key), limit: Self.listRecordLimit), !bytes.isEmpty else { return nil }
         return try? JSONDecoder().decode(UploadRecord.self, from: Data(bytes))
     }
 

@@ -23,6 +23,24 @@ final class TemporaryFolder {
 }
 
 @Suite(.timeLimit(.minutes(10))) struct CacheTests {
+    /// The record of a folder upload of 8,000 files (about 1.8 MiB) reads back whole: past
+    /// 1 MiB it read as no record, and the folder was sent again on every run.
+    @Test func aLargeUploadRecordReadsBack() throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path, flushes: false)
+        var files: [String: UploadRecord.SentFile] = [:]
+        for i in 0..<8_000 {
+            files[String(format: "build/artifacts/module-%03d/file-%05d.txt", i % 100, i)] = .init(
+                size: Int64(i), sha256: String(repeating: "a", count: 64),
+                fingerprint: FileFingerprint(device: 1, inode: UInt64(i), size: Int64(i), mtimeNanoseconds: 1_700_000_000_000_000_000))
+        }
+        let record = UploadRecord(method: "PUT", url: "http://127.0.0.1:9/up/", from: "build", files: files)
+        try cache.saveUploadRecord(record, key: "big")
+        let size = try #require(FS.fileSize(cache.uploadRecordPath("big")))
+        #expect(size > 1 << 20, "\(size) bytes")
+        #expect(cache.loadUploadRecord("big")?.files == files)
+    }
+
     /// Expected keys computed with `printf '%s' URL | md5sum`.
     @Test(arguments: [
         ("http://example.com/a", "3e27a17e84f5f8486fbc14488e12e6ff"),
