@@ -431,7 +431,8 @@ struct Uploader: Sendable {
             let failure: TransferError
             switch outcome.result {
             case .success(let response):
-                guard let error = response.statusError(url: request.displayURL) else {
+                // 303 See Other: the server took the upload and points at a result (not fetched).
+                guard let error = response.statusError(url: request.displayURL), response.head.status != 303 else {
                     progress.requestDone(response.uploadedBytes, body: body)
                     return .done(response.uploadedBytes)
                 }

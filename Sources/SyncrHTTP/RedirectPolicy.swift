@@ -8,9 +8,10 @@
 ///   `HTTPRequest.credentialHeaders`, and the URL's `user:password`) go only to the origin
 ///   (scheme, host, port) of the URL they were written for, unless `trustedRedirects`;
 /// - a request with a body (an upload) is re-sent with its method and body on 307 and 308 only,
-///   and to another origin only with `trustedRedirects`; 303 turns it into a GET (the server
-///   took the upload and points at the result); 301 and 302 are refused, since following them
-///   as a GET would report an upload that never arrived as a success.
+///   and to another origin only with `trustedRedirects`; 303 is its answer (the server took
+///   the upload and points at a result, which syncr has no use for: fetched, its failure would
+///   fail an upload that arrived); 301 and 302 are refused, since following them as a GET
+///   would report an upload that never arrived as a success.
 public struct RedirectPolicy: Sendable, Equatable {
     /// Redirects followed at most; 0 follows none (a redirect is then an error).
     public var maxRedirects: Int
@@ -74,6 +75,8 @@ struct RedirectState: Sendable {
     /// resolved to `target` (curl's `CURLINFO_REDIRECT_URL`; nil when there is none).
     mutating func next(after current: HTTPRequest, status: Int, target: String?) -> RedirectDecision {
         guard RedirectPolicy.redirectStatuses.contains(status), let target else { return .deliver }
+        // RFC 9110 §15.4.4: the server took the request; the answer to read is elsewhere.
+        if status == 303 && current.body != nil { return .deliver }
         let policy = original.redirects
         let url = original.displayURL
         let scheme = target.prefix { $0 != ":" }.lowercased()
@@ -117,10 +120,6 @@ struct RedirectState: Sendable {
                     return .refuse(.redirect(url: url, message:
                         "the server redirects the upload (HTTP \(status)) to another origin, \(parts.display); syncr sends a body there only with trusted_redirects: true on the entry"))
                 }
-            case 303:
-                // RFC 9110 §15.4.4: the server took the request; the answer to read is elsewhere.
-                next.method = .get
-                next.body = nil
             default:
                 return .refuse(.redirect(url: url, message:
                     "the server answers the upload with HTTP \(status) to \(parts.display); a \(status) may turn the \(current.method.rawValue) into a GET that drops the body, so syncr does not follow it: point to: at the final URL (307 and 308 are followed)"))

@@ -141,6 +141,31 @@ struct UploadTests {
         #expect(try await server.stats()["/api/upload"].posts == 1)
     }
 
+    /// A POST answered 303 See Other is done (the server took it and points at a result, as
+    /// syncr-manifest(5) says); the result is not fetched, so a failing one fails nothing, and
+    /// the bytes sent are the POST's.
+    @Test func aPostAnswered303IsDone() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/api/upload", FaultBehaviour(redirectTo: "/results/missing", redirectStatus: 303))
+        let project = try Project()
+        try makeFile(path: project.file("app.tar"), size: 300_000, seed: 57)
+        try write(project, """
+            version: 1
+            defaults: { retries: 0 }
+            uploads:
+              - { from: app.tar, to: \(server.url("/api/upload")) }
+            """)
+        let result = try await project.run(["apply", "--json"])
+        #expect(result.exitCode == 0, "\(result.stdout)\n\(result.stderr)")
+        let item = try #require(items(try jsonObject(result.stdout)).first)
+        #expect(item["status"] as? String == "ok" && item["transferred"] as? Int ?? 0 >= 300_000, "\(item)")
+        let stats = try await server.stats()
+        #expect(stats["/api/upload"].posts == 1)
+        #expect(stats["/results/missing"].requests == 0, "the result is not fetched")
+    }
+
     /// A 1 GiB PUT takes no more memory than a 16 MiB one, give or take 64 MiB: the body
     /// flows from disk to the network in fixed buffers. Measured on the syncr process itself.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["SYNCR_BIG_TESTS"] == "1", "a 1 GiB upload; set SYNCR_BIG_TESTS=1"))
