@@ -27,18 +27,36 @@ public enum LockCheck {
         return problems
     }
 
-    /// What changed on the server since the lock was written (size, ETag), or nil when the
-    /// answer matches it. Last-Modified alone is not held against the server: CDN nodes
-    /// disagree about it for the same bytes.
-    public static func drift(_ entry: LockedEntry, _ remote: RemoteResource) -> String? {
+    /// What changed on the server since the lock was written (size, ETag, and where the URL
+    /// leads), or nil when the answer matches it. Last-Modified alone is not held against the
+    /// server: CDN nodes disagree about it for the same bytes.
+    ///
+    /// - Parameter finalURL: where the URL leads now, masked and without its query, as `syncr
+    ///   lock` records it. Another place is named in front of any other change (a `${VAR}` in
+    ///   the URL that now expands otherwise is a change of URL, not of the server's file). On
+    ///   its own it is held against the server only where the lock has neither a SHA-256 nor
+    ///   an ETag to tell two files apart: mirrors and CDNs may answer one URL from several
+    ///   places, and a file checked by SHA-256 or ETag is known whatever place served it.
+    public static func drift(_ entry: LockedEntry, _ remote: RemoteResource, finalURL: String? = nil) -> String? {
+        var fileChanges: [String] = []
         if let locked = entry.size, let now = remote.size, locked != now {
-            return "size \(locked) → \(now) bytes"
+            fileChanges.append("size \(locked) → \(now) bytes")
+        } else if let locked = entry.etag {
+            if let now = remote.etag?.headerValue {
+                if now != locked { fileChanges.append("ETag \(locked) → \(now)") }
+            } else {
+                fileChanges.append("the server no longer sends an ETag (locked \(locked))")
+            }
         }
-        if let locked = entry.etag {
-            guard let now = remote.etag?.headerValue else { return "the server no longer sends an ETag (locked \(locked))" }
-            if now != locked { return "ETag \(locked) → \(now)" }
+        var moved: String?
+        if let locked = entry.finalURL, let now = finalURL, locked != now {
+            moved = "the URL now leads to \(now), locked \(locked)"
         }
-        return nil
+        if fileChanges.isEmpty {
+            guard let moved, entry.sha256 == nil, entry.etag == nil else { return nil }
+            return moved
+        }
+        return ([moved].compactMap { $0 } + fileChanges).joined(separator: "; ")
     }
 
     /// Whether the record vouches that the destination is the file verified against the lock's

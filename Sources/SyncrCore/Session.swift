@@ -285,9 +285,10 @@ public final class Session: Sendable {
         }
         item.remote = remote
         item.size = remote.size
-        if let entry = locked?.entry(to: download.to), let change = LockCheck.drift(entry, remote) {
+        if let entry = locked?.entry(to: download.to),
+           let change = LockCheck.drift(entry, remote, finalURL: redactor.scrubLocation(remote.finalURL)) {
             item.action = .error
-            item.reason = redactor.scrub("the server's file changed since \(lockName) was written (\(change)); "
+            item.reason = redactor.scrub("what the URL serves changed since \(lockName) was written (\(change)); "
                 + "the destination is left as it is. Run 'syncr lock' to accept the new version")
             return item
         }

@@ -22,6 +22,25 @@ import Testing
         #expect(LockCheck.drift(Self.entry, Fixture.remote(etag: nil))?.contains("no longer sends an ETag") == true)
     }
 
+    /// Where the URL leads: named in front of a change of the file; on its own held against
+    /// the server only when the lock has neither SHA-256 nor ETag to know the file by (a mirror
+    /// may serve one file from several places).
+    @Test func aURLThatLeadsElsewhere() {
+        var entry = Self.entry
+        entry.finalURL = "https://cdn.example.com/v1.bin"
+        let other = "https://cdn.example.com/v2.bin"
+        #expect(LockCheck.drift(entry, Fixture.remote(), finalURL: entry.finalURL) == nil)
+        #expect(LockCheck.drift(entry, Fixture.remote(), finalURL: other) == nil, "known by SHA-256 and ETag")
+        #expect(LockCheck.drift(entry, Fixture.remote(size: 1001), finalURL: other)
+                == "the URL now leads to \(other), locked \(entry.finalURL!); size 1000 → 1001 bytes")
+        var weak = entry
+        weak.etag = nil
+        weak.sha256 = nil
+        #expect(LockCheck.drift(weak, Fixture.remote(etag: nil), finalURL: other)
+                == "the URL now leads to \(other), locked \(entry.finalURL!)")
+        #expect(LockCheck.drift(weak, Fixture.remote(etag: nil), finalURL: entry.finalURL) == nil)
+    }
+
     @Test func recordVouchesOnlyForTheVerifiedUnchangedDestination() {
         var state = Fixture.complete(verified: ["sha256": Fixture.sha])
         state.destinationFingerprint = Fixture.written

@@ -138,6 +138,28 @@ struct LockfileTests {
         #expect(other.exists("out/a.bin"))
     }
 
+    /// A `${VAR}` in the URL that now expands to another file of the same size, on a server
+    /// that sends no ETag: the lock knows the file only by its size and where the URL led, and
+    /// the new place fails the entry rather than fetching another file.
+    @Test func aURLLeadingElsewhereFailsALockWithoutETagOrSHA256() async throws {
+        let root = try TemporaryDirectory(prefix: "www-lock-url")
+        _ = try makeFile(path: root.appending("v1.bin"), size: 5000, seed: 81)
+        _ = try makeFile(path: root.appending("v2.bin"), size: 5000, seed: 82)
+        let server = try await FaultServer.start(root: root.url)
+        defer { server.stop() }
+        for path in ["/v1.bin", "/v2.bin"] { try await server.behave(path: path, FaultBehaviour(noValidators: true)) }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \"\(server.url("/"))${LOCK_CHANNEL}.bin\", to: out/f.bin }"])
+        let lock = try await project.run(["lock"], environment: ["LOCK_CHANNEL": "v1"])
+        try #require(lock.exitCode == 0, "\(lock.stderr)")
+        let r = try await project.run(["apply", "--locked", "--progress", "none"], environment: ["LOCK_CHANNEL": "v2"])
+        #expect(r.exitCode == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("the URL now leads to \(server.url("/v2.bin")), locked \(server.url("/v1.bin"))"), "\(r.stderr)")
+        #expect(!project.exists("out/f.bin"))
+        let same = try await project.run(["apply", "--locked", "--progress", "none"], environment: ["LOCK_CHANNEL": "v1"])
+        #expect(same.exitCode == 0, "\(same.stderr)")
+    }
+
     /// An entry the lock does not know stops a locked run before any request, naming it.
     @Test func entryMissingFromTheLockIsAnError() async throws {
         let s = try await Self.setUp()
