@@ -136,12 +136,19 @@ final class Transfer: @unchecked Sendable {
     /// proxy capping each connection at 5 MiB/s: 1.8-2.0 s either way, against 19-20 s with the
     /// pieces multiplexed), costs a TLS handshake for every piece, stolen ones included, and would
     /// let other requests multiplex onto a piece's connection.
+    ///
+    /// Only `https` waits: HTTP/2 is agreed in the TLS handshake (ALPN), after which curl lets
+    /// the waiting requests go. A plain `http` connection never multiplexes (syncr does not
+    /// speak HTTP/2 without TLS), yet curl 7.88 let the requests waiting on it go only when its
+    /// first transfer ended: every other file from that server waited for the first one's
+    /// lead request, a whole large file with `connections: 1`, however large `jobs` was.
     private func configureConnectionSharing() {
         if request.ownConnection {
             syncr_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
             syncr_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 0)
         } else {
-            syncr_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+            let tls = request.url.utf8.count > 6 && request.url.prefix(6).lowercased() == "https:"
+            syncr_easy_setopt_long(easy, CURLOPT_PIPEWAIT, tls ? 1 : 0)
         }
     }
 

@@ -27,6 +27,34 @@ struct DownloadTests {
         try await server.reset()
     }
 
+    /// Files from one plain-http server go `jobs` at a time from the start: while the first
+    /// one still comes (slowly), the others are asked for. They waited for the first file's
+    /// lead request to end: curl kept them for a multiplexed connection that plain http never
+    /// gives.
+    @Test func oneSlowFileDoesNotHoldBackTheOthersFromItsServer() async throws {
+        let www = try TemporaryDirectory(prefix: "www-jobs")
+        let size = 400_000
+        for i in 1...4 { try makeFile(path: www.appending("q\(i).bin"), size: size, seed: UInt64(90 + i)) }
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        // 20 s for the whole of q1.
+        try await server.behave(path: "/q1.bin", FaultBehaviour(rate: 20_000))
+        let project = try Project()
+        try project.writeManifest(defaults: "{ jobs: 4, retries: 0 }",
+                                  downloads: (1...4).map { "{ url: \(server.url("/q\($0).bin")), to: out/q\($0).bin }" })
+        let child = try project.start(["apply"])
+        defer { child.terminate() }
+        var firstSentWhenOthersCame = size
+        let others = try await poll(timeout: .seconds(60)) {
+            let stats = try await server.stats()
+            guard (2...4).allSatisfy({ stats["/q\($0).bin"].requests == 1 }) else { return false }
+            firstSentWhenOthersCame = stats["/q1.bin"].bytesSent
+            return true
+        }
+        #expect(others)
+        #expect(firstSentWhenOthersCame < size, "q2-q4 were asked for while q1 was still coming")
+    }
+
     // MARK: nginx
 
     /// A run killed while copying across file systems or unpacking (or swapping the unpacked
