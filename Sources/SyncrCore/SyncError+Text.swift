@@ -172,9 +172,9 @@ extension SyncError {
             guard kept > 0 else { return "interrupted before any bytes were kept" }
             let of = size.map { " of \(ByteSize.format($0))" } ?? ""
             return "interrupted with \(ByteSize.format(kept))\(of) kept in the cache; run the same command again to resume"
-        case .upload:
-            // A multipart upload goes on from the parts its store holds; anything else is sent whole.
-            return "interrupted before the server confirmed it; the next run sends what the server lacks"
+        case .upload(let resumes):
+            return resumes ? "interrupted before the store confirmed it; the next run sends what the store lacks"
+                : "interrupted before the server confirmed it; the next run sends it again whole"
         }
     }
 }

@@ -146,8 +146,9 @@ extension SyncError {
         /// While downloading: `kept` bytes (of `size`, when known) wait in the cache for the next
         /// run; 0 when none were kept.
         case download(kept: Int64, size: Int64?)
-        /// While uploading, before the server confirmed it: the next run sends it again (a
-        /// multipart upload: the parts its store does not hold).
-        case upload
+        /// While uploading, before the server confirmed it. The next run sends it again whole
+        /// to an HTTP server; an object store (`resumes`) is asked what it holds, and only the
+        /// objects and multipart parts it lacks go.
+        case upload(resumes: Bool)
     }
 }

@@ -341,9 +341,9 @@ struct Uploader: Sendable {
             try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
             return result(.ok)
         } catch is Interrupted {
-            return result(.interrupted(.upload))
+            return result(.interrupted(.upload(resumes: requests.s3 != nil)))
         } catch is CancellationError {
-            return result(.interrupted(.upload))
+            return result(.interrupted(.upload(resumes: requests.s3 != nil)))
         } catch {
             return result(.failed(SyncError(error)))
         }

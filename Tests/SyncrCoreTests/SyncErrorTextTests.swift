@@ -101,8 +101,10 @@ struct SyncErrorTextTests {
         #expect(SyncError.interrupted(.download(kept: 0, size: nil)).description == "interrupted before any bytes were kept")
         #expect(SyncError.interrupted(.beforeStart).description == "interrupted before it started")
         #expect(SyncError.interrupted(.whileAsking).description == "interrupted while asking the server")
-        #expect(SyncError.interrupted(.upload).description
-                == "interrupted before the server confirmed it; the next run sends what the server lacks")
+        #expect(SyncError.interrupted(.upload(resumes: false)).description
+                == "interrupted before the server confirmed it; the next run sends it again whole")
+        #expect(SyncError.interrupted(.upload(resumes: true)).description
+                == "interrupted before the store confirmed it; the next run sends what the store lacks")
     }
 
     /// Every case has a code of its own, a snake_case word that scripts match on; only HTTP

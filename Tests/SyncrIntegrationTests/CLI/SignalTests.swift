@@ -178,7 +178,7 @@ struct SignalTests {
         run.signal(SIGINT)
         #expect(await run.finish() == 130, "\(run.stderr)")
         #expect(run.stderr.contains("1 interrupted"), "\(run.stderr)")
-        #expect(run.stderr.contains("the next run sends what the server lacks"), "\(run.stderr)")
+        #expect(run.stderr.contains("the next run sends it again whole"), "\(run.stderr)")
         #expect(try await server.uploads().isEmpty, "the server never got a complete body")
 
         try await server.reset()
