@@ -28,7 +28,8 @@ extension SyncError {
         case .checksumMismatch(let url, let algorithm, let expected, let actual, let destination):
             return "\(url): \(algorithm) mismatch: expected \(expected), got \(actual ?? "?"); "
                 + "the download was discarded and \(destination) left as it was "
-                + "(if the file changed on purpose, update \(algorithm) in the manifest)"
+                + "(if the file changed on purpose, update \(algorithm) in the manifest; "
+                + "in a locked run without one there, run 'syncr lock')"
         case .unpack(let url, let destination, let error):
             return "\(url): cannot unpack into \(destination): \(error)" + Self.unpackHint(error, destination: destination)
         case .uploadSource(let path, let problem):

@@ -48,7 +48,7 @@ struct SyncErrorTextTests {
          "out/f.bin: exists and is not a regular file; move it away and run again"),
         (.checksumMismatch(url: url, algorithm: "sha256", expected: "ab12", actual: "cd34", destination: "out/f.bin"),
          "\(url): sha256 mismatch: expected ab12, got cd34; the download was discarded and out/f.bin left as it was "
-            + "(if the file changed on purpose, update sha256 in the manifest)"),
+            + "(if the file changed on purpose, update sha256 in the manifest; in a locked run without one there, run 'syncr lock')"),
         (.unpack(url: url, destination: "out/tree", error: .limit(archive: "f.zip", entry: nil, detail: "over 1.0 GiB")),
          "\(url): cannot unpack into out/tree: f.zip: stopped: over 1.0 GiB; the archive is complete in the cache "
             + "and out/tree was left as it was"),
