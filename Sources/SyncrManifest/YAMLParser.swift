@@ -147,7 +147,15 @@ final class YAMLParser {
             // Reader errors (bad UTF-8, control characters) carry a byte offset, not a mark.
             return YAMLSyntaxError(mark: markOfByte(p.problem_offset), message: problem)
         }
-        return YAMLSyntaxError(mark: Self.mark(p.problem_mark), message: problem)
+        guard let context = p.context.map({ String(cString: $0) }) else {
+            return YAMLSyntaxError(mark: Self.mark(p.problem_mark), message: problem)
+        }
+        // An unclosed `[` or `{` is found only at the end of the input, a line past the last:
+        // the place to show is where it was opened, which libyaml keeps as the context.
+        let opened = Self.mark(p.context_mark)
+        let atEnd = p.problem_mark.index >= input.count
+        return YAMLSyntaxError(mark: atEnd ? opened : Self.mark(p.problem_mark),
+                               message: "\(problem) (\(context) at \(opened.position))")
     }
 
     /// Line and column (in characters) of a byte offset into the input.

@@ -76,9 +76,20 @@ import Testing
             """)
     }
 
+    /// Something left open is found only at the end of the input: the error points at where
+    /// it was opened, not at a line past the last.
     @Test func yamlSyntaxErrorUnclosedQuote() {
         let rendered = errors("version: 1\ncache: \"abc\n")
-        #expect(rendered.hasPrefix("syncr.yml:3:1: error: found unexpected end of stream"))
+        #expect(rendered.hasPrefix("syncr.yml:2:8: error: found unexpected end of stream (while scanning a quoted scalar at 2:8)"),
+                "\(rendered)")
+    }
+
+    @Test func yamlSyntaxErrorUnclosedFlowSequence() {
+        #expect(errors("version: 1\ndownloads:\n  - url: http://h/a\n    to: [a\n") == """
+            syncr.yml:4:9: error: did not find expected ',' or ']' (while parsing a flow sequence at 4:9)
+                to: [a
+                    ^
+            """)
     }
 
     @Test func secondDocumentRefused() {
