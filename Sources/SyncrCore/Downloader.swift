@@ -93,8 +93,11 @@ struct Downloader: Sendable {
         // (pieces fetched in parallel are known only from the record once they were stopped).
         let keptBefore = item.action == .resume ? cache.loadState(key)?.cachedBytes ?? 0 : 0
         func interrupted() -> ItemResult {
-            let kept = cache.loadState(key)?.cachedBytes ?? 0
-            fs.transferred = max(fs.transferred, kept - keptBefore)
+            let state = cache.loadState(key)
+            fs.transferred = max(fs.transferred, (state?.cachedBytes ?? 0) - keptBefore)
+            // Fetched without asking first: the size the answer told is in the record (the
+            // report counted the entry as of unknown size).
+            if finalSize == nil { finalSize = state?.size }
             return result(.interrupted(interruption()))
         }
         let slot = Slot(semaphore: slots)

@@ -35,8 +35,8 @@ struct SignalTests {
         }
 
         /// Starts `apply` and returns once the cache records bytes of the download.
-        func startApply() async throws -> BackgroundSyncr {
-            let run = try BackgroundSyncr(project, ["apply"])
+        func startApply(_ options: [String] = []) async throws -> BackgroundSyncr {
+            let run = try BackgroundSyncr(project, ["apply"] + options)
             let underway = await poll(timeout: .seconds(60)) { project.keptBytes() > 0 || !run.child.isRunning }
             try #require(underway && run.child.isRunning, "the download should be under way: \(run.stderr)")
             return run
@@ -85,10 +85,15 @@ struct SignalTests {
     @Test func sigtermExits143AndTheRerunResumes() async throws {
         let slow = try await Slow(connections: 4)
         defer { slow.server.stop() }
-        let run = try await slow.startApply()
+        let run = try await slow.startApply(["--json"])
         run.signal(SIGTERM)
         let status = await run.finish()
         #expect(status == 143, "\(run.stderr)")
+        // Fetched without a HEAD, its size came with the answer: the report knows it.
+        let report = try jsonObject(run.stdout)
+        let item = try #require(items(report).first)
+        #expect(item["status"] as? String == "interrupted" && item["size"] as? Int == SignalTests.size, "\(item)")
+        #expect((report["totals"] as? [String: Any])?["unknown_sizes"] as? Int == 0, "\(run.stdout)")
         #expect(run.stderr.contains("interrupted by SIGTERM"))
         #expect(run.stderr.contains("run the same command again to resume"))
         try await slow.rerunResumes()
