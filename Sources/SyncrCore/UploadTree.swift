@@ -108,6 +108,9 @@ struct UploadRecord: Codable, Sendable, Equatable {
     /// For `zip: true`: the folder's files when they were zipped, per relative path, so that
     /// `plan` can tell an unchanged folder from its files alone, without building the archive.
     var sources: [String: SentFile]? = nil
+    /// For `zip: true`: MD5 of what the archive held besides file contents (`ZipWriter.shape`):
+    /// folders, links, permission bits. Nil in records written before it was kept.
+    var sourceShape: String? = nil
     var uploaded: Int64 = 0
 
     var totalSize: Int64 { files.values.reduce(0) { $0 + $1.size } }

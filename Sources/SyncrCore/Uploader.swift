@@ -133,13 +133,20 @@ struct UploadPlanner: Sendable {
     /// A folder sent as one archive (`zip: true`), decided from the folder's files alone: plan
     /// never builds the archive (it writes nothing). The folder is unchanged when every file has
     /// the name and SHA-256 it had when it was last zipped (and, for an archive that is not
-    /// deterministic, the same modification time, which the archive carries); files whose size,
-    /// time and inode are as recorded are not hashed again.
+    /// deterministic, the same modification time, which the archive carries), and what else the
+    /// archive holds (folders, links, permissions: `ZipWriter.shape`) is as it was; files whose
+    /// size, time and inode are as recorded are not hashed again.
     private func planZip(_ upload: Upload, folder: UploadTree, item: PlanItem) async -> PlanItem {
         var item = item
         let previous = cache.loadUploadRecord(Cache.uploadKey(upload))
-        let record = UploadRecord(method: upload.method.rawValue, url: redactor.scrub(upload.url.written),
+        var record = UploadRecord(method: upload.method.rawValue, url: redactor.scrub(upload.url.written),
                                   from: upload.from, files: [:])
+        let source = upload.source
+        do {
+            record.sourceShape = try await BlockingIO.run { Digest.hex(.md5, of: try ZipWriter.shape(of: source)) }
+        } catch {
+            return item.failing(SyncError(error), redactor)
+        }
         var context = UploadContext(tree: folder, record: record, digestsPending: true, zipFolder: true)
         // The archive's size is known once apply has built it.
         item.size = nil
@@ -160,6 +167,11 @@ struct UploadPlanner: Sendable {
         let changed = Self.changedSources(sources, before: before, timesMatter: !upload.deterministic)
         if changed > 0 {
             item.reason = "\(changed) file\(changed == 1 ? "" : "s") changed since the last upload"
+            return item
+        }
+        // A record from before the shape was kept says nothing about it.
+        if let shape = previous.sourceShape, shape != record.sourceShape {
+            item.reason = "folders, links or permissions changed since the last upload"
             return item
         }
         let archive = previous.files.map { (relative: $0.key, size: $0.value.size) }

@@ -377,6 +377,52 @@ extension UploadTests {
         #expect(items(try jsonObject(touched.stdout)).first?["action"] as? String == "upload", "\(touched.stdout)")
     }
 
+    /// What a zip holds besides file contents changes the archive too: a permission bit, an
+    /// empty folder, a file replaced by a link to the same bytes. Each is sent again (the plan
+    /// saw the same files' SHA-256s and skipped them all).
+    @Test func aZippedFolderIsSentAgainWhenPermissionsFoldersOrLinksChange() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        let site = project.file("site")
+        try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
+        try Data("#!/bin/sh\necho hi\n".utf8).write(to: site.appendingPathComponent("run.sh"))
+        try Data("same bytes\n".utf8).write(to: site.appendingPathComponent("a.txt"))
+        try Data("same bytes\n".utf8).write(to: site.appendingPathComponent("b.txt"))
+        try """
+            version: 1
+            uploads:
+              - { from: site/, to: "\(nginx.url("/upload/site.zip"))", method: put, zip: true }
+            """.write(to: project.folder.appending("syncr.yml"), atomically: true, encoding: .utf8)
+        func action() async throws -> (String?, String?) {
+            let item = items(try jsonObject(try await project.run(["plan", "--json"]).stdout)).first
+            return (item?["action"] as? String, item?["reason"] as? String)
+        }
+        let changes: [(String, () throws -> Void)] = [
+            ("chmod +x", { chmod(site.appendingPathComponent("run.sh").path, 0o755) }),
+            ("an empty folder", { try FileManager.default.createDirectory(at: site.appendingPathComponent("empty"), withIntermediateDirectories: false) }),
+            ("a link in place of a file", {
+                try FileManager.default.removeItem(at: site.appendingPathComponent("b.txt"))
+                try FileManager.default.createSymbolicLink(atPath: site.appendingPathComponent("b.txt").path, withDestinationPath: "a.txt")
+            }),
+        ]
+        let first = try await project.run(["apply"])
+        try #require(first.exitCode == 0, "\(first.stderr)")
+        for (name, change) in changes {
+            #expect(try await action().0 == "skip", "before \(name)")
+            try change()
+            let (changed, reason) = try await action()
+            #expect(changed == "upload" && reason == "folders, links or permissions changed since the last upload", "\(name): \(reason ?? "")")
+            let sent = try await project.run(["apply"])
+            #expect(sent.exitCode == 0, "\(name): \(sent.stderr)")
+        }
+        let listing = try await runProcess(executable: "unzip", arguments: ["-Z", nginx.uploadDirectory.appendingPathComponent("site.zip").path])
+        #expect(listing.stdout.contains("-rwxr-xr-x") && listing.stdout.contains("empty/") && listing.stdout.contains("lrwxrwxrwx"),
+                "\(listing.stdout)")
+        #expect(try await action().0 == "skip")
+    }
+
     /// The cache folder's names, sizes and modification times.
     func cacheListing(_ folder: URL) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().map { name in
