@@ -286,8 +286,13 @@ struct Uploader: Sendable {
         func result(_ outcome: ItemResult.Outcome) -> ItemResult {
             let elapsed = clock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            return ItemResult(item: item, outcome: outcome.scrubbed(redactor), transferred: sent, seconds: seconds,
-                              notes: notes.map { $0.scrubbed(redactor) })
+            // An upload that did not finish counts what left before it stopped: the files and
+            // parts the server confirmed, and the bodies cut off (`sent` adds up whole requests
+            // only, and only once they all went).
+            let transferred: Int64
+            if case .ok = outcome { transferred = sent } else { transferred = max(sent, progress.left) }
+            return ItemResult(item: item, outcome: outcome.scrubbed(redactor), transferred: transferred,
+                              seconds: seconds, notes: notes.map { $0.scrubbed(redactor) })
         }
         switch item.action {
         case .skip: return result(.skipped)
@@ -483,6 +488,8 @@ final class UploadProgress: Sendable {
     private struct State {
         var finished: Int64 = 0
         var inFlight: [ObjectIdentifier: BodyProgress] = [:]
+        /// Bytes of requests that ended without being sent whole (cut off, interrupted).
+        var cutShort: Int64 = 0
     }
     private let state = Locked(State())
 
@@ -493,9 +500,11 @@ final class UploadProgress: Sendable {
         return body
     }
 
-    /// The request ended, sent or not.
+    /// The request ended, sent or not (one sent whole was untracked by `requestDone` already).
     func untrack(_ body: BodyProgress) {
-        _ = state.withLock { $0.inFlight.removeValue(forKey: ObjectIdentifier(body)) }
+        state.withLock {
+            if let left = $0.inFlight.removeValue(forKey: ObjectIdentifier(body)) { $0.cutShort += left.sent }
+        }
     }
 
     /// A request was sent whole: its bytes count from now on (and no longer as in flight, in
@@ -509,5 +518,11 @@ final class UploadProgress: Sendable {
 
     var sent: Int64 {
         state.withLock { state in state.inFlight.values.reduce(state.finished) { $0 + $1.sent } }
+    }
+
+    /// Every byte that left, requests cut short included: what an upload that did not finish
+    /// reports as transferred.
+    var left: Int64 {
+        state.withLock { state in state.inFlight.values.reduce(state.finished + state.cutShort) { $0 + $1.sent } }
     }
 }

@@ -175,13 +175,16 @@ struct SignalTests {
         try makeFile(path: project.file("app.bin"), size: size, seed: 31)
         try "version: 1\ndefaults: { retries: 3, timeout: 60s }\nuploads:\n  - { from: app.bin, to: \"\(server.url("/app.bin"))\", method: put }\n"
             .write(to: project.file("syncr.yml"), atomically: true, encoding: .utf8)
-        let run = try BackgroundSyncr(project, ["apply"])
+        let run = try BackgroundSyncr(project, ["apply", "--json"])
         let stalled = try await poll(timeout: .seconds(60)) {
             try await server.stats()["/app.bin"].bytesReceived >= 1 << 20 || !run.child.isRunning
         }
         try #require(stalled && run.child.isRunning, "\(run.stderr)")
         run.signal(SIGINT)
         #expect(await run.finish() == 130, "\(run.stderr)")
+        // What left before the signal is counted, not 0.
+        let item = try #require(items(try jsonObject(run.stdout)).first)
+        #expect(item["status"] as? String == "interrupted" && item["transferred"] as? Int ?? 0 >= 1 << 20, "\(item)")
         #expect(run.stderr.contains("1 interrupted"), "\(run.stderr)")
         #expect(run.stderr.contains("the next run sends it again whole"), "\(run.stderr)")
         #expect(try await server.uploads().isEmpty, "the server never got a complete body")
