@@ -36,7 +36,7 @@ public enum ZipExtractor {
     @discardableResult
     public static func extract(archiveAt path: String, into staging: String, archiveName: String? = nil,
                                stripComponents: Int = 0, limits: ExtractionLimits = ExtractionLimits()) throws(ArchiveError) -> ZipExtractionSummary {
-        let reader = try ZipReader(path: path, archiveName: archiveName)
+        let reader = try ZipReader(path: path, archiveName: archiveName, maxEntries: limits.maxEntries)
         let target = ExtractionTarget(root: staging, archive: reader.archive, limits: limits)
         return try extract(reader, into: target, stripComponents: stripComponents)
     }

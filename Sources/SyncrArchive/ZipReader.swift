@@ -57,13 +57,20 @@ public final class ZipReader {
     private let fd: Int32
     private var centralDirectoryOffset: UInt64 = 0
 
+    /// Entries read at most: the central directory is held in memory, entry by entry.
+    private let maxEntries: Int
+
     /// Opens the archive at `path` and reads its central directory.
-    /// - Parameter archiveName: how messages name the archive (default: `path`).
+    /// - Parameters:
+    ///   - archiveName: how messages name the archive (default: `path`).
+    ///   - maxEntries: more entries are refused as they are found, before they take memory (a
+    ///     crafted central directory of ten million entries took gigabytes, then was refused).
     /// - Throws: `.io` when the file cannot be opened, `.corrupt` for a broken structure,
-    ///   `.unsupported` for multi-disk archives.
-    public init(path: String, archiveName: String? = nil) throws(ArchiveError) {
+    ///   `.unsupported` for multi-disk archives, `.limit` beyond `maxEntries`.
+    public init(path: String, archiveName: String? = nil, maxEntries: Int = .max) throws(ArchiveError) {
         self.path = path
         self.archive = archiveName ?? path
+        self.maxEntries = maxEntries
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw .io(path: path, errno: errno, detail: "cannot open the archive: \(String(cString: strerror(errno)))")
@@ -197,6 +204,9 @@ public final class ZipReader {
                            detail: "the central directory (offset \(cdOffset), \(cdSize) bytes) does not end before the end record at offset \(endOfCentralDirectoryArea)\(hint); the archive is truncated or damaged")
         }
         centralDirectoryOffset = cdOffset
+        if totalEntries > UInt64(maxEntries) {
+            throw .limit(archive: archive, entry: nil, detail: "more than \(maxEntries) entries (\(totalEntries))")
+        }
 
         // Read the central directory in pieces: memory holds the entries, not the raw bytes.
         var window: [UInt8] = []
@@ -218,6 +228,10 @@ public final class ZipReader {
             return Int(position - windowStart)
         }
         while position < cdEnd {
+            // The end record may understate the count (some writers keep it modulo 65,536).
+            if list.count == maxEntries {
+                throw .limit(archive: archive, entry: nil, detail: "more than \(maxEntries) entries")
+            }
             var offset = try ensure(ZipCentralDirectoryHeader.size)
             let length = ZipCentralDirectoryHeader.recordLength(window, offset: offset) ?? ZipCentralDirectoryHeader.size
             offset = try ensure(length)

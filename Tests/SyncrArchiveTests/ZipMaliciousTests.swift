@@ -214,6 +214,18 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED, compresslevel=9) as
         #expect(detail.contains("more than 5 entries"))
     }
 
+    /// The reader refuses more entries than allowed from the end record's count, before it
+    /// reads the central directory into memory.
+    @Test func entryCountLimitStopsTheReaderFirst() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("many.zip")
+        try ZipSpec.write((0..<10).map { .file("f\($0)") }, to: archive)
+        #expect(throws: ArchiveError.limit(archive: archive, entry: nil, detail: "more than 5 entries (10)")) {
+            try ZipReader(path: archive, maxEntries: 5)
+        }
+        #expect(try ZipReader(path: archive, maxEntries: 10).entries.count == 10)
+    }
+
     /// A "better zip bomb" (Fifield, 2019): one entry's stored data quotes the next entry's
     /// local header and data, so both read with valid CRCs. Python 3.11.7 reads both.
     @Test func overlappingEntriesAreRefused() throws {
