@@ -11,6 +11,10 @@ public enum LockCheck {
         var problems: [String] = []
         for d in manifest.downloads {
             let name = "\(manifest.path): downloads[\(d.index)] (to: \(d.to))"
+            if d.s3?.isPrefix == true {
+                problems.append("\(name): \(prefixProblem)")
+                continue
+            }
             guard let entry = lock.entry(to: d.to) else {
                 problems.append("\(name) is not in \(lockPath); run 'syncr lock' to add it")
                 continue
@@ -26,6 +30,11 @@ public enum LockCheck {
         }
         return problems
     }
+
+    /// Why an `s3://` prefix has no place in a lock: a store may answer for the prefix itself
+    /// (a folder marker), and a lock of that would pin nothing of the objects fetched.
+    static let prefixProblem = "an s3:// prefix is listed when it runs, so a lock cannot pin its objects; "
+        + "name each object as an entry of its own to lock it, or keep the prefix in a manifest run without --locked"
 
     /// What changed on the server since the lock was written (size, ETag, and where the URL
     /// leads), or nil when the answer matches it. Last-Modified alone is not held against the

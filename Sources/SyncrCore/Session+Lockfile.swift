@@ -25,6 +25,7 @@ extension Session {
     public func lockfile() async -> (lock: Lockfile, failures: [LockFailure]) {
         let width = max(jobs, min(16, manifest.downloads.count))
         let results = await Self.mapBounded(manifest.downloads, width: width) { d -> Result<LockedEntry, LockFailure> in
+            if d.s3?.isPrefix == true { return .failure(LockFailure(to: d.to, message: LockCheck.prefixProblem)) }
             switch await self.probe(d, reporter: self.reporter) {
             case .failure(let failure):
                 return .failure(LockFailure(to: d.to, message: self.redactor.scrub(failure.description)))

@@ -108,6 +108,33 @@ import Testing
                 "\(plan.stdout)")
     }
 
+    /// A prefix's objects are listed when it runs: `syncr lock` refuses to pin it, and a lock
+    /// that names it anyway (a store answering for a folder marker) stops a locked run before
+    /// any request, naming the entry.
+    @Test func aPrefixCannotBeLocked() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let prefix = SeaweedFS.uniquePrefix("locked")
+        try project.writeManifest(defaults: "{ retries: 0, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://syncr-test/\(prefix)\", to: data/ }"])
+        let lock = try await project.run(["lock"], environment: server.environment)
+        #expect(lock.exitCode != 0, "\(lock.stderr)")
+        #expect(lock.stderr.contains("an s3:// prefix is listed when it runs, so a lock cannot pin its objects"), "\(lock.stderr)")
+        #expect(!project.exists("syncr.lock"))
+        try """
+            version: 1
+            manifest: "syncr.yml"
+            downloads:
+              - to: "data/"
+                url: "s3://syncr-test/\(prefix)"
+                size: 0
+
+            """.write(to: project.file("syncr.lock"), atomically: true, encoding: .utf8)
+        let plan = try await project.run(["plan", "--locked"], environment: server.environment)
+        #expect(plan.exitCode == 65, "\(plan.stderr)")
+        #expect(plan.stderr.contains("downloads[0] (to: data/): an s3:// prefix is listed when it runs"), "\(plan.stderr)")
+    }
+
     /// A prefix in a bucket that does not exist fails its entry with S3's code, before any
     /// object is asked about.
     @Test func missingBucketFailsTheListing() async throws {
