@@ -112,11 +112,15 @@ struct ReportOrigin {
         return pairs
     }
 
-    /// The JUnit suite's properties: `syncr.manifest`, `syncr.manifest_sha256`, `syncr.shard` (I/N).
+    /// The JUnit suite's properties: `syncr.manifest`, `syncr.manifest_sha256`, `syncr.shard` (I/N)
+    /// and `syncr.shard_method` (how the manifest was split: `hash` or `bytes`).
     var properties: [(String, String)] {
         var pairs = [("syncr.manifest", manifestPath)]
         if let manifestSHA256 { pairs.append(("syncr.manifest_sha256", manifestSHA256)) }
-        if let sharding { pairs.append(("syncr.shard", sharding.shard.description)) }
+        if let sharding {
+            pairs.append(("syncr.shard", sharding.shard.description))
+            pairs.append(("syncr.shard_method", sharding.method.rawValue))
+        }
         return pairs
     }
 }

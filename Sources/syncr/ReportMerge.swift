@@ -92,6 +92,8 @@ struct ReportOriginOfFile {
     var manifestPath: String?
     /// nil: the report covers the whole manifest.
     var shard: Shard?
+    /// How the manifest was split (`hash`, or `bytes` with a lockfile); nil when not said.
+    var method: String? = nil
 
     var shardText: String { shard.map { "shard \($0)" } ?? "the whole manifest (no --shard)" }
 
@@ -118,14 +120,23 @@ struct ReportOriginOfFile {
                     return .failure(MergeRefusal(message: "\(a.file) is \(a.shardText) but \(b.file) is \(b.shardText): "
                         + "the shards of one run share their count"))
                 }
+                // Split two ways, the shards may both leave out an entry, which no check of the
+                // items could see.
+                if let x = a.method, let y = b.method, x != y {
+                    return .failure(MergeRefusal(message: "\(a.file) was split by \(x) and \(b.file) by \(y): the shards of "
+                        + "one run are split alike (run each with the same lockfile beside the manifest, or none)"))
+                }
             }
         }
         let sorted = origins.sorted { ($0.shard?.index ?? 0) < ($1.shard?.index ?? 0) }
         guard let count = first.shard?.count else { return .success((sorted, nil)) }
         let present = Set(origins.compactMap { $0.shard?.index })
-        let missing = (1...count).filter { !present.contains($0) }
-        let warning = missing.isEmpty ? nil
-            : "shard\(missing.count == 1 ? "" : "s") \(missing.map { "\($0)/\(count)" }.joined(separator: ", ")) missing: "
+        let missingCount = count - present.count
+        // Named up to ten (a count from a report may be huge: they are found lazily).
+        let named = (1...count).lazy.filter { !present.contains($0) }.prefix(10).map { "\($0)/\(count)" }
+        let more = missingCount > 10 ? " and \(missingCount - 10) more" : ""
+        let warning = missingCount == 0 ? nil
+            : "shard\(missingCount == 1 ? "" : "s") \(named.joined(separator: ", "))\(more) missing: "
               + "the merged report covers \(present.count) of \(count)"
         return .success((sorted, warning))
     }

@@ -18,7 +18,8 @@ enum JSONReportMerge {
                 s["index"]?.intValue.flatMap { i in s["count"]?.intValue.flatMap { Shard(index: Int(i), count: Int($0)) } }
             }
             documents.append((ReportOriginOfFile(file: file, manifestSHA256: root["manifest"]?["sha256"]?.stringValue,
-                                                 manifestPath: root["manifest"]?["path"]?.stringValue, shard: shard), root))
+                                                 manifestPath: root["manifest"]?["path"]?.stringValue, shard: shard,
+                                                 method: root["shard"]?["method"]?.stringValue), root))
         }
         let checked: (sorted: [ReportOriginOfFile], warning: String?)
         switch ReportOriginOfFile.check(documents.map(\.0)) {
@@ -114,7 +115,8 @@ enum JUnitMerge {
             suites[file] = block
             origins.append(ReportOriginOfFile(file: file, manifestSHA256: property("syncr.manifest_sha256", in: block),
                                               manifestPath: property("syncr.manifest", in: block),
-                                              shard: property("syncr.shard", in: block).flatMap(Shard.init)))
+                                              shard: property("syncr.shard", in: block).flatMap(Shard.init),
+                                              method: property("syncr.shard_method", in: block)))
         }
         switch ReportOriginOfFile.check(origins) {
         case .failure(let refusal):

@@ -131,6 +131,31 @@ struct ReportMergeTests {
         #expect(twice.stderr.contains("both report downloads[0] (data/a.bin)"), "\(twice.stderr)")
     }
 
+    /// Shards split two ways (by hash, and by bytes with a lockfile) may both leave an entry
+    /// out: refused, from JSON and JUnit alike. A shard count too large to list is named in
+    /// part, at once.
+    @Test func refusesShardsSplitTwoWaysAndNamesMissingShardsInPart() async throws {
+        let project = try Project()
+        func report(index: Int, count: Int, method: String) -> String {
+            #"{"version":1,"manifest":{"path":"syncr.yml","sha256":"5e1f"},"#
+                + #""shard":{"index":\#(index),"count":\#(count),"method":"\#(method)","entries":1,"manifest_entries":3,"bytes":1},"#
+                + #""items":[{"index":\#(index - 1),"kind":"download","url":"http://h/\#(index)","to":"f\#(index)","#
+                + #""action":"download","size":1,"offset":0,"bytes":1,"reason":"","status":"ok","transferred":1,"#
+                + #""seconds":0.1,"error":null,"error_code":null}],"totals":{"ok":1,"seconds":0.1}}"#
+        }
+        try report(index: 1, count: 3, method: "hash").write(to: project.file("h1.json"), atomically: true, encoding: .utf8)
+        try report(index: 2, count: 3, method: "bytes").write(to: project.file("b2.json"), atomically: true, encoding: .utf8)
+        let mixed = try await project.run(["report", "merge", "-o", "out.json", "h1.json", "b2.json"])
+        #expect(mixed.exitCode == 1, "\(mixed.stderr)")
+        #expect(mixed.stderr.contains("h1.json was split by hash and b2.json by bytes"), "\(mixed.stderr)")
+
+        try report(index: 1, count: Int(Int64.max), method: "hash").write(to: project.file("huge.json"), atomically: true, encoding: .utf8)
+        let huge = try await project.run(["report", "merge", "-o", "out.json", "huge.json"])
+        #expect(huge.exitCode == 0, "\(huge.stderr)")
+        #expect(huge.stderr.contains("shards 2/\(Int64.max), 3/\(Int64.max)"), "\(huge.stderr)")
+        #expect(huge.stderr.contains(" and \(Int64.max - 11) more missing: the merged report covers 1 of \(Int64.max)"), "\(huge.stderr)")
+    }
+
     /// Each shard's run warnings (a folder it could not flush) reach the merged report, in
     /// shard order; a report from before warnings existed has none to give.
     @Test func keepsEveryShardsWarnings() async throws {
