@@ -53,8 +53,12 @@ enum Signals {
             Output.err("  interrupted: \(Rendering.name(r.item)): \(r.error?.description ?? "interrupted")")
         }
         if interrupted.count > shown { Output.err("  ... and \(interrupted.count - shown) more interrupted") }
-        Output.err("syncr: interrupted by \(signal == SIGTERM ? "SIGTERM" : "SIGINT"); "
-            + "what arrived is kept in the cache: run the same command again to resume.")
+        let name = signal == SIGTERM ? "SIGTERM" : "SIGINT"
+        // A signal during the last steps (a flush, an unpack), which finish: nothing is left.
+        guard !interrupted.isEmpty else {
+            return Output.err("syncr: interrupted by \(name), after every entry had finished: nothing is left to resume.")
+        }
+        Output.err("syncr: interrupted by \(name); what arrived is kept in the cache: run the same command again to resume.")
     }
 
     /// The signal that interrupted the run, or nil.

@@ -144,6 +144,40 @@ struct SignalTests {
         }
     }
 
+    /// A signal during an unpack, the last step, which finishes: every entry is done, and the
+    /// run says so rather than to run again (it still exits 130, as interrupted).
+    @Test func aSignalDuringTheLastStepSaysNothingIsLeft() async throws {
+        let www = try TemporaryDirectory(prefix: "www-unpack-signal")
+        let tree = try TemporaryDirectory(prefix: "tree")
+        try FileManager.default.createDirectory(at: tree.appending("top"), withIntermediateDirectories: true)
+        // 300 MB of zeros: a small archive that takes a moment to unpack.
+        let zeros = try await runProcess(executable: "/usr/bin/truncate", arguments: ["-s", "300000000", tree.appending("top/zeros.bin").path])
+        try #require(zeros.exitCode == 0)
+        let tar = try await runProcess(executable: "tar", arguments: ["-czf", www.appending("z.tar.gz").path, "-C", tree.path, "top"])
+        try #require(tar.exitCode == 0, "\(tar.stderr)")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(defaults: "{ fsync: false }",
+                                  downloads: ["{ url: \(nginx.url("/z.tar.gz")), to: out/z, unzip: true, strip_components: 1 }"])
+        try FileManager.default.createDirectory(at: project.file("out"), withIntermediateDirectories: true)
+        let run = try BackgroundSyncr(project, ["apply"])
+        let out = project.file("out").path
+        let unpacking = await pollOnItsOwnThread(timeout: .seconds(60)) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
+            guard names.contains(where: { $0.hasPrefix(".syncr-unpack-") }) else { return false }
+            run.signal(SIGINT)
+            return true
+        }
+        let status = await run.finish()
+        try #require(unpacking, "the unpack should be under way: \(run.stderr)")
+        #expect(status == 130, "\(run.stderr)")
+        #expect(run.stderr.contains("1 downloaded"), "\(run.stderr)")
+        #expect(run.stderr.contains("interrupted by SIGINT, after every entry had finished: nothing is left to resume"), "\(run.stderr)")
+        let size = try FileManager.default.attributesOfItem(atPath: project.file("out/z/zeros.bin").path)[.size] as? Int
+        #expect(size == 300_000_000)
+    }
+
     /// `--json` still prints its report, with the entry marked interrupted.
     @Test func interruptedApplyReportsTheEntryAsInterruptedInJSON() async throws {
         let slow = try await Slow(connections: 1)
