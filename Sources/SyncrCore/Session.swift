@@ -287,10 +287,7 @@ public final class Session: Sendable {
         item.size = remote.size
         if let entry = locked?.entry(to: download.to),
            let change = LockCheck.drift(entry, remote, finalURL: redactor.scrubLocation(remote.finalURL)) {
-            item.action = .error
-            item.reason = redactor.scrub("what the URL serves changed since \(lockName) was written (\(change)); "
-                + "the destination is left as it is. Run 'syncr lock' to accept the new version")
-            return item
+            return item.failing(.lockedVersionChanged(lockfile: lockName, change: change), redactor)
         }
         if download.unzip {
             let decision = Planner.decideUnpacked(checksums: download.checksums, remote: remote,

@@ -3,7 +3,8 @@ extension SyncError {
     /// the JSON report, the `type` of a JUnit failure): `http`, `connection`, `timed_out`, `tls`,
     /// `invalid_response`, `range_ignored`, `redirect`, `transfer_io`, `no_space`, `read_only`,
     /// `file`, `copy_failed`, `destination_blocked`, `checksum_mismatch`, `unpack`,
-    /// `upload_source`, `changed_while_sending`, `zip`, `object_store`, `interrupted`, `other`. A code, once
+    /// `upload_source`, `changed_while_sending`, `locked_version_changed`, `zip`, `object_store`,
+    /// `interrupted`, `other`. A code, once
     /// given, is never changed: scripts match on it.
     public var code: String {
         switch self {
@@ -24,6 +25,7 @@ extension SyncError {
         case .unpack: return "unpack"
         case .uploadSource: return "upload_source"
         case .changedWhileSending: return "changed_while_sending"
+        case .lockedVersionChanged: return "locked_version_changed"
         case .zip: return "zip"
         case .objectStore: return "object_store"
         case .interrupted: return "interrupted"

@@ -36,6 +36,9 @@ extension SyncError {
             return Self.sourceText(path: path, problem: problem)
         case .changedWhileSending(let path):
             return "\(path): changed while it was being uploaded; run again to send the new version"
+        case .lockedVersionChanged(let lockfile, let change):
+            return "what the URL serves changed since \(lockfile) was written (\(change)); the destination is left as it is. "
+                + "Run 'syncr lock' to accept the new version"
         case .zip(let from, let error):
             return "cannot zip \(from): \(error)"
         case .objectStore(let status, let url, let bucket, let key, let storeCode, let storeMessage, let advice, let r):

@@ -93,6 +93,7 @@ extension SyncError {
         case .unpack(let url, let destination, let error): return .unpack(url: s(url), destination: s(destination), error: error)
         case .uploadSource(let path, let problem): return .uploadSource(path: s(path), problem: problem)
         case .changedWhileSending(let path): return .changedWhileSending(path: s(path))
+        case .lockedVersionChanged(let lockfile, let change): return .lockedVersionChanged(lockfile: lockfile, change: s(change))
         case .zip(let from, let error): return .zip(from: s(from), error: error)
         case .interrupted: return self
         case .other(let message): return .other(message: s(message))

@@ -59,6 +59,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case uploadSource(path: String, problem: SourceProblem)
     /// A file changed while it was being uploaded; it is not recorded as sent.
     case changedWhileSending(path: String)
+    /// In a locked run, what the URL serves is not what the lock pinned (`change`: size, ETag,
+    /// where it leads); `lockfile` is the lock's name. The destination is left as it is.
+    case lockedVersionChanged(lockfile: String, change: String)
     /// The folder of a `zip: true` upload could not be zipped.
     case zip(from: String, error: ArchiveError)
 

@@ -44,6 +44,9 @@ struct SyncErrorTextTests {
          "out/f.bin: cannot move the finished file into place: Permission denied (check the permissions of the folder)"),
         (.copyFailed(FileError(path: "out/.syncr-k.tmp", operation: "write", errno: EIO)),
          "cannot copy the finished file into place: out/.syncr-k.tmp: cannot write: Input/output error"),
+        (.lockedVersionChanged(lockfile: "syncr.lock", change: "size 1000 → 1001 bytes"),
+         "what the URL serves changed since syncr.lock was written (size 1000 → 1001 bytes); the destination is left as it is. "
+            + "Run 'syncr lock' to accept the new version"),
         (.destinationBlocked(destination: "out/f.bin", wantsFolder: false),
          "out/f.bin: exists and is not a regular file; move it away and run again"),
         (.checksumMismatch(url: url, algorithm: "sha256", expected: "ab12", actual: "cd34", destination: "out/f.bin"),
@@ -114,7 +117,7 @@ struct SyncErrorTextTests {
         let distinct = Set(codes)
         // Two samples each of .http: the rest are one per case.
         #expect(distinct.count == codes.count - 3)
-        #expect(distinct.count == 21, "one code per case of SyncError")
+        #expect(distinct.count == 22, "one code per case of SyncError")
         for code in distinct {
             #expect(code.allSatisfy { $0.isLowercase || $0 == "_" }, "\(code)")
         }

@@ -156,6 +156,8 @@ struct LockfileTests {
         #expect(r.exitCode == 1, "\(r.stderr)")
         #expect(r.stderr.contains("the URL now leads to \(server.url("/v2.bin")), locked \(server.url("/v1.bin"))"), "\(r.stderr)")
         #expect(!project.exists("out/f.bin"))
+        let json = try await project.run(["apply", "--locked", "--json"], environment: ["LOCK_CHANNEL": "v2"])
+        #expect(items(try jsonObject(json.stdout)).first?["error_code"] as? String == "locked_version_changed", "\(json.stdout)")
         let same = try await project.run(["apply", "--locked", "--progress", "none"], environment: ["LOCK_CHANNEL": "v1"])
         #expect(same.exitCode == 0, "\(same.stderr)")
     }
