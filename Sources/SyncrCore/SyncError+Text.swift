@@ -163,6 +163,10 @@ extension SyncError {
         case .notAFileOrFolder: return "from: \(path): not a regular file or folder"
         case .emptyFolder: return "from: \(path) is an empty folder: nothing to send"
         case .zipNeedsFolder: return "zip: true needs a folder in from:, and \(path) is a file"
+        case .namesDifferOnlyInNormalization(let a, let b):
+            let bytes = { (name: String) in name.utf8.map { String($0, radix: 16) }.joined(separator: " ") }
+            return "from: \(path) holds two names that differ only in their Unicode normalization, "
+                + "\(a) (bytes \(bytes(a))) and \(b) (bytes \(bytes(b))); rename one: syncr cannot tell them apart in its record of what was sent"
         }
     }
 

@@ -138,6 +138,9 @@ extension SyncError {
         case emptyFolder
         /// `zip: true` was given for a file, not a folder.
         case zipNeedsFolder
+        /// Two names in the folder differ only in Unicode normalization (`café` composed and
+        /// decomposed): two files on disk, one name to the record of what was sent.
+        case namesDifferOnlyInNormalization(String, String)
     }
 
     /// Where a run's interruption found an entry.

@@ -24,11 +24,13 @@ struct UploadTree: Sendable {
         case missing(String)
         case unreadable(String, Int32)
         case notAFileOrFolder(String)
+        case namesDifferOnlyInNormalization(folder: String, String, String)
 
         /// The file or folder it is about.
         var path: String {
             switch self {
-            case .missing(let path), .unreadable(let path, _), .notAFileOrFolder(let path): return path
+            case .missing(let path), .unreadable(let path, _), .notAFileOrFolder(let path),
+                 .namesDifferOnlyInNormalization(let path, _, _): return path
             }
         }
 
@@ -38,6 +40,7 @@ struct UploadTree: Sendable {
             case .missing: return .missing
             case .unreadable(_, let code): return .unreadable(errno: code)
             case .notAFileOrFolder: return .notAFileOrFolder
+            case .namesDifferOnlyInNormalization(_, let a, let b): return .namesDifferOnlyInNormalization(a, b)
             }
         }
     }
@@ -58,6 +61,10 @@ struct UploadTree: Sendable {
             var files: [File] = []
             try walk(source, relative: "", into: &files)
             files.sort { $0.relative < $1.relative }
+            // String order and equality are Unicode's: such names sort next to each other.
+            for (a, b) in zip(files, files.dropFirst()) where a.relative == b.relative {
+                throw .namesDifferOnlyInNormalization(folder: source, a.relative, b.relative)
+            }
             return UploadTree(isDirectory: true, files: files)
         default:
             throw .notAFileOrFolder(source)

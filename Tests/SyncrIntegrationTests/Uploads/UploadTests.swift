@@ -141,6 +141,26 @@ struct UploadTests {
         #expect(try await server.stats()["/api/upload"].posts == 1)
     }
 
+    /// A folder holding `café` composed and decomposed: two files on disk, one name to the
+    /// record (its keys compare as Unicode does), so a change to one could pass unseen. The
+    /// entry fails, naming both by their bytes.
+    @Test func namesThatDifferOnlyInNormalizationAreRefused() async throws {
+        let project = try Project()
+        let site = project.file("site")
+        try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
+        try Data("composed\n".utf8).write(to: URL(fileURLWithPath: site.path + "/caf\u{E9}.txt"))
+        try Data("decomposed\n".utf8).write(to: URL(fileURLWithPath: site.path + "/cafe\u{301}.txt"))
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: site/, to: "http://127.0.0.1:9/site/", method: put }
+            """)
+        let plan = try await project.run(["plan"])
+        #expect(plan.exitCode == 1, "\(plan.stdout)")
+        #expect(plan.stdout.contains("holds two names that differ only in their Unicode normalization"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("63 61 66 c3 a9 2e 74 78 74") && plan.stdout.contains("63 61 66 65 cc 81 2e 74 78 74"), "\(plan.stdout)")
+    }
+
     /// A POST answered 303 See Other is done (the server took it and points at a result, as
     /// syncr-manifest(5) says); the result is not fetched, so a failing one fails nothing, and
     /// the bytes sent are the POST's.
