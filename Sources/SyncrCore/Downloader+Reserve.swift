@@ -22,15 +22,20 @@ extension Downloader {
         let dataPath = cache.dataPath(key)
         var offset: Int64 = 0
         var state = EntryState(url: redactor.scrub(url))
+        // Whether the record and its bytes are taken over. Not told by the offset: pieces of a
+        // split download may be kept while the one from byte 0 has nothing yet (`good` 0), and
+        // truncating their file under a record that vouches for them placed zeros as data.
+        var resumed = false
         if item.action == .resume, let saved = cache.loadState(key), saved.good == item.offset {
             state = saved
             offset = saved.good
+            resumed = true
         } else if !nothingCached {
             try await cache.discard(key, flusher: flusher)
         }
         // A fresh file is created after the old one was unlinked, so that no other name for the
         // old inode (a destination it was once moved to) can ever be written through.
-        let flags = offset > 0 ? (O_RDWR | O_CLOEXEC) : (O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC)
+        let flags = resumed ? (O_RDWR | O_CLOEXEC) : (O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC)
         var fd = open(dataPath, flags, 0o666)
         if fd < 0 && errno == ENOENT {
             // apply made the cache folder when it started; only a folder removed since is
@@ -41,7 +46,7 @@ extension Downloader {
         guard fd >= 0 else { throw FileError(path: dataPath, operation: "open", errno: errno) }
         // Only a resumed file keeps its record; any other had it removed above, or had none.
         let recorder = EntryRecorder(state: state, cache: cache, key: key, fd: fd, redactor: redactor,
-                                     recordOnDisk: offset > 0)
+                                     recordOnDisk: resumed)
         return (CacheFile(fd: fd, path: dataPath, recorder: recorder), offset)
     }
 

@@ -41,6 +41,20 @@ struct SegmentedFetchTests {
         #expect(result.transferred == Int64(3 * Self.mib))
     }
 
+    /// A run stopped while the piece from byte 0 had written nothing and the others had theirs:
+    /// the record vouches for bytes 1 MiB to the end (`good` 0). The next run keeps them and
+    /// fetches only the first MiB; the file was truncated under that record, and the zeros it
+    /// then held were placed as the file.
+    @Test func piecesKeptWhileTheFirstHadNothingAreResumedNotZeroed() async throws {
+        let project = try ScriptedProject(connections: 2)
+        try project.leavePartial("big.bin", of: Self.file, ranges: [Int64(Self.mib)..<Int64(4 * Self.mib)])
+        let server = ScriptedTransport(serving: Self.file)
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        #expect(project.difference("big.bin", from: Self.file.bytes) == nil)
+        #expect(pieces(server).map { $0.0 } == [0] && result.transferred == Int64(Self.mib), "\(pieces(server))")
+    }
+
     @Test func serverIgnoresRangeAndAnswers200WithTheWholeBody() async throws {
         let project = try resumable()
         let server = ScriptedTransport { request, _ in
