@@ -54,8 +54,9 @@ extension ManifestDecoder {
             return template
         } catch {
             let shown = Self.quoted(template.written)
+            // The expanded value is not shown: a ${...} may hold a secret.
             report(path, at: mark, template.hasReferences
-                   ? "\(shown) is not a valid s3:// URL once its ${...} references are expanded: \(error)"
+                   ? "\(shown) is not a valid s3:// URL once its ${...} references are expanded: \(error.descriptionWithoutValues)"
                    : "\(shown) is not a valid s3:// URL: \(error)")
             return nil
         }

@@ -86,4 +86,11 @@ public enum S3URLError: Error, Sendable, Equatable, CustomStringConvertible {
         case .controlCharacter: return "an object key cannot contain control characters"
         }
     }
+
+    /// The same without the value it quotes: for a URL whose `${...}` references were
+    /// expanded, where the value may be a secret.
+    public var descriptionWithoutValues: String {
+        guard case .badBucket = self else { return description }
+        return "the bucket name is not valid (3 to 63 letters, digits, '.', '-' or '_', starting and ending with a letter or digit)"
+    }
 }

@@ -76,6 +76,19 @@ import Testing
             """)
     }
 
+    /// A bucket that is not valid once `${...}` is expanded: the expanded value is not shown
+    /// (it may be a secret), as for the URLs of other entries.
+    @Test func anExpandedBadBucketIsNotQuoted() {
+        let text = errors("""
+            version: 1
+            downloads:
+              - {url: "s3://${BKT}/key", to: a}
+            """, environment: ["BKT": "Secret_Bucket_Token!"])
+        #expect(!text.contains("Secret_Bucket_Token"), "\(text)")
+        #expect(text.contains("\"s3://${BKT}/key\" is not a valid s3:// URL once its ${...} references are expanded: "
+                              + "the bucket name is not valid"), "\(text)")
+    }
+
     @Test func badS3URLsAndCombinations() {
         #expect(errors("""
             version: 1
