@@ -16,7 +16,34 @@ public struct Redactor: Sendable {
     public init(secrets: [String]) {
         // Very short values (a "1" from ${RETRY:-1}) would mask half of every message; values
         // under 3 characters are not treated as secrets worth masking.
-        self.secrets = Array(Set(secrets.filter { $0.count >= 3 })).sorted { $0.count > $1.count }
+        let kept = secrets.filter { $0.count >= 3 }
+        // A server that quotes the request back (an error page echoing the URL or a header)
+        // quotes it percent-encoded: `Xy7!` as `Xy7%21`.
+        let encoded = kept.flatMap(Self.percentEncodings)
+        self.secrets = Array(Set(kept + encoded)).sorted { $0.count > $1.count }
+    }
+
+    /// A secret as a URL may carry it, where that differs: every byte but the unreserved
+    /// (`A-Z a-z 0-9 - . _ ~`) as `%XX`, in upper- and lower-case hex, and as a form writes it
+    /// (a space as `+`).
+    static func percentEncodings(_ secret: String) -> [String] {
+        let unreserved = { (b: UInt8) in
+            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2E
+                || b == 0x5F || b == 0x7E
+        }
+        guard !secret.utf8.allSatisfy(unreserved) else { return [] }
+        func encode(_ digits: String, plus: Bool) -> String {
+            let hex = Array(digits.utf8)
+            var out: [UInt8] = []
+            for b in secret.utf8 {
+                if unreserved(b) { out.append(b) } else if plus && b == 0x20 { out.append(0x2B) } else {
+                    out += [0x25, hex[Int(b >> 4)], hex[Int(b & 0x0F)]]
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+        let upper = "0123456789ABCDEF", lower = "0123456789abcdef"
+        return [encode(upper, plus: false), encode(lower, plus: false), encode(upper, plus: true)]
     }
 
     /// `text` with every secret and every URL credential or credential-named query value masked.

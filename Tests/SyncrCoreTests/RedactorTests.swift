@@ -17,6 +17,17 @@ import Testing
         #expect(r.scrub("key=xxabcxx other=abc") == "key=*** other=***")
     }
 
+    /// A server quoting the request back quotes it percent-encoded: that form is masked too,
+    /// in either hex case, and as a form writes a space.
+    @Test func percentEncodedSecretIsMasked() {
+        let r = Redactor(secrets: ["Xy7_secret-TOKEN!", "two words!"])
+        #expect(r.scrub("bad token Bearer Xy7_secret-TOKEN%21 for ?access=Xy7_secret-TOKEN%21") == "bad token Bearer *** for ?access=***")
+        #expect(r.scrub("x=two%20words%21 y=two+words%21 z=two%20words%21") == "x=*** y=*** z=***")
+        #expect(r.scrub("lower: Xy7_secret-TOKEN%21") == "lower: ***")
+        // Nothing to encode: no second form.
+        #expect(Redactor.percentEncodings("plain-token_1.2~") == [])
+    }
+
     @Test func adjacentSecretsAreBothMasked() {
         let r = Redactor(secrets: ["alpha1", "beta22"])
         #expect(r.scrub("alpha1beta22") == "******")
