@@ -111,28 +111,42 @@ enum ArgumentParser {
             }
             if arg == "--" { optionsEnded = true; continue }
             if arg == "-h" { line.given["--help"] = ""; continue }
-            var name = arg == "-o" ? "--output" : arg
+            // Messages name the option as it was typed (`-o`, not `--output`).
+            var typed = arg
             var inlineValue: String?
             if let eq = arg.firstIndex(of: "=") {
-                name = String(arg[..<eq])
+                typed = String(arg[..<eq])
                 inlineValue = String(arg[arg.index(after: eq)...])
             }
+            let name = typed == "-o" ? "--output" : typed
             guard let spec = options.first(where: { $0.name == name }) else {
                 let valid = options.filter { $0.commands.contains(command) }.map(\.name)
-                throw line.usage("Unknown option '\(name)'." + didYouMean(name, valid))
+                throw line.usage("Unknown option '\(typed)'." + didYouMean(typed, valid))
             }
             guard spec.commands.contains(command) else {
-                throw line.usage("'\(name)' does not apply to '\(command.rawValue)'.")
+                throw line.usage("'\(typed)' does not apply to '\(command.rawValue)'.")
             }
             if spec.takesValue {
-                guard let value = inlineValue ?? args.popFirst() else { throw line.usage("Missing value for '\(name)'.") }
-                line.given[name] = value
+                line.given[name] = try value(of: typed, inline: inlineValue, next: &args, line: line)
             } else {
-                if inlineValue != nil { throw line.usage("'\(name)' takes no value.") }
+                if inlineValue != nil { throw line.usage("'\(typed)' takes no value.") }
                 line.given[name] = ""
             }
         }
         return line
+    }
+
+    /// An option's value: after `=`, or the next word, unless that word is an option itself
+    /// (`--report --json` wrote the report to a file named `--json` and printed no JSON).
+    private static func value(of option: String, inline: String?, next args: inout ArraySlice<String>,
+                              line: ParsedLine) throws(UsageError) -> String {
+        if let inline { return inline }
+        guard let word = args.first else { throw line.usage("Missing value for '\(option)'.") }
+        if word.hasPrefix("-") && word != "-" {
+            throw line.usage("Missing value for '\(option)': '\(word)' is an option (for a value that starts "
+                + "with '-', write \(option)=\(word)).")
+        }
+        return args.removeFirst()
     }
 
     /// Each command makes its options from the line, checking values and positionals.

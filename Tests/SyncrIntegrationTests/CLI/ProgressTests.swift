@@ -114,6 +114,9 @@ struct ProgressTests {
         (["--progress-interval", "50ms"], "at least 100ms"),
         (["--report="], "'--report' needs a file name."),
         (["--junit"], "Missing value for '--junit'."),
+        // The next word is an option, not the value: no file named --json is written.
+        (["--report", "--json"], "Missing value for '--report': '--json' is an option (for a value that starts with '-', write --report=--json)."),
+        (["-o", "x"], "'-o' does not apply to 'apply'."),
     ])
     func badProgressOptions(arguments: [String], message: String) async throws {
         let harness = try CLIHarness()
