@@ -45,11 +45,17 @@ extension UploadPlanner {
         }
         // One HEAD per object, up to `jobs` at once: a folder of small files is bound by round trips.
         let planner = self
-        let stale = await Session.mapBounded(tree.files, width: jobs) { file in
+        let differences = await Session.mapBounded(tree.files, width: jobs) { file in
             let target = Uploader.target(upload, relative: file.relative, isDirectory: tree.isDirectory)
             return await planner.objectDifference(upload, target: target, file: files[file.relative])
-        }.compactMap { $0 }
+        }
+        let stale = differences.compactMap { $0 }
         guard stale.isEmpty else {
+            // The objects the store holds as they are here are not sent again (a killed run's,
+            // or all but the files that changed).
+            let inStore = zip(tree.files, differences).filter { $0.1 == nil }.map(\.0)
+            item.uploadContext?.inStore = Set(inStore.map(\.relative))
+            item.bytes = tree.totalSize - inStore.reduce(0) { $0 + $1.fingerprint.size }
             item.reason = redactor.scrub(stale.count == 1 ? stale[0] : "\(stale.count) objects differ (\(stale[0]), ...)")
             return item
         }

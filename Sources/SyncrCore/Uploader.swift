@@ -21,6 +21,9 @@ struct UploadContext: Sendable {
     var zipFolder = false
     /// `s3://`: the `Content-MD5`s of parts computed while the files were hashed.
     var partDigests = S3PartDigests()
+    /// `s3://`: the files (relative paths) whose objects the plan found in the store with their
+    /// size and SHA-256; they are not sent again.
+    var inStore: Set<String> = []
 }
 
 extension Cache {
@@ -332,7 +335,9 @@ struct Uploader: Sendable {
             }
             switch upload.method {
             case .put:
-                let (bytes, putNotes) = try await putFiles(tree, recorded: context.record.files, partDigests: context.partDigests)
+                let sending = context.inStore.isEmpty ? tree
+                    : UploadTree(isDirectory: tree.isDirectory, files: tree.files.filter { !context.inStore.contains($0.relative) })
+                let (bytes, putNotes) = try await putFiles(sending, recorded: context.record.files, partDigests: context.partDigests)
                 sent += bytes
                 notes += putNotes
             case .post:

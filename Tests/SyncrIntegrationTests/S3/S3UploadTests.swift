@@ -64,6 +64,17 @@ import Testing
         #expect(forced.exitCode == 0, "\(forced)")
         let item = try #require(items(try jsonObject(forced.stdout)).first)
         #expect(item["transferred"] as? Int == (0..<names.count).reduce(0) { $0 + 5_000 + $1 * 777 }, "\(item)")
+        // One file changed (and none recorded: as after a killed run): only its object goes,
+        // and the plan says how much that is.
+        try makeFile(path: project.file("site/css/site.css"), size: 4_321, seed: 99)
+        try FileManager.default.removeItem(at: project.file(".syncr/cache"))
+        let plan = try await project.run(["plan", "--json"], environment: server.environment)
+        #expect(items(try jsonObject(plan.stdout)).first?["bytes"] as? Int == 4_321, "\(plan.stdout)")
+        let one = try await project.run(["apply", "--json"], environment: server.environment)
+        #expect(one.exitCode == 0, "\(one)")
+        #expect(items(try jsonObject(one.stdout)).first?["transferred"] as? Int == 4_321, "\(one.stdout)")
+        let after = try await project.run(["apply"], environment: server.environment)
+        #expect(after.stderr.contains("0 transferred, 1 up to date"), "\(after.stderr)")
     }
 
     /// Uploads the store refuses (a wrong secret: SignatureDoesNotMatch): each entry fails with
