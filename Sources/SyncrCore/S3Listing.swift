@@ -49,6 +49,12 @@ enum S3Listing {
             }
             token = page.continuationToken
         } while token != nil
+        // Nothing under the prefix is more often a typo (keys are case-sensitive) than a
+        // mirror of nothing: said, as an upload of an empty folder is.
+        guard !downloads.isEmpty else {
+            return .failure(.other(message: redactor.scrub("\(download.url.written): no object under this prefix; "
+                + "check the bucket and the prefix (keys are case-sensitive)")))
+        }
         return .success(downloads)
     }
 

@@ -135,6 +135,21 @@ import Testing
         #expect(plan.stderr.contains("downloads[0] (to: data/): an s3:// prefix is listed when it runs"), "\(plan.stderr)")
     }
 
+    /// A prefix that lists nothing (here a typo in its case) fails its entry, naming it: it
+    /// did nothing and exited 0, and the entry was missing from --json.
+    @Test func aPrefixWithNoObjectFailsItsEntry() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let prefix = SeaweedFS.uniquePrefix("empty")
+        try project.writeManifest(defaults: "{ retries: 0, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://syncr-test/\(prefix)Data/\", to: out/ }"])
+        let result = try await project.run(["apply", "--json"], environment: server.environment)
+        #expect(result.exitCode == 1, "\(result)")
+        let item = try #require(items(try jsonObject(result.stdout)).first)
+        #expect(item["index"] as? Int == 0 && item["status"] as? String == "failed", "\(item)")
+        #expect((item["error"] as? String)?.contains("no object under this prefix; check the bucket and the prefix") == true, "\(item)")
+    }
+
     /// A prefix in a bucket that does not exist fails its entry with S3's code, before any
     /// object is asked about.
     @Test func missingBucketFailsTheListing() async throws {
