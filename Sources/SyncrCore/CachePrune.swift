@@ -68,6 +68,7 @@ public struct CachePrune: Sendable {
                 try S3AbandonedUploads.abort(recordAt: path)
             } catch {
                 throw .uploadNotAborted(record: path, bucket: error.bucket, key: error.key, uploadID: error.uploadID,
+                                        endpoint: error.endpoint,
                                         reason: error.reason)
             }
         }
@@ -103,17 +104,20 @@ public enum CachePruneError: Error, Sendable, Equatable, CustomStringConvertible
     case file(FileError)
     /// The multipart upload the entry started could not be aborted (`reason`), so the entry was
     /// kept: removing its record would forget the upload, whose parts the store keeps and bills.
-    case uploadNotAborted(record: String, bucket: String, key: String, uploadID: String, reason: String)
+    /// `endpoint`: the store's, as recorded (nil: AWS).
+    case uploadNotAborted(record: String, bucket: String, key: String, uploadID: String, endpoint: String?, reason: String)
 
     /// The message `syncr cache prune` prints: what was kept, why, and what to do about it.
     public var description: String {
         switch self {
         case .file(let error):
             return error.description
-        case .uploadNotAborted(let record, let bucket, let key, let uploadID, let reason):
+        case .uploadNotAborted(let record, let bucket, let key, let uploadID, let endpoint, let reason):
+            // The store's own endpoint: without it, the command goes to AWS.
+            let at = endpoint.map { "--endpoint-url \($0) " } ?? ""
             return "could not abort the multipart upload syncr left at s3://\(bucket)/\(key) (\(reason)); "
                 + "the store keeps (and bills) its parts until it is aborted, so the entry is kept. Run "
-                + "'syncr cache prune' again with the store's credentials, or abort it with 'aws s3api "
+                + "'syncr cache prune' again with the store's credentials, or abort it with 'aws \(at)s3api "
                 + "abort-multipart-upload --bucket \(bucket) --key \(key) --upload-id \(uploadID)' and remove \(record)"
         }
     }

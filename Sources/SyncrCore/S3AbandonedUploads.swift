@@ -14,6 +14,8 @@ enum S3AbandonedUploads {
         var bucket: String
         var key: String
         var uploadID: String
+        /// The store's endpoint as recorded (nil: AWS), for the command that aborts it by hand.
+        var endpoint: String?
         /// What went wrong: no credentials, the store's answer, no connection.
         var reason: String
     }
@@ -27,7 +29,7 @@ enum S3AbandonedUploads {
               let record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)),
               let region = record.region else { return }
         func failure(_ reason: String) -> Failure {
-            Failure(bucket: record.bucket, key: record.key, uploadID: record.uploadID, reason: reason)
+            Failure(bucket: record.bucket, key: record.key, uploadID: record.uploadID, endpoint: record.endpoint, reason: reason)
         }
         let options = S3Options(endpoint: record.endpoint, region: region, pathStyle: record.pathStyle,
                                 profile: record.profile, anonymous: record.anonymous ?? false)
