@@ -27,6 +27,9 @@ public struct CacheEntry: Sendable, Equatable {
         case recorded
         /// An upload record: what was last sent.
         case sent(files: Int)
+        /// A multipart upload started and not completed (a killed run's, or one kept for prune
+        /// to abort): `parts` are recorded as in the store.
+        case unfinishedMultipart(parts: Int)
         /// No readable record.
         case noRecord
     }
@@ -123,6 +126,15 @@ public enum CacheInventory {
                 entry.url = maskURL(record.url)
                 entry.source = record.from
                 entry.status = .sent(files: record.files.count)
+            }
+            // An upload under way says so, over what an earlier upload sent: a run resumes it,
+            // and pruning the entry aborts it in the store.
+            if let name = regular.first(where: { $0.hasSuffix(".multipart") }),
+               let bytes = FS.readAll(directory + "/" + name, limit: Cache.listRecordLimit),
+               let multipart = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)) {
+                entry.kind = .upload
+                if entry.url == nil { entry.url = "s3://\(multipart.bucket)/\(multipart.key)" }
+                entry.status = .unfinishedMultipart(parts: multipart.parts.count)
             }
             result.append(entry)
         }

@@ -175,13 +175,14 @@ enum CacheCommand {
         case .complete: return "complete"
         case .recorded: return "recorded"
         case .sent(let files): return "sent \(files) file\(files == 1 ? "" : "s")"
+        case .unfinishedMultipart(let parts): return "multipart unfinished, \(parts) part\(parts == 1 ? "" : "s") sent"
         case .noRecord: return "no record"
         }
     }
 
     static func what(_ e: CacheEntry) -> String {
         switch e.kind {
-        case .upload: return "\(e.source ?? "?") -> \(e.url ?? "?")"
+        case .upload: return e.source.map { "\($0) -> \(e.url ?? "?")" } ?? e.url ?? "?"
         case .download: return e.url ?? "?"
         case .unknown: return "-"
         }

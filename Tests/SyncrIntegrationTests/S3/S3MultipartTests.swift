@@ -179,6 +179,10 @@ import Testing
         let aws = AWSCLI(server: server)
         let before = try await aws.run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
         try #require(before.stdout.contains(uploadID), "\(before)")
+        // `syncr cache` shows the upload under way, not an entry without a record.
+        let listing = try await project.run(["cache", "--cache", ".syncr/cache"])
+        #expect(listing.stdout.contains("upload") && listing.stdout.contains("multipart unfinished")
+                && listing.stdout.contains("s3://syncr-test/\(key)"), "\(listing.stdout)")
 
         try "version: 1\ndownloads: []\n".write(to: project.file("other.yml"), atomically: true, encoding: .utf8)
         // Without credentials the upload cannot be aborted: the entry stays (forgetting it would
