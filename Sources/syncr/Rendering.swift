@@ -102,7 +102,8 @@ enum Rendering {
     static func planText(_ plan: Plan, manifest: String, quiet: Bool) -> String {
         var lines: [String] = []
         if !quiet {
-            let toWidth = min(48, plan.items.map { name($0).count }.max() ?? 2)
+            // At least the heading's width: shorter names put the columns under the wrong heads.
+            let toWidth = max("ENTRY".count, min(48, plan.items.map { name($0).count }.max() ?? 2))
             lines.append(pad("ACTION", 9) + pad("ENTRY", toWidth + 2) + pad("SIZE", 11) + pad("MOVE", 11) + "REASON")
             for item in plan.items {
                 let size = item.size.map(ByteSize.format) ?? "?"

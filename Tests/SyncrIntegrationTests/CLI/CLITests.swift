@@ -97,6 +97,20 @@ struct CLITests {
 
     // MARK: bad command lines exit 64
 
+    /// Names shorter than the heading "ENTRY" still line up under it.
+    @Test func planColumnsLineUpUnderShortNames() async throws {
+        let harness = try CLIHarness()
+        let port = try freePort()
+        try harness.write("syncr.yml", "version: 1\ndefaults: { retries: 0 }\ndownloads:\n  - { url: http://127.0.0.1:\(port)/a, to: z }\n")
+        let r = try await harness.run(["plan"])
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        try #require(lines.count >= 2, "\(r.stdout)")
+        let heading = try #require(lines[0].range(of: "SIZE")).lowerBound
+        let size = try #require(lines[1].range(of: "?")).lowerBound
+        #expect(lines[0].distance(from: lines[0].startIndex, to: heading) == lines[1].distance(from: lines[1].startIndex, to: size),
+                "\(r.stdout)")
+    }
+
     @Test func unknownCommandSuggestsTheClosest() async throws {
         let r = try await CLIHarness().run(["aply"])
         #expect(r.status == 64)
