@@ -88,6 +88,11 @@ enum CacheCommand {
             }
         }
         defer { lock?.release() }
+        // Not an error (a fresh runner has no cache yet), but said: a mistyped folder reported
+        // "empty" or "removed 0" as if it were the cache.
+        if !exists, !options.quiet {
+            Output.err("syncr: note: there is no cache folder at \(directory) (nothing has been cached there)")
+        }
         let entries: [CacheEntry]
         do {
             entries = try CacheInventory.entries(in: directory)

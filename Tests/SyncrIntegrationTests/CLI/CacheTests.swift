@@ -156,6 +156,10 @@ struct CacheTests {
         let r = try await harness.run(["cache", "--cache", "nothing-here"])
         #expect(r.status == 0)
         #expect(r.stdout == "Cache nothing-here: empty.\n")
+        // A mistyped folder is not taken for the cache without a word.
+        #expect(r.stderr.contains("there is no cache folder at nothing-here"), "\(r.stderr)")
+        let prune = try await harness.run(["cache", "prune", "--cache", "nothing-here", "--older-than", "1d"])
+        #expect(prune.status == 0 && prune.stderr.contains("there is no cache folder at nothing-here"), "\(prune.stderr)")
     }
 
     @Test func pruneRemovesWhatTheManifestDoesNotUse() async throws {
