@@ -75,7 +75,21 @@ struct S3MultipartUpload: Sendable {
     /// one kept for prune). Named by the upload's key first, so that the cache's inventory counts
     /// it in the upload's entry, and pruning the entry aborts the upload.
     private func recordPath(naming name: String) -> String {
+        Self.recordPath(in: cache, upload: upload, naming: name)
+    }
+
+    static func recordPath(in cache: Cache, upload: Upload, naming name: String) -> String {
         cache.directory + "/" + Cache.uploadKey(upload) + "." + Digest.hex(.md5, of: Array(name.utf8)).prefix(16) + ".multipart"
+    }
+
+    /// The bytes of `file` an earlier run's multipart upload to `key` recorded as in the store,
+    /// for the plan (apply asks the store with ListParts); 0 when no such upload would resume.
+    static func recordedBytes(in cache: Cache, upload: Upload, key: String, file: UploadTree.File, bucket: String) -> Int64 {
+        guard let bytes = FS.readAll(recordPath(in: cache, upload: upload, naming: key), limit: Cache.listRecordLimit),
+              let record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)),
+              record.source == file.fingerprint, record.key == key, record.bucket == bucket,
+              record.partSize == partSize(size: file.fingerprint.size, preferred: upload.partSize) else { return 0 }
+        return record.parts.values.reduce(0) { $0 + $1.size }
     }
 
     /// Sends the file; returns the bytes sent in this run and how many parts an earlier run had

@@ -89,6 +89,11 @@ import Testing
                           upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
         let (kept, recordText) = try await killDuringUpload(project, server: server)
         try #require(kept < 16, "killed before the last part")
+        // The plan counts the parts the record has as in the store (apply asks the store).
+        let plan = try await project.run(["plan", "--json"], environment: server.environment)
+        let planned = try #require((try jsonObject(plan.stdout)["items"] as? [[String: Any]])?.first)
+        #expect(planned["bytes"] as? Int ?? 0 <= (80 << 20) - kept * (5 << 20), "\(planned)")
+        #expect((planned["reason"] as? String)?.contains("a multipart upload resumes") == true, "\(planned)")
 
         let rerun = try await project.run(["apply", "--json"], environment: server.environment)
         #expect(rerun.exitCode == 0, "\(rerun.stderr)")
