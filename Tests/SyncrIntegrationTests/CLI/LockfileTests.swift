@@ -184,16 +184,21 @@ struct LockfileTests {
         #expect(none.exitCode == 65)
     }
 
-    /// An `unzip:` entry: the lock pins the archive (its SHA-256 from the archive kept in the
-    /// cache), and a locked no-op run asks nothing even though the folder is not one file.
-    @Test func unzipEntryPinsTheArchive() async throws {
+    /// nginx serving `t.tar.gz`, which holds `top/a.txt` ("hello").
+    static func servedArchive() async throws -> (TemporaryDirectory, Nginx) {
         let www = try TemporaryDirectory(prefix: "www-lock-unzip")
         let tree = try TemporaryDirectory(prefix: "tree")
         try FileManager.default.createDirectory(at: tree.appending("top"), withIntermediateDirectories: true)
         try Data("hello\n".utf8).write(to: tree.appending("top/a.txt"))
         let tar = try await runProcess(executable: "tar", arguments: ["-czf", www.appending("t.tar.gz").path, "-C", tree.path, "top"])
         try #require(tar.exitCode == 0, "\(tar.stderr)")
-        let nginx = try await Nginx.start(root: www.url)
+        return (www, try await Nginx.start(root: www.url))
+    }
+
+    /// An `unzip:` entry: the lock pins the archive (its SHA-256 from the archive kept in the
+    /// cache), and a locked no-op run asks nothing even though the folder is not one file.
+    @Test func unzipEntryPinsTheArchive() async throws {
+        let (www, nginx) = try await Self.servedArchive()
         defer { nginx.stop() }
         let project = try Project()
         try project.writeManifest(downloads: ["{ url: \(nginx.url("/t.tar.gz")), to: out/t, unzip: true, strip_components: 1 }"])
@@ -213,13 +218,7 @@ struct LockfileTests {
     /// cached archive is checked against the pin (here the manifest's; a lock's is added the
     /// same way) and the folder is left as it was when it does not match.
     @Test func unpackedFolderIsCheckedAgainstAPinAddedLater() async throws {
-        let www = try TemporaryDirectory(prefix: "www-pin-unzip")
-        let tree = try TemporaryDirectory(prefix: "tree")
-        try FileManager.default.createDirectory(at: tree.appending("top"), withIntermediateDirectories: true)
-        try Data("hello\n".utf8).write(to: tree.appending("top/a.txt"))
-        let tar = try await runProcess(executable: "tar", arguments: ["-czf", www.appending("t.tar.gz").path, "-C", tree.path, "top"])
-        try #require(tar.exitCode == 0, "\(tar.stderr)")
-        let nginx = try await Nginx.start(root: www.url)
+        let (www, nginx) = try await Self.servedArchive()
         defer { nginx.stop() }
         let project = try Project()
         let entry = "url: \(nginx.url("/t.tar.gz")), to: out/t, unzip: true, strip_components: 1"

@@ -52,6 +52,21 @@ import Testing
         return (partsAtKill.withLock { $0 }, recordText)
     }
 
+    /// An 80 MiB `big.bin` going up in 5 MiB parts, one at a time, to a key under a prefix of
+    /// its own (`name`), killed once two or more parts (fewer than all) are recorded.
+    func killedUpload(_ name: String, seed: UInt64) async throws
+        -> (server: SeaweedFS.Server, project: Project, key: String, kept: Int, recordText: String) {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try makeFile(path: project.file("big.bin"), size: 80 << 20, seed: seed)
+        let key = SeaweedFS.uniquePrefix(name) + "big.bin"
+        try writeManifest(project, server: server, defaults: "connections: 1,",
+                          upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
+        let (kept, recordText) = try await killDuringUpload(project, server: server)
+        try #require(kept >= 2 && kept < 16)
+        return (server, project, key, kept, recordText)
+    }
+
     /// A file above multipart_threshold goes up in parts; `aws s3 cp` downloads it identical,
     /// it carries its SHA-256, and the next plan finds it unchanged.
     @Test func largeFileGoesUpInParts() async throws {
@@ -112,14 +127,7 @@ import Testing
     /// A source changed since the killed upload began: that upload is aborted and a new one
     /// sends every part of the new file.
     @Test func changedSourceStartsAgain() async throws {
-        let server = try await SeaweedFS.shared.start()
-        let project = try Project()
-        try makeFile(path: project.file("big.bin"), size: 80 << 20, seed: 44)
-        let key = SeaweedFS.uniquePrefix("changed") + "big.bin"
-        try writeManifest(project, server: server, defaults: "connections: 1,",
-                          upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
-        let (kept, recordText) = try await killDuringUpload(project, server: server)
-        try #require(kept >= 2 && kept < 16)
+        let (server, project, key, _, recordText) = try await killedUpload("changed", seed: 44)
         let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
         let oldUpload = try #require(record?["uploadID"] as? String)
         try makeFile(path: project.file("big.bin"), size: 81 << 20, seed: 45)
@@ -142,14 +150,7 @@ import Testing
     /// still names its upload: that upload is aborted before a new one starts, not left in the
     /// store for good.
     @Test func aDamagedRecordsUploadIsAborted() async throws {
-        let server = try await SeaweedFS.shared.start()
-        let project = try Project()
-        try makeFile(path: project.file("big.bin"), size: 80 << 20, seed: 46)
-        let key = SeaweedFS.uniquePrefix("damaged") + "big.bin"
-        try writeManifest(project, server: server, defaults: "connections: 1,",
-                          upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
-        let (kept, _) = try await killDuringUpload(project, server: server)
-        try #require(kept >= 2 && kept < 16)
+        let (server, project, key, _, _) = try await killedUpload("damaged", seed: 46)
         let cache = project.file(".syncr/cache")
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: cache.path).first { $0.hasSuffix(".multipart") })
         let path = cache.appendingPathComponent(name)
@@ -171,14 +172,7 @@ import Testing
     /// `syncr cache prune` with a manifest that no longer has the upload removes its record and
     /// aborts the multipart upload in the store; without the store's credentials it keeps both.
     @Test func pruneAbortsAnAbandonedUpload() async throws {
-        let server = try await SeaweedFS.shared.start()
-        let project = try Project()
-        try makeFile(path: project.file("big.bin"), size: 80 << 20, seed: 46)
-        let key = SeaweedFS.uniquePrefix("abandoned") + "big.bin"
-        try writeManifest(project, server: server, defaults: "connections: 1,",
-                          upload: "{ from: big.bin, to: \"s3://syncr-test/\(key)\", multipart_threshold: 5MiB, part_size: 5MiB }")
-        let (kept, recordText) = try await killDuringUpload(project, server: server)
-        try #require(kept >= 2 && kept < 16)
+        let (server, project, key, _, recordText) = try await killedUpload("abandoned", seed: 46)
         let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
         let uploadID = try #require(record?["uploadID"] as? String)
         let aws = AWSCLI(server: server)
