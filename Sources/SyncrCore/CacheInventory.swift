@@ -67,8 +67,10 @@ public enum CacheInventory {
     /// The entries of the cache at `directory`, sorted by URL then key; an empty list when the
     /// folder does not exist.
     ///
+    /// - Parameter placements: whether to find out `destinationInPlace` (a `stat` of each file
+    ///   destination, a walk of each unpacked folder): only pruning by age alone reads it.
     /// - Throws: `FileError` when the folder exists but cannot be listed.
-    public static func entries(in directory: String) throws(FileError) -> [CacheEntry] {
+    public static func entries(in directory: String, placements: Bool = true) throws(FileError) -> [CacheEntry] {
         guard let dir = opendir(directory) else {
             if errno == ENOENT { return [] }
             throw FileError(path: directory, operation: "list the cache folder", errno: errno)
@@ -112,11 +114,13 @@ public enum CacheInventory {
                 let hasData = regular.contains(key + ".data")
                 if state.complete {
                     entry.status = hasData ? .complete : .recorded
-                    if let destination = state.destination, let recorded = state.destinationFingerprint {
-                        entry.destinationInPlace = FS.fingerprint(destination) == recorded
-                    } else if let destination = state.destination, let tree = state.destinationTree {
-                        // An unpacked folder: its shape, as the plan compares it.
-                        entry.destinationInPlace = FolderReplace.fingerprint(destination) == tree
+                    if placements, let destination = state.destination {
+                        if let recorded = state.destinationFingerprint {
+                            entry.destinationInPlace = FS.fingerprint(destination) == recorded
+                        } else if let tree = state.destinationTree {
+                            // An unpacked folder: its shape, as the plan compares it.
+                            entry.destinationInPlace = FolderReplace.fingerprint(destination) == tree
+                        }
                     }
                 } else {
                     entry.status = .partial(cached: hasData ? state.cachedBytes : 0, of: state.size)

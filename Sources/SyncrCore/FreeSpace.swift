@@ -110,6 +110,10 @@ extension Session {
     ///   under an `s3://` prefix is an entry of its own (its cache key, its destination), which
     ///   the manifest's prefix entry is not.
     func spaceWarnings(_ items: [PlanItem], entries: Entries) -> [String] {
+        // Nothing to fetch (a no-op run): no entry need be made.
+        guard items.contains(where: { $0.kind == .download && [.download, .resume, .restart].contains($0.action) }) else {
+            return []
+        }
         var needs: [FreeSpace.Need] = []
         var volumes = VolumeLookup()
         for (item, entry) in zip(items, entries) {

@@ -1,5 +1,6 @@
 import Foundation
 import SyncrManifest
+import SyncrS3
 
 /// Masks secrets in text before it is shown anywhere.
 ///
@@ -16,34 +17,31 @@ public struct Redactor: Sendable {
     public init(secrets: [String]) {
         // Very short values (a "1" from ${RETRY:-1}) would mask half of every message; values
         // under 3 characters are not treated as secrets worth masking.
-        let kept = secrets.filter { $0.count >= 3 }
+        let kept = Set(secrets.filter { $0.count >= 3 })
+        self.secrets = kept.sorted { $0.count > $1.count }
         // A server that quotes the request back (an error page echoing the URL or a header)
         // quotes it percent-encoded: `Xy7!` as `Xy7%21`.
-        let encoded = kept.flatMap(Self.percentEncodings)
-        self.secrets = Array(Set(kept + encoded)).sorted { $0.count > $1.count }
+        encodedSecrets = Set(kept.flatMap(Self.percentEncodings)).subtracting(kept).sorted { $0.count > $1.count }
     }
 
-    /// A secret as a URL may carry it, where that differs: every byte but the unreserved
-    /// (`A-Z a-z 0-9 - . _ ~`) as `%XX`, in upper- and lower-case hex, and as a form writes it
-    /// (a space as `+`).
+    /// The percent-encoded forms of `secrets` that differ from them; looked for only in text
+    /// that holds a `%` or a `+`, so that most text is scanned once per secret, as before.
+    private let encodedSecrets: [String]
+
+    /// A secret as a URL may carry it, where that differs: every byte but the unreserved as
+    /// `%XX` (`URIEncoding`), in upper- and lower-case hex, each also as a form writes a space
+    /// (`+`).
     static func percentEncodings(_ secret: String) -> [String] {
-        let unreserved = { (b: UInt8) in
-            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2E
-                || b == 0x5F || b == 0x7E
+        let upper = URIEncoding.encode(secret)
+        guard upper != secret else { return [] }
+        var lower: [UInt8] = []
+        var hexLeft = 0
+        for b in upper.utf8 {
+            lower.append(hexLeft > 0 && b >= UInt8(ascii: "A") && b <= UInt8(ascii: "F") ? b | 0x20 : b)
+            hexLeft = b == UInt8(ascii: "%") ? 2 : max(0, hexLeft - 1)
         }
-        guard !secret.utf8.allSatisfy(unreserved) else { return [] }
-        func encode(_ digits: String, plus: Bool) -> String {
-            let hex = Array(digits.utf8)
-            var out: [UInt8] = []
-            for b in secret.utf8 {
-                if unreserved(b) { out.append(b) } else if plus && b == 0x20 { out.append(0x2B) } else {
-                    out += [0x25, hex[Int(b >> 4)], hex[Int(b & 0x0F)]]
-                }
-            }
-            return String(decoding: out, as: UTF8.self)
-        }
-        let upper = "0123456789ABCDEF", lower = "0123456789abcdef"
-        return [encode(upper, plus: false), encode(lower, plus: false), encode(upper, plus: true)]
+        let forms = [upper, String(decoding: lower, as: UTF8.self)]
+        return forms + forms.map { $0.replacingOccurrences(of: "%20", with: "+") }
     }
 
     /// `text` with every secret and every URL credential or credential-named query value masked.
@@ -65,8 +63,9 @@ public struct Redactor: Sendable {
     private func maskSecrets(_ text: String) -> String {
         guard !secrets.isEmpty else { return text }
         let bytes = Array(text.utf8)
+        let encoded = bytes.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }
         var ranges: [Range<Int>] = []
-        for secret in secrets {
+        for secret in secrets + (encoded ? encodedSecrets : []) {
             let needle = Array(secret.utf8)
             guard needle.count <= bytes.count else { continue }
             var i = 0

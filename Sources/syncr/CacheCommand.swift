@@ -95,7 +95,8 @@ enum CacheCommand {
         }
         let entries: [CacheEntry]
         do {
-            entries = try CacheInventory.entries(in: directory)
+            // Only a prune without a manifest asks whether destinations are still in place.
+            entries = try CacheInventory.entries(in: directory, placements: options.action == .prune && manifest == nil)
         } catch {
             Output.err("syncr: error: \(error.description)")
             return ExitCode.failures
