@@ -121,6 +121,12 @@ extension Downloader {
             try await recorder.reset()
             fs.offset = 0
             state = await recorder.state
+        } else if fs.offset == 0 && state.cachedBytes > 0 {
+            // Kept pieces with nothing from byte 0 (a split download's, now fetched on one
+            // stream): this GET has no If-Range, so its answer may be another version, and the
+            // record would vouch for the old pieces under the new validators.
+            try await recorder.reset()
+            state = await recorder.state
         }
         // A fresh file no one asked the server about (apply skips the HEAD for those): ask for
         // its first `leadLength` bytes, so that the answer says at once whether ranges work and

@@ -31,6 +31,30 @@ struct StreamFetchTests {
         #expect(result.noteTexts.contains { $0.contains("ignored the Range request") }, "\(result.noteTexts)")
     }
 
+    /// A split download's pieces kept with nothing from byte 0 (`good` 0), fetched now on one
+    /// stream (`connections: 1`): its GET has no If-Range, and the server changed the file after
+    /// the HEAD, then cut the stream off. The record must not vouch for the old pieces under the
+    /// new version's ETag: a later split run would trust them and mix the two versions.
+    @Test func streamFromByteZeroDropsPiecesKeptOfAnotherVersion() async throws {
+        let project = try ScriptedProject(retries: 0)
+        let old = Resource(bytes: Resource.pattern(4000))
+        let new = Resource(bytes: Resource.pattern(4000, seed: 7), etag: "\"v2\"")
+        try project.leavePartial("f.bin", of: old, ranges: [1000..<4000])
+        // The resume that follows the cut is answered 404, so the run ends with the record as
+        // the cut left it.
+        let server = ScriptedTransport { request, _ in
+            if request.method == .head { return old.answer(request) }
+            return request.range == nil ? new.answer(request).dropping(after: 500) : .status(404)
+        }
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(result.status == .failed, "\(result.errorText ?? "")")
+        let record = try #require(project.record("f.bin"))
+        #expect(record.etag?.headerValue == "\"v2\"")
+        #expect(record.ranges == RangeSet([0..<500]), "\(record.ranges)")
+        let cached = try #require(project.cached("f.bin"))
+        #expect(ScriptedProject.difference(cached, from: Array(new.bytes[0..<500])) == nil)
+    }
+
     /// A fresh file answered 404: the entry fails, and leaves no empty cache file behind (each
     /// one was listed by `syncr cache` as an entry of unknown state).
     @Test func status404LeavesNoEmptyCacheFile() async throws {
