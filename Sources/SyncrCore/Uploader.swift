@@ -172,8 +172,13 @@ struct UploadPlanner: Sendable {
             item.reason = "\(changed) file\(changed == 1 ? "" : "s") changed since the last upload"
             return item
         }
-        // A record from before the shape was kept says nothing about it.
-        if let shape = previous.sourceShape, shape != record.sourceShape {
+        // A record from before the shape was kept says nothing about it: what was sent may
+        // differ in folders, links or permissions, so it is sent once more, and recorded.
+        guard let shape = previous.sourceShape else {
+            item.reason = "the last upload's record does not say which folders, links and permissions it held (written by an older syncr)"
+            return item
+        }
+        if shape != record.sourceShape {
             item.reason = "folders, links or permissions changed since the last upload"
             return item
         }

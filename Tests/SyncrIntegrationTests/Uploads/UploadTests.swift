@@ -441,6 +441,18 @@ extension UploadTests {
         #expect(listing.stdout.contains("-rwxr-xr-x") && listing.stdout.contains("empty/") && listing.stdout.contains("lrwxrwxrwx"),
                 "\(listing.stdout)")
         #expect(try await action().0 == "skip")
+        // A record written before the shape was kept (an older syncr) cannot vouch for it: the
+        // archive is sent once more, and then skipped.
+        let cache = project.folder.appending(".syncr/cache")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: cache.path).first { $0.hasSuffix(".upload") })
+        let recordURL = cache.appendingPathComponent(name)
+        var record = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: recordURL)) as? [String: Any])
+        try #require(record.removeValue(forKey: "sourceShape") != nil)
+        try JSONSerialization.data(withJSONObject: record).write(to: recordURL)
+        let (older, reason) = try await action()
+        #expect(older == "upload" && reason?.contains("written by an older syncr") == true, "\(reason ?? "")")
+        #expect(try await project.run(["apply"]).exitCode == 0)
+        #expect(try await action().0 == "skip")
     }
 
     /// The cache folder's names, sizes and modification times.
