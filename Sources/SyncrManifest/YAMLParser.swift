@@ -153,9 +153,17 @@ final class YAMLParser {
         // An unclosed `[` or `{` is found only at the end of the input, a line past the last:
         // the place to show is where it was opened, which libyaml keeps as the context.
         let opened = Self.mark(p.context_mark)
-        let atEnd = p.problem_mark.index >= input.count
+        let atEnd = p.problem_mark.index >= characterCount
         return YAMLSyntaxError(mark: atEnd ? opened : Self.mark(p.problem_mark),
                                message: "\(problem) (\(context) at \(opened.position))")
+    }
+
+    /// The input's length as libyaml counts a mark's index: in characters (the first byte of each
+    /// UTF-8 sequence), a byte order mark not counted.
+    private var characterCount: Int {
+        let characters = input.reduce(0) { $0 + ($1 & 0xC0 != 0x80 ? 1 : 0) }
+        let bom = input.count >= 3 && input[0] == 0xEF && input[1] == 0xBB && input[2] == 0xBF
+        return characters - (bom ? 1 : 0)
     }
 
     /// Line and column (in characters) of a byte offset into the input.

@@ -92,6 +92,16 @@ import Testing
             """)
     }
 
+    /// libyaml counts a mark's index in characters: with letters beyond ASCII before the end,
+    /// the end was taken for a place before it, and the error pointed a line past the last.
+    @Test func yamlSyntaxErrorUnclosedFlowSequenceAfterNonASCII() {
+        #expect(errors("\u{FEFF}version: 1\n# café, naïve, 日本\ndownloads:\n  - url: http://h/a\n    to: [a\n") == """
+            syncr.yml:5:9: error: did not find expected ',' or ']' (while parsing a flow sequence at 5:9)
+                to: [a
+                    ^
+            """)
+    }
+
     @Test func secondDocumentRefused() {
         #expect(errors("version: 1\n---\nversion: 1\n") == """
             syncr.yml:2:1: error: a manifest holds one YAML document; remove this second one
