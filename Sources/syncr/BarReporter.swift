@@ -70,7 +70,7 @@ final class BarReporter: RunReporter {
                 if !quiet { line = lines.note(name, note) }
             case .finished(let result):
                 state.board.finish(result, now: now)
-                if !quiet || result.status == .failed { line = lines.finished(result) }
+                if !quiet { line = lines.finished(result) }
             }
             // Once the bar is gone (Ctrl-C), lines go straight out: no frame would carry them.
             if state.finished { return line }

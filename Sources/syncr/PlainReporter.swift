@@ -24,7 +24,7 @@ final class PlainReporter: RunReporter {
     }
 
     /// - Parameters:
-    ///   - quiet: no start, finish or periodic lines; failures only.
+    ///   - quiet: no line at all; the run's summary lists the failures.
     ///   - interval: seconds between summary lines; nil for none.
     init(quiet: Bool, entryCount: Int, interval: Double?, palette: Palette) {
         self.quiet = quiet
@@ -39,14 +39,10 @@ final class PlainReporter: RunReporter {
     }
 
     func report(_ event: ProgressEvent) {
-        if quiet {
-            // Failures only: the board (names for retry and note lines, the periodic summary)
-            // is never read, and keeping it costs a lock and a dictionary update per event.
-            if case .finished(let result) = event, result.status == .failed, let line = lines.finished(result) {
-                Output.err(line)
-            }
-            return
-        }
+        // Quiet: the summary alone, which lists every failure (a line per failure here as well
+        // showed each one twice). The board (names for retry and note lines, the periodic
+        // summary) is never read, and keeping it costs a lock and a dictionary update per event.
+        if quiet { return }
         let now = Monotonic.now()
         let line: String? = state.withLock { state in
             switch event {
