@@ -29,6 +29,7 @@ enum S3Listing {
                                 reporter: nil, redactor: redactor)
         retrying.s3 = builder.s3
         var downloads: [Download] = []
+        var markers = 0
         var token: String?
         repeat {
             let page: ListObjectsPage
@@ -39,7 +40,12 @@ enum S3Listing {
             } catch {
                 return .failure(.interrupted(.whileAsking))
             }
-            for object in page.objects where !object.key.hasSuffix("/") {
+            for object in page.objects {
+                // A key ending in `/` is a folder marker (consoles make them): nothing to fetch.
+                if object.key.hasSuffix("/") {
+                    markers += 1
+                    continue
+                }
                 switch entry(download, key: object.key, under: location) {
                 case .success(var one):
                     one.object = downloads.count
@@ -52,8 +58,11 @@ enum S3Listing {
         // Nothing under the prefix is more often a typo (keys are case-sensitive) than a
         // mirror of nothing: said, as an upload of an empty folder is.
         guard !downloads.isEmpty else {
-            return .failure(.other(message: redactor.scrub("\(download.url.written): no object under this prefix; "
-                + "check the bucket and the prefix (keys are case-sensitive)")))
+            let message = markers > 0
+                ? "\(download.url.written): only folder markers under this prefix (\(markers) key\(markers == 1 ? "" : "s") ending in '/'), "
+                    + "no object to download; put the objects there, or remove the entry"
+                : "\(download.url.written): no object under this prefix; check the bucket and the prefix (keys are case-sensitive)"
+            return .failure(.other(message: redactor.scrub(message)))
         }
         return .success(downloads)
     }

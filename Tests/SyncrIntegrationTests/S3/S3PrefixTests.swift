@@ -150,6 +150,25 @@ import Testing
         #expect((item["error"] as? String)?.contains("no object under this prefix; check the bucket and the prefix") == true, "\(item)")
     }
 
+    /// A prefix that holds only folder markers (keys ending in `/`, as consoles make) exists:
+    /// its failure says so, not that the prefix may be a typo.
+    @Test func aPrefixOfFolderMarkersOnlySaysSo() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let prefix = SeaweedFS.uniquePrefix("markers")
+        for key in ["\(prefix)", "\(prefix)sub/"] {
+            let put = try await AWSCLI(server: server).run(["s3api", "put-object", "--bucket", "syncr-test", "--key", key])
+            try #require(put.exitCode == 0, "\(put.stderr)")
+        }
+        try project.writeManifest(defaults: "{ retries: 0, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://syncr-test/\(prefix)\", to: out/ }"])
+        let result = try await project.run(["apply", "--json"], environment: server.environment)
+        #expect(result.exitCode == 1, "\(result)")
+        let item = try #require(items(try jsonObject(result.stdout)).first)
+        let error = try #require(item["error"] as? String)
+        #expect(error.contains("only folder markers under this prefix (") && error.contains("no object to download"), "\(error)")
+    }
+
     /// A prefix in a bucket that does not exist fails its entry with S3's code, before any
     /// object is asked about.
     @Test func missingBucketFailsTheListing() async throws {
