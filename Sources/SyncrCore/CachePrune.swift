@@ -113,12 +113,15 @@ public enum CachePruneError: Error, Sendable, Equatable, CustomStringConvertible
         case .file(let error):
             return error.description
         case .uploadNotAborted(let record, let bucket, let key, let uploadID, let endpoint, let reason):
-            // The store's own endpoint: without it, the command goes to AWS.
-            let at = endpoint.map { "--endpoint-url \($0) " } ?? ""
+            // The store's own endpoint: without it, the command goes to AWS. Quoted for a shell:
+            // a key may hold spaces, quotes or `$`.
+            let at = endpoint.map { ["--endpoint-url", $0] } ?? []
+            let command = ShellWord.command(["aws"] + at + ["s3api", "abort-multipart-upload", "--bucket", bucket,
+                                                            "--key", key, "--upload-id", uploadID])
             return "could not abort the multipart upload syncr left at s3://\(bucket)/\(key) (\(reason)); "
                 + "the store keeps (and bills) its parts until it is aborted, so the entry is kept. Run "
-                + "'syncr cache prune' again with the store's credentials, or abort it with 'aws \(at)s3api "
-                + "abort-multipart-upload --bucket \(bucket) --key \(key) --upload-id \(uploadID)' and remove \(record)"
+                + "'syncr cache prune' again with the store's credentials, or abort it by hand and remove "
+                + "\(record): \(command)"
         }
     }
 }
