@@ -27,9 +27,10 @@ public struct CacheEntry: Sendable, Equatable {
         case recorded
         /// An upload record: what was last sent.
         case sent(files: Int)
-        /// A multipart upload started and not completed (a killed run's, or one kept for prune
-        /// to abort): `parts` are recorded as in the store.
-        case unfinishedMultipart(parts: Int)
+        /// Multipart uploads started and not completed (a killed run's, or ones kept for prune
+        /// to abort): `uploads` of them (a folder upload has one per large file), with `parts`
+        /// recorded as in the store over all of them.
+        case unfinishedMultipart(uploads: Int, parts: Int)
         /// No readable record.
         case noRecord
     }
@@ -131,14 +132,21 @@ public enum CacheInventory {
                 entry.source = record.from
                 entry.status = .sent(files: record.files.count)
             }
-            // An upload under way says so, over what an earlier upload sent: a run resumes it,
-            // and pruning the entry aborts it in the store.
-            if let name = regular.first(where: { $0.hasSuffix(".multipart") }),
-               let bytes = FS.readAll(directory + "/" + name, limit: Cache.listRecordLimit),
-               let multipart = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)) {
+            // Uploads under way say so, over what an earlier upload sent: a run resumes them,
+            // and pruning the entry aborts them in the store. A folder's entry has one per file
+            // large enough for a multipart upload.
+            var objects: [String] = []
+            var parts = 0
+            for name in regular where name.hasSuffix(".multipart") {
+                guard let bytes = FS.readAll(directory + "/" + name, limit: Cache.listRecordLimit),
+                      let multipart = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)) else { continue }
+                objects.append("s3://\(multipart.bucket)/\(multipart.key)")
+                parts += multipart.parts.count
+            }
+            if !objects.isEmpty {
                 entry.kind = .upload
-                if entry.url == nil { entry.url = "s3://\(multipart.bucket)/\(multipart.key)" }
-                entry.status = .unfinishedMultipart(parts: multipart.parts.count)
+                entry.status = .unfinishedMultipart(uploads: objects.count, parts: parts)
+                if entry.url == nil { entry.url = Self.folder(of: objects) }
             }
             result.append(entry)
         }
@@ -155,6 +163,15 @@ public enum CacheInventory {
         let key = name[..<dot]
         guard key.count == 32, key.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
         return String(key)
+    }
+
+    /// The one object's URL, or the folder (up to a `/`) that holds all of several.
+    static func folder(of objects: [String]) -> String {
+        guard var common = objects.first, objects.count > 1 else { return objects.first ?? "" }
+        for object in objects.dropFirst() {
+            common = String(zip(common, object).prefix { $0 == $1 }.map(\.0))
+        }
+        return String(common[...(common.lastIndex(of: "/") ?? common.startIndex)])
     }
 
     /// A recorded URL fit to print: user information and the values of query parameters that

@@ -181,7 +181,9 @@ enum CacheCommand {
         case .complete: return "complete"
         case .recorded: return "recorded"
         case .sent(let files): return "sent \(files) file\(files == 1 ? "" : "s")"
-        case .unfinishedMultipart(let parts): return "multipart unfinished, \(parts) part\(parts == 1 ? "" : "s") sent"
+        case .unfinishedMultipart(let uploads, let parts):
+            let what = uploads == 1 ? "multipart unfinished" : "\(uploads) multipart uploads unfinished"
+            return "\(what), \(parts) part\(parts == 1 ? "" : "s") sent"
         case .noRecord: return "no record"
         }
     }

@@ -190,6 +190,27 @@ final class TemporaryFolder {
         #expect(tmp.contents() == [".\(key).zip.z3.tmp", ".\(other).zip.q9.tmp"], "another key's are not touched")
     }
 
+    /// A folder upload to an `s3://` prefix left one multipart upload per large file: the
+    /// listing counts them all (it showed the first), under the folder that holds them.
+    @Test func everyUnfinishedMultipartUploadOfAnEntryIsListed() throws {
+        let tmp = try TemporaryFolder()
+        let key = String(repeating: "ef", count: 16)
+        let source = FileFingerprint(device: 1, inode: 1, size: 1, mtimeNanoseconds: 0)
+        let uploads = [("site/a.bin", 2), ("site/sub/b.bin", 1)].map { key, parts in
+            MultipartRecord(uploadID: "u-\(key)", bucket: "bucket", key: key, partSize: 5 << 20, source: source,
+                            parts: Dictionary(uniqueKeysWithValues: (1...parts).map { ($0, .init(etag: "\"e\"", size: 5 << 20)) }))
+        }
+        for (n, upload) in uploads.enumerated() {
+            try JSONEncoder().encode(upload).write(to: URL(fileURLWithPath: tmp.path + "/\(key).\(n).multipart"))
+        }
+        let entry = try #require(try CacheInventory.entries(in: tmp.path).first { $0.key == key })
+        #expect(entry.kind == .upload)
+        #expect(entry.status == .unfinishedMultipart(uploads: 2, parts: 3))
+        #expect(entry.url == "s3://bucket/site/")
+        #expect(CacheInventory.folder(of: ["s3://b/x.bin"]) == "s3://b/x.bin")
+        #expect(CacheInventory.folder(of: ["s3://b/ab.bin", "s3://b/ac.bin"]) == "s3://b/")
+    }
+
     @Test func saveStateReplacesAtomically() throws {
         let tmp = try TemporaryFolder()
         let cache = Cache(directory: tmp.path)
