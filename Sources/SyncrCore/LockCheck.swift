@@ -63,7 +63,10 @@ public enum LockCheck {
         }
         if fileChanges.isEmpty {
             guard let moved, entry.sha256 == nil, entry.etag == nil else { return nil }
-            return moved
+            // A server that sends each request to another mirror fails here on every run: said,
+            // with the way to pin the file by its content instead.
+            return moved + " (the lock has neither SHA-256 nor ETag to know the file by wherever it is served from; "
+                + "if the server sends requests to changing mirrors, pin the file by content with 'syncr lock --hash')"
         }
         return ([moved].compactMap { $0 } + fileChanges).joined(separator: "; ")
     }
