@@ -81,6 +81,44 @@ struct ProxyAndCredentialTests {
         #expect(!r.allOutput.contains("proxy-secret"), "\(r.allOutput)")
     }
 
+    /// A proxy that never answers the connection (its accept queue is full, so the kernel drops
+    /// the SYN): the timeout names the proxy too, as the man page says.
+    @Test func aProxyThatNeverAnswersIsNamed() async throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                try #require(bind(listener, $0, length) == 0 && listen(listener, 0) == 0
+                             && getsockname(listener, $0, &length) == 0)
+            }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        // Connections that are never accepted fill the queue; they stay open while the test runs.
+        var held: [Int32] = []
+        defer { held.forEach { close($0) } }
+        for _ in 0..<3 {
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            held.append(client)
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) } }
+        }
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0, timeout: 2s }
+            downloads:
+              - { url: "http://127.0.0.2:9/file.bin", to: file.bin }
+            """)
+        let r = try await harness.run(["apply"], environment: ["http_proxy": "http://127.0.0.1:\(port)", "no_proxy": "", "NO_PROXY": ""])
+        #expect(r.status == 1, "\(r.allOutput)")
+        #expect(r.allOutput.contains("timed out") && r.allOutput.contains("127.0.0.1:\(port) is the proxy set in http_proxy"),
+                "\(r.allOutput)")
+    }
+
     /// https through the proxy: a CONNECT tunnel, with the certificate still checked end to end
     /// (the private CA is trusted with `ca_cert`).
     @Test func httpsProxyTunnelsTLS() async throws {
