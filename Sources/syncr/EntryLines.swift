@@ -25,6 +25,11 @@ struct EntryLines: Sendable {
         let name = Rendering.name(result.item)
         switch result.status {
         case .ok:
+            if result.item.action == .resume, result.transferred == 0, result.item.bytes == 0, let size = result.item.size {
+                // All was cached (an archive unpacked again, a file fetched but not yet placed):
+                // a speed of 0 B/s would read as a stalled transfer.
+                return "  \(palette.green("done")) resume \(name): all \(ByteSize.format(size)) from the cache, nothing fetched"
+            }
             let note = result.item.action == .resume && result.transferred < (result.item.size ?? 0)
                 ? " (resumed at byte \(result.item.offset))" : ""
             return "  \(palette.green("done")) \(result.item.action.rawValue) \(name): "

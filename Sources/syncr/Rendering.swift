@@ -114,7 +114,9 @@ enum Rendering {
                 default: fetch = item.bytes.map(ByteSize.format) ?? "?"
                 }
                 var reason = item.reason
-                if item.action == .resume {
+                // Where the fetch goes on; with nothing left to fetch (an archive unpacked again
+                // from the cache) there is no such place.
+                if item.action == .resume, item.bytes != 0 {
                     reason = "from byte \(item.offset): " + reason
                 }
                 if item.action == .error {

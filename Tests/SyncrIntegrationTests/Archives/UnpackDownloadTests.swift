@@ -56,8 +56,15 @@ struct UnpackDownloadTests {
         let item = try #require(items(try jsonObject(changed.stdout)).first)
         #expect(item["action"] as? String == "resume")
         #expect(item["bytes"] as? Int == 0)
+        #expect(item["reason"] as? String == "the folder was changed since it was unpacked; unpacking again from the cache", "\(item)")
+        let table = try await project.run(["plan"])
+        #expect(table.stdout.contains("resume   vendor/tool") && !table.stdout.contains("from byte"), "\(table.stdout)")
         let before = try await nginx.settledAccessLog().filter { $0.method == "GET" }.count
-        #expect(try await project.run(["apply"]).exitCode == 0)
+        let again = try await project.run(["apply"])
+        #expect(again.exitCode == 0)
+        // Nothing was fetched: no speed of 0 B/s, which reads as a stalled transfer.
+        #expect(again.stderr.contains("done resume vendor/tool: all ") && again.stderr.contains(" from the cache, nothing fetched"),
+                "\(again.stderr)")
         #expect(try await nginx.settledAccessLog().filter { $0.method == "GET" }.count == before, "no download")
         #expect(try await tree(project.file("vendor/tool")) == (try await tree(release)))
 
