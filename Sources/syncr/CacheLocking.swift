@@ -17,7 +17,10 @@ enum CacheLocking {
 
     /// Locks `directory`, waiting up to the timeout for another run. Exits 75 (EX_TEMPFAIL)
     /// when the other run keeps it, naming its PID.
-    static func acquire(directory: String, timeoutMilliseconds: Int, quiet: Bool) async -> Outcome {
+    ///
+    /// - Parameter canWait: whether the command takes `--lock-timeout` (apply); the advice
+    ///   names it only then.
+    static func acquire(directory: String, timeoutMilliseconds: Int, quiet: Bool, canWait: Bool = false) async -> Outcome {
         if let clash = lockfileClash(directory: directory) {
             Output.err("syncr: error: \(clash)")
             return .failed(ExitCode.invalidManifest)
@@ -34,8 +37,8 @@ enum CacheLocking {
         } catch let error as CacheLockError {
             switch error {
             case .busy:
-                let advice = timeoutMilliseconds == 0
-                    ? "wait for it to finish, or pass --lock-timeout 5m to wait for it"
+                let advice = !canWait ? "run this command again once it has finished"
+                    : timeoutMilliseconds == 0 ? "wait for it to finish, or pass --lock-timeout 5m to wait for it"
                     : "try again later, or pass a longer --lock-timeout"
                 Output.err("syncr: error: \(error.description); \(advice)")
                 return .failed(ExitCode.cacheBusy)

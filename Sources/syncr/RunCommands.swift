@@ -122,7 +122,7 @@ enum ApplyCommand {
         if !manifest.downloads.isEmpty || !manifest.uploads.isEmpty {
             switch await CacheLocking.acquire(directory: session.cache.directory,
                                               timeoutMilliseconds: options.lockTimeoutMilliseconds,
-                                              quiet: flags.quiet) {
+                                              quiet: flags.quiet, canWait: true) {
             case .locked(let held): lock = held
             case .failed(let code): return code
             }

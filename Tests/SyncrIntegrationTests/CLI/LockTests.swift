@@ -60,6 +60,9 @@ struct LockTests {
         let prune = try await held.project.run(["cache", "prune"])
         #expect(prune.exitCode == 75, "\(prune.stderr)")
         #expect(prune.stderr.contains("another syncr run (PID \(first.pid)) is using the cache "), "\(prune.stderr)")
+        // prune takes no --lock-timeout: its advice must not name it.
+        #expect(prune.stderr.contains("run this command again once it has finished") && !prune.stderr.contains("--lock-timeout"),
+                "\(prune.stderr)")
         let dry = try await held.project.run(["cache", "prune", "--dry-run"])
         #expect(dry.exitCode == 0, "--dry-run removes nothing and takes no lock: \(dry.stderr)")
         try await held.release()
