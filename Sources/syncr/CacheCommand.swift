@@ -12,8 +12,10 @@ enum CacheCommand {
 
     Lists the cache folder (the manifest's 'cache:', or DIR): each entry's key, kind, state
     (partial with the share cached, complete, recorded when the file was moved to its
-    destination and only its record is left, sent for uploads), size on disk, age and URL
-    as written in the manifest (credentials and token-like query values masked).
+    destination and only its record is left, sent for uploads, multipart unfinished for
+    s3:// uploads a run left under way, no record for files without a readable record),
+    size on disk, age and URL as written in the manifest (credentials and token-like query
+    values masked).
 
     'prune' removes the entries no entry of MANIFEST uses (run it with the same environment
     as apply: URLs with ${VAR} name their entries after expansion) and, with --older-than,

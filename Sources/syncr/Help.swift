@@ -34,12 +34,15 @@ enum Help {
     parts, and a killed upload resumes from the parts the store holds.
 
     Exit codes:
-      0   success (for plan: nothing to do, or --detailed-exitcode not given)
-      1   at least one entry failed (the others still ran to completion)
+      0   success (for plan: every entry planned, and nothing to do or --detailed-exitcode
+          not given)
+      1   at least one entry failed, or for plan could not be planned (the others still ran
+          to completion); cache prune, lock or report merge failed
       2   plan --detailed-exitcode: there is work to do
       64  bad command line
       65  invalid manifest (or it cannot be read); with --locked, a missing or stale lockfile
-      75  apply: another syncr run is using the same cache (see --lock-timeout)
+      75  another syncr run is using the same cache: apply (see --lock-timeout), and cache
+          prune and lock --hash, which do not wait
       130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: progress is saved, and running
           the same command again resumes
 
@@ -109,7 +112,7 @@ enum Help {
                                     killed, not against a power loss. For ephemeral CI runners.
               --lock-timeout TIME   When another syncr run is using the same cache, wait up to
                                     TIME (30s, 5m, 1h) for it to finish (default 0: exit 75 at once).
-              --quiet               Print only failures and the summary.
+              --quiet               Print only the summary, which names each failure.
               --progress MODE       auto (default): bar on a terminal, plain otherwise; bar: one line
                                     per transfer and a total, redrawn in place; plain: whole lines
                                     only (start, finish, a summary every interval); none: no progress.

@@ -21,8 +21,9 @@ enum LockCommand {
     server cannot be asked.
 
     Options:
-      --hash                Download (through the cache, so a later apply fetches nothing
-                            again) whatever must be hashed, so every record has a SHA-256.
+      --hash                Run apply's downloads first (every download not up to date is
+                            fetched and placed at its destination, or unpacked), then hash
+                            what the records lack, so every record has a SHA-256.
       --cache DIR           Use DIR as the cache folder instead of the manifest's 'cache:'.
       --jobs N              Ask up to N servers at once (default: defaults.jobs, 4).
       --quiet               Print only errors.
