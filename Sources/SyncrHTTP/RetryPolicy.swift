@@ -2,8 +2,10 @@
 ///
 /// Retried: connection failures and timeouts (the network is often briefly down), 408 (the server
 /// gave up waiting for us), 429 (rate limited: wait as told), and 5xx (server-side trouble that
-/// usually passes). Not retried: other 4xx (asking again gets the same answer), TLS failures
-/// (a certificate does not fix itself), local disk errors, protocol violations.
+/// usually passes). Not retried: other 4xx (asking again gets the same answer), the 5xx that say
+/// what the server cannot do rather than that it is in trouble (`permanentServerStatuses`: 501
+/// for a method it does not implement, 505, 506, 507, 508, 510, 511), TLS failures (a
+/// certificate does not fix itself), local disk errors, protocol violations.
 public struct RetryPolicy: Sendable {
     /// Retries allowed after the first attempt, counted only over attempts that made no progress.
     public var maxRetries: Int
@@ -21,13 +23,19 @@ public struct RetryPolicy: Sendable {
         self.maxRetryAfter = maxRetryAfter
     }
 
+    /// 5xx statuses that another attempt gets again (RFC 9110 §15.6, RFC 2295, RFC 4918,
+    /// RFC 5842, RFC 2774, RFC 6585): Not Implemented (a PUT to a server that takes none), HTTP
+    /// Version Not Supported, Variant Also Negotiates, Insufficient Storage, Loop Detected, Not
+    /// Extended, Network Authentication Required (a captive portal waits for a person).
+    public static let permanentServerStatuses: Set<Int> = [501, 505, 506, 507, 508, 510, 511]
+
     /// Whether an error is worth another attempt.
     public func isRetryable(_ error: TransferError) -> Bool {
         switch error {
         case .connection, .timedOut:
             return true
         case .status(_, let code, _, _):
-            return code == 408 || code == 429 || (500...599).contains(code)
+            return code == 408 || code == 429 || ((500...599).contains(code) && !Self.permanentServerStatuses.contains(code))
         case .tls, .rangeNotHonoured, .invalidResponse, .local, .redirect, .cancelled:
             return false
         }

@@ -14,7 +14,7 @@ struct RetryPolicyTests {
         TransferError.connection(url: url, code: 56, message: "Recv failure: Connection reset by peer"),
         TransferError.timedOut(url: url, message: "no progress for 30 s"),
         status(408), status(429), status(429, retryAfter: .seconds(5)),
-        status(500), status(501), status(502), status(503), status(504), status(599),
+        status(500), status(502), status(503), status(504), status(509), status(522), status(599),
     ])
     func retryable(_ error: TransferError) {
         #expect(RetryPolicy(maxRetries: 3).isRetryable(error))
@@ -23,6 +23,7 @@ struct RetryPolicyTests {
     @Test("errors that another attempt cannot fix are not retried", arguments: [
         status(400), status(401), status(403), status(404), status(405), status(410),
         status(412), status(416), status(418), status(499), status(300), status(304), status(600),
+        status(501), status(505), status(506), status(507), status(508), status(510), status(511),
         TransferError.tls(url: url, message: "certificate has expired"),
         TransferError.local(path: "/tmp/x", errno: 28, message: "No space left on device"),
         TransferError.invalidResponse(url: url, message: "bad Content-Range"),
