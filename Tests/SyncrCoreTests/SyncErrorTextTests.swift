@@ -110,6 +110,16 @@ struct SyncErrorTextTests {
                 == "interrupted before the store confirmed it; the next run sends what the store lacks")
     }
 
+    /// A plain web server answers a PUT with 501 (or 405): said what it means, and that it is not
+    /// retried (another attempt gets the same answer).
+    @Test(arguments: [405, 501])
+    func aMethodTheServerDoesNotTakeIsExplained(status: Int) {
+        let text = SyncError.http(status: status, url: Self.url, body: "", retries: .notRetried).description
+        #expect(text.hasSuffix(" (the server does not take this request's method at this URL: an upload with method: put "
+                               + "needs a server that accepts PUT, such as WebDAV or an object store; method: post sends a form)"),
+                "\(text)")
+    }
+
     /// Every case has a code of its own, a snake_case word that scripts match on; only HTTP
     /// and object-store errors have a status.
     @Test func codesAreDistinctWords() {
