@@ -22,6 +22,9 @@ public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
     /// A multipart upload to an object store went on from where a killed run left it: `parts`
     /// parts were already in the store and matched the file.
     case multipartResumed(target: String, parts: Int)
+    /// Links in an upload's folder that were not sent, since they lead to a folder or to
+    /// nothing (a link to a file is sent as that file): their paths in the folder.
+    case linksNotSent([String])
 
     /// The operator's line.
     public var description: String {
@@ -40,6 +43,10 @@ public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
             return "the server gave no strong ETag or Last-Modified to fetch the rest of the file against; restarted from byte 0"
         case .multipartResumed(let target, let parts):
             return "\(target): resumed a multipart upload, \(parts) part\(parts == 1 ? "" : "s") already in the store"
+        case .linksNotSent(let paths):
+            let shown = paths.prefix(5).joined(separator: ", ") + (paths.count > 5 ? " and \(paths.count - 5) more" : "")
+            return "\(paths.count) link\(paths.count == 1 ? "" : "s") in the folder not sent, leading to a folder or to "
+                + "nothing (a link to a file is sent as the file): \(shown)"
         case .resumePastTheEnd:
             return "the server answered the resume request with 416 Range Not Satisfiable (the file is shorter than the "
                 + "cached bytes); restarted from byte 0"
@@ -50,6 +57,7 @@ public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
     func scrubbed(_ redactor: Redactor) -> EntryNote {
         switch self {
         case .noValidatorToResume, .rangeIgnored, .noValidatorForTheRest, .resumePastTheEnd: return self
+        case .linksNotSent(let paths): return .linksNotSent(paths.map(redactor.scrub))
         case .multipartResumed(let target, let parts): return .multipartResumed(target: redactor.scrub(target), parts: parts)
         case .resumeDidNotFit(let detail): return .resumeDidNotFit(detail: redactor.scrub(detail))
         case .fellBackToOneStream(let detail): return .fellBackToOneStream(detail: detail.map(redactor.scrub))

@@ -16,6 +16,8 @@ struct UploadTree: Sendable {
     /// Whether `from` named a folder.
     var isDirectory: Bool
     var files: [File]
+    /// Links in the folder that are not sent: to a folder (not entered) or to nothing.
+    var linksNotSent: [String] = []
 
     var totalSize: Int64 { files.reduce(0) { $0 + $1.fingerprint.size } }
 
@@ -59,19 +61,21 @@ struct UploadTree: Sendable {
                               files: [File(relative: (source as NSString).lastPathComponent, path: source, fingerprint: fp)])
         case S_IFDIR:
             var files: [File] = []
-            try walk(source, relative: "", into: &files)
+            var linksNotSent: [String] = []
+            try walk(source, relative: "", into: &files, linksNotSent: &linksNotSent)
             files.sort { $0.relative < $1.relative }
             // String order and equality are Unicode's: such names sort next to each other.
             for (a, b) in zip(files, files.dropFirst()) where a.relative == b.relative {
                 throw .namesDifferOnlyInNormalization(folder: source, a.relative, b.relative)
             }
-            return UploadTree(isDirectory: true, files: files)
+            return UploadTree(isDirectory: true, files: files, linksNotSent: linksNotSent.sorted())
         default:
             throw .notAFileOrFolder(source)
         }
     }
 
-    private static func walk(_ folder: String, relative: String, into files: inout [File]) throws(Problem) {
+    private static func walk(_ folder: String, relative: String, into files: inout [File],
+                             linksNotSent: inout [String]) throws(Problem) {
         guard let dir = opendir(folder) else { throw .unreadable(folder, errno) }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
@@ -83,11 +87,15 @@ struct UploadTree: Sendable {
             guard lstat(path, &lst) == 0 else { throw .unreadable(path, errno) }
             switch lst.st_mode & S_IFMT {
             case S_IFDIR:
-                try walk(path, relative: rel, into: &files)
+                try walk(path, relative: rel, into: &files, linksNotSent: &linksNotSent)
             case S_IFREG, S_IFLNK:
                 // `fingerprint` follows links and answers only for regular files, so a link to
-                // a folder is skipped here.
-                if let fp = FS.fingerprint(path) { files.append(File(relative: rel, path: path, fingerprint: fp)) }
+                // a folder (or to nothing) is skipped here, and said.
+                if let fp = FS.fingerprint(path) {
+                    files.append(File(relative: rel, path: path, fingerprint: fp))
+                } else if lst.st_mode & S_IFMT == S_IFLNK {
+                    linksNotSent.append(rel)
+                }
             default:
                 continue
             }

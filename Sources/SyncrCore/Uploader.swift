@@ -70,6 +70,15 @@ struct UploadPlanner: Sendable {
     var prefetchPartDigests = false
 
     func plan(_ upload: Upload) async -> PlanItem {
+        var item = await planSource(upload)
+        // Links the upload will not send are said before it runs.
+        if !upload.zip, item.action != .error, let links = item.uploadContext?.tree.linksNotSent, !links.isEmpty {
+            item.reason += "; " + EntryNote.linksNotSent(links).scrubbed(redactor).description
+        }
+        return item
+    }
+
+    private func planSource(_ upload: Upload) async -> PlanItem {
         var item = PlanItem(kind: .upload, index: upload.index, url: redactor.scrub(upload.url.written),
                             to: "", action: .upload, size: nil, offset: 0, bytes: nil, reason: "")
         item.from = upload.from
@@ -311,6 +320,11 @@ struct Uploader: Sendable {
         // An entry not started when the run was interrupted does not start.
         if Task.isCancelled { return result(.interrupted(.beforeStart)) }
         reporter?.report(.started(item: item))
+        if !context.zipFolder, !context.tree.linksNotSent.isEmpty {
+            let note = EntryNote.linksNotSent(context.tree.linksNotSent)
+            notes.append(note)
+            reporter?.report(.note(index: item.index, note: note.scrubbed(redactor), kind: .upload))
+        }
         let ticker = Task { [reporter, progress, index = item.index, total = item.bytes] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: EntryRecorder.interval)

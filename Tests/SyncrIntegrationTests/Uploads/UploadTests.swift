@@ -76,6 +76,40 @@ struct UploadTests {
         #expect(try await project.run(["plan", "--detailed-exitcode"]).exitCode == 0)
     }
 
+    /// Links in a folder sent file by file: one to a file is sent as the file; one to a folder,
+    /// or to nothing, cannot be, and plan and apply say so, naming them (they were left out
+    /// without a word).
+    @Test func linksThatCannotBeSentAreNamed() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        let site = project.file("site")
+        try FileManager.default.createDirectory(at: site.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try makeFile(path: site.appendingPathComponent("a.txt"), size: 100, seed: 56)
+        try makeFile(path: site.appendingPathComponent("sub/b.txt"), size: 100, seed: 57)
+        try FileManager.default.createSymbolicLink(atPath: site.appendingPathComponent("file-link").path, withDestinationPath: "a.txt")
+        try FileManager.default.createSymbolicLink(atPath: site.appendingPathComponent("folder-link").path, withDestinationPath: "sub")
+        try FileManager.default.createSymbolicLink(atPath: site.appendingPathComponent("sub/dangling").path, withDestinationPath: "nowhere")
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: site/, to: "\(nginx.url("/upload/site/"))", method: put }
+            """)
+        let said = "2 links in the folder not sent, leading to a folder or to nothing (a link to a file is sent as the file): "
+            + "folder-link, sub/dangling"
+        let plan = try await project.run(["plan"])
+        #expect(plan.stdout.contains("not uploaded before; " + said), "\(plan.stdout)")
+        let result = try await project.run(["apply", "--json"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("note: site/ -> ") && result.stderr.contains(said), "\(result.stderr)")
+        let item = try #require(items(try jsonObject(result.stdout)).first)
+        #expect((item["notes"] as? [String])?.contains(said) == true, "\(item)")
+        let sent = nginx.uploadDirectory.appendingPathComponent("site/file-link")
+        #expect(try await sha256(file: sent) == (try await sha256(file: site.appendingPathComponent("a.txt"))))
+        #expect(!FileManager.default.fileExists(atPath: nginx.uploadDirectory.appendingPathComponent("site/folder-link").path))
+    }
+
     /// A folder of small files goes up `jobs` files at once, not one after another: behind a
     /// proxy that adds latency (as the internet does), HTTP/1.1 PUTs in flight together each
     /// hold a connection, and the proxy counts them. Never more than `jobs`.
