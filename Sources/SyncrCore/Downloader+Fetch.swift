@@ -87,12 +87,23 @@ extension Downloader {
     }
 
     /// The fetcher of parallel pieces of this entry's file.
-    func pieces(_ file: CacheFile, size: Int64, validator: String) -> SegmentedFetch {
+    func pieces(_ file: CacheFile, size: Int64, validator: String) async -> SegmentedFetch {
         var fetch = SegmentedFetch(download: download, size: size, validator: validator, fd: file.fd, dataPath: file.path,
                                    engine: engine, recorder: file.recorder, reporter: reporter, index: item.index,
                                    requests: requests, retrying: retrying)
         fetch.writeBack = cache.flushesFiles
+        fetch.sameSource = sameSource(await file.recorder.state)
         return fetch
+    }
+
+    /// For requests that continue cached bytes which only a date vouches for (no strong ETag):
+    /// whether an answer's URL after redirects is where those bytes came from, as the record
+    /// has it. A redirect that now leads to another file of the same size and date (a "latest"
+    /// link, a mirror of a rebuilt file) would otherwise have its bytes joined to the first's.
+    /// Nil where an ETag settles it (If-Range), or where no place was recorded.
+    func sameSource(_ state: EntryState) -> (@Sendable (String) -> Bool)? {
+        guard state.etag == nil, let recorded = state.finalURL else { return nil }
+        return { [redactor] reached in redactor.scrubLocation(reached) == recorded }
     }
 
     /// From now on every attempt starts at byte 0: the record goes first, then the bytes.
@@ -144,7 +155,7 @@ extension Downloader {
         let sink = FileSink(fd: file.fd, offset: base, requestedRange: range,
                             expectedTotal: base > 0 ? state.size : nil, ifRange: ifRange, displayURL: url,
                             displayPath: file.path, wholeFileAllowed: leading,
-                            writeBack: cache.flushesFiles) { [self] head, sink in
+                            writeBack: cache.flushesFiles, onResponse: { [self] head, sink in
             // An answer that shows a file to split starts the connections that share it out.
             if leading, let split = leadSplit(head) {
                 helper.start { try await share(split, head: head, lead: sink, ended: helper.ended, file: file) }
@@ -154,7 +165,7 @@ extension Downloader {
             if (head.contentLength ?? Int64.max) > Int64(FileSink.coalesce) {
                 ticker.start { checkpoints(sink, base: base, recorder: recorder) }
             }
-        }
+        }, sameSource: base > 0 ? sameSource(state) : nil)
         let outcome: Result<HTTPResponse, TransferError>
         var helped: Helped?
         if leading {

@@ -285,13 +285,14 @@ public final class Session: Sendable {
         }
         item.remote = remote
         item.size = remote.size
+        let reached = redactor.scrubLocation(remote.finalURL)
         if let entry = locked?.entry(to: download.to),
-           let change = LockCheck.drift(entry, remote, finalURL: redactor.scrubLocation(remote.finalURL)) {
+           let change = LockCheck.drift(entry, remote, finalURL: reached) {
             return item.failing(.lockedVersionChanged(lockfile: lockName, change: change), redactor)
         }
         if download.unzip {
             let decision = Planner.decideUnpacked(checksums: download.checksums, remote: remote,
-                                                   local: unpackFacts(download, index: index))
+                                                   local: unpackFacts(download, index: index), reached: reached)
             item.action = decision.action
             item.offset = decision.offset
             item.bytes = decision.bytes
@@ -303,7 +304,7 @@ public final class Session: Sendable {
             local.destinationDigests = try? FS.digests(of: download.destination,
                                                        algorithms: download.checksums.map(\.algorithm))
         }
-        let decision = Planner.decide(checksums: download.checksums, remote: remote, local: local)
+        let decision = Planner.decide(checksums: download.checksums, remote: remote, local: local, reached: reached)
         item.action = decision.action
         item.offset = decision.offset
         item.bytes = decision.bytes

@@ -25,6 +25,11 @@ public final class FileSink: ResponseSink {
     /// request that asked for only the start of a file of unknown size. Never with If-Range,
     /// where a 200 means the file changed.
     private let wholeFileAllowed: Bool
+    /// Whether the answer came from the place the cached bytes came from (given the answer's
+    /// URL after redirects); nil when it need not be asked. Set where only a date vouches for
+    /// the version: a redirect that now leads to another file of the same size and date (a
+    /// "latest" link) would otherwise be joined to the bytes of the first.
+    private let sameSource: (@Sendable (String) -> Bool)?
 
     private let headBox = Locked<HTTPResponseHead?>(nil)
     /// Stops the transfer that feeds this sink (see `cancelTransfer`), while it runs.
@@ -56,10 +61,13 @@ public final class FileSink: ResponseSink {
     ///   - writer: the threads that write the bytes (tests pass one that plays a slow disk).
     ///   - writeBack: the file will be flushed when the transfer is done: start the disk's
     ///     writing of its bytes as they are written (every 8 MiB), so the flush has little left.
+    ///   - sameSource: see `sameSource`.
     public init(fd: Int32, offset: Int64, requestedRange: ByteRange?, expectedTotal: Int64?, ifRange: String? = nil,
                 displayURL: String, displayPath: String, wholeFileAllowed: Bool = false,
                 writer: DiskWriter = .shared, writeBack: Bool = false,
-                onResponse: (@Sendable (HTTPResponseHead, FileSink) -> Void)? = nil) {
+                onResponse: (@Sendable (HTTPResponseHead, FileSink) -> Void)? = nil,
+                sameSource: (@Sendable (String) -> Bool)? = nil) {
+        self.sameSource = sameSource
         behind = WriteBehind(fd: fd, offset: offset, displayPath: displayPath, writer: writer,
                              writeBack: writeBack ? WriteBehind.writeBackStep : nil)
         self.onResponse = onResponse
@@ -127,6 +135,10 @@ public final class FileSink: ResponseSink {
             cursor.withLock { $0.limit = Int64.max }
             onResponse?(head, self)
             return .proceed
+        }
+        if let sameSource, !sameSource(head.effectiveURL) {
+            return .fail(.invalidResponse(url: displayURL,
+                message: "the URL now leads to another place than the cached bytes came from, and only a date tells the versions apart"))
         }
         switch ResponseCheck.check(head, requested: requestedRange, expectedTotal: expectedTotal, ifRange: ifRange) {
         case .ok:

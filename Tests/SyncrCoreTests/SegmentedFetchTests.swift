@@ -27,6 +27,30 @@ struct SegmentedFetchTests {
         server.gets.compactMap { r in r.range.flatMap { range in range.end.map { (range.start, $0) } } }
     }
 
+    /// Only a date vouches for the version, and the URL's redirect now leads to another place
+    /// that serves another file of the same size and date (a "latest" link moved on between the
+    /// plan's HEAD and the pieces): its pieces must not be joined to the cached first MiB. The
+    /// file is fetched again on one stream, whole from the new place.
+    @Test func piecesFromAnotherPlaceAreNotJoinedWhenOnlyADateVouches() async throws {
+        let date = "Tue, 01 Oct 2024 10:00:00 GMT"
+        let old = Resource(bytes: Resource.pattern(4 * Self.mib), etag: nil, lastModified: date)
+        let new = Resource(bytes: Resource.pattern(4 * Self.mib, seed: 9), etag: nil, lastModified: date)
+        let project = try ScriptedProject(connections: 2)
+        try project.leavePartial("big.bin", of: old, ranges: [0..<Int64(Self.mib)])
+        var record = try #require(project.record("big.bin"))
+        record.finalURL = "http://mirror.test/a/big.bin"
+        try project.cache.saveState(record, key: project.key("big.bin"), durable: false)
+        let server = ScriptedTransport { request, _ in
+            var reply = request.method == .head ? old.answer(request) : new.answer(request)
+            reply.reached = request.method == .head ? "http://mirror.test/a/big.bin" : "http://mirror.test/b/big.bin"
+            return reply
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        #expect(project.difference("big.bin", from: new.bytes) == nil)
+        #expect(result.noteTexts.contains { $0.contains("the URL now leads to another place") }, "\(result.noteTexts)")
+    }
+
     @Test func missingBytesArriveInPiecesOverSeveralConnections() async throws {
         let project = try resumable()
         let server = ScriptedTransport(serving: Self.file)

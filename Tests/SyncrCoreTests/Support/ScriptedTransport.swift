@@ -15,6 +15,8 @@ struct Reply: Sendable {
     var failure: TransferError?
     /// After `pause.after` body bytes, delivery waits for `pause.until` before going on.
     var pause: Pause?
+    /// Where the request ended after redirects, when not at its own URL.
+    var reached: String?
 
     struct Pause: Sendable {
         var after: Int
@@ -172,7 +174,7 @@ final class ScriptedTransport: Transport {
     private func deliver(_ reply: Reply, for request: HTTPRequest,
                          to sink: ResponseSink) async -> Result<HTTPResponse, TransferError> {
         let head = HTTPResponseHead(status: reply.status, fields: reply.headers.map { .init(name: $0.name, value: $0.value) },
-                                    effectiveURL: request.url)
+                                    effectiveURL: reply.reached ?? request.url)
         func response(_ bytes: Int, stopped: Bool = false) -> HTTPResponse {
             HTTPResponse(head: head, bodyBytes: Int64(bytes), stoppedEarly: stopped, errorBody: "")
         }
