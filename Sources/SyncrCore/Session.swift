@@ -125,7 +125,7 @@ public final class Session: Sendable {
         folders = options.folderFlush.map { ChangedFolders(flushes: flushes, flush: $0) } ?? ChangedFolders(flushes: flushes)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
         let redactor = Redactor(secrets: manifest.secrets + S3Stores.secrets(of: manifest)
-                                + NetrcSecrets.passwords(of: manifest))
+                                + NetrcSecrets.passwords(of: manifest) + ProxySecrets.passwords())
         self.redactor = redactor
         if let transport {
             engine = transport

@@ -35,3 +35,18 @@ import Testing
         #expect(redactor.scrub("got Authorization: Basic dTpORVRSQ1BXOTk5") == "got Authorization: Basic ***")
     }
 }
+
+/// A proxy's password from the environment is sent to it (`Proxy-Authorization: Basic`), and a
+/// proxy that echoes the request in an error page would have it printed.
+@Suite(.timeLimit(.minutes(1))) struct ProxySecretsTests {
+    @Test func everyProxyVariablesPasswordAndBasicFormAreSecrets() {
+        let environment = ["http_proxy": "http://puser:PROXYPASS-SECRET@127.0.0.1:3128",
+                           "HTTPS_PROXY": "alice:p%40ss-word@proxy.example:8080",
+                           "all_proxy": "socks5://proxy.example:1080"]
+        let found = ProxySecrets.passwords { environment[$0] }
+        #expect(found.contains("PROXYPASS-SECRET"))
+        #expect(found.contains("cHVzZXI6UFJPWFlQQVNTLVNFQ1JFVA=="), "base64(puser:PROXYPASS-SECRET): \(found)")
+        #expect(found.contains("p%40ss-word") && found.contains("p@ss-word"), "\(found)")
+        #expect(ProxySecrets.passwords { _ in nil }.isEmpty)
+    }
+}
