@@ -20,13 +20,42 @@ public struct Redactor: Sendable {
         let kept = Set(secrets.filter { $0.count >= 3 })
         self.secrets = kept.sorted { $0.count > $1.count }
         // A server that quotes the request back (an error page echoing the URL or a header)
-        // quotes it percent-encoded: `Xy7!` as `Xy7%21`.
+        // quotes it percent-encoded: `Xy7!` as `Xy7%21`; or in JSON, as `a\/b` (PHP escapes
+        // every `/`).
         encodedSecrets = Set(kept.flatMap(Self.percentEncodings)).subtracting(kept).sorted { $0.count > $1.count }
+        escapedSecrets = Set(kept.flatMap(Self.jsonEscapes)).subtracting(kept).sorted { $0.count > $1.count }
     }
 
     /// The percent-encoded forms of `secrets` that differ from them; looked for only in text
     /// that holds a `%` or a `+`, so that most text is scanned once per secret, as before.
     private let encodedSecrets: [String]
+    /// The JSON-escaped forms of `secrets` that differ from them; looked for only in text that
+    /// holds a `\`.
+    private let escapedSecrets: [String]
+
+    /// A secret as a JSON string carries it, where that differs: `\`, `"` and control bytes
+    /// escaped, with `/` as is and as `\/`.
+    static func jsonEscapes(_ secret: String) -> [String] {
+        var escaped = ""
+        for scalar in secret.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            case "\t": escaped += "\\t"
+            case "\r": escaped += "\\r"
+            default:
+                if scalar.value < 0x20 {
+                    escaped += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                        + String(scalar.value, radix: 16)
+                } else {
+                    escaped.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        let slashes = escaped.replacingOccurrences(of: "/", with: "\\/")
+        return [escaped, slashes].filter { $0 != secret }
+    }
 
     /// A secret as a URL may carry it, where that differs: every byte but the unreserved as
     /// `%XX` (`URIEncoding`), in upper- and lower-case hex, each also as a form writes a space
@@ -64,8 +93,10 @@ public struct Redactor: Sendable {
         guard !secrets.isEmpty else { return text }
         let bytes = Array(text.utf8)
         let encoded = bytes.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }
+        let escaped = bytes.contains(UInt8(ascii: "\\"))
+        let forms = secrets + (encoded ? encodedSecrets : []) + (escaped ? escapedSecrets : [])
         var ranges: [Range<Int>] = []
-        for secret in secrets + (encoded ? encodedSecrets : []) {
+        for secret in forms {
             let needle = Array(secret.utf8)
             guard needle.count <= bytes.count else { continue }
             var i = 0
@@ -76,6 +107,7 @@ public struct Redactor: Sendable {
                 i += 1
             }
         }
+        ranges += Self.cutSecrets(bytes, forms: forms)
         guard !ranges.isEmpty else { return text }
         ranges.sort { $0.lowerBound < $1.lowerBound }
         var merged: [Range<Int>] = []
@@ -96,6 +128,32 @@ public struct Redactor: Sendable {
         }
         out += bytes[position...]
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The start of a secret right before a `…` where a text was cut (a server's error page is
+    /// cut to 300 characters before it is masked, `HTTPResponse.printable`): the secret whole is
+    /// not there to be found, and its first characters must not be shown either. At least 3
+    /// bytes, as for a whole secret.
+    static func cutSecrets(_ bytes: [UInt8], forms: [String]) -> [Range<Int>] {
+        let ellipsis: [UInt8] = [0xE2, 0x80, 0xA6]
+        var found: [Range<Int>] = []
+        var j = 0
+        while j + 3 <= bytes.count {
+            defer { j += 1 }
+            guard bytes[j] == ellipsis[0], bytes[j + 1] == ellipsis[1], bytes[j + 2] == ellipsis[2] else { continue }
+            for form in forms {
+                let needle = Array(form.utf8)
+                var k = min(needle.count - 1, j)
+                while k >= 3 {
+                    if bytes[(j - k)..<j].elementsEqual(needle[0..<k]) {
+                        found.append((j - k)..<j)
+                        break
+                    }
+                    k -= 1
+                }
+            }
+        }
+        return found
     }
 
     /// `scheme://user:password@host` → `scheme://user:***@host`; `scheme://token@host` →

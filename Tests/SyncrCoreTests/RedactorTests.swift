@@ -1,5 +1,6 @@
 import Testing
 @testable import SyncrCore
+import SyncrHTTP
 
 @Suite(.timeLimit(.minutes(10))) struct RedactorTests {
     @Test func secretIsMaskedEverywhereItAppears() {
@@ -27,6 +28,24 @@ import Testing
         #expect(slash.scrub("1 a%20b%2Fc 2 a%20b%2fc 3 a+b%2Fc 4 a+b%2fc") == "1 *** 2 *** 3 *** 4 ***")
         // Nothing to encode: no second form.
         #expect(Redactor.percentEncodings("plain-token_1.2~") == [])
+    }
+
+    /// A server's JSON error quoting a token escapes its `/` (PHP does by default) and `"`.
+    @Test func jsonEscapedSecretIsMasked() {
+        let r = Redactor(secrets: ["eyJhbGciOi/JIUzI1+NiJ9/abcDEF==", "pa\"ss/w0rd"])
+        let text = r.scrub(#"{"got": "Bearer eyJhbGciOi\/JIUzI1+NiJ9\/abcDEF==", "p": "pa\"ss\/w0rd", "q": "pa\"ss/w0rd"}"#)
+        #expect(text == #"{"got": "Bearer ***", "p": "***", "q": "***"}"#, "\(text)")
+    }
+
+    /// An error page is cut to 300 characters before it is masked: a secret that crosses the
+    /// cut is not there whole, and its start must not be shown.
+    @Test func theStartOfASecretCutOffIsMasked() {
+        let secret = "sk_live_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+        let body = HTTPResponse.printable(Array((String(repeating: "x", count: 280) + " " + secret).utf8))
+        #expect(body.hasSuffix("…") && !body.contains(secret))
+        let text = Redactor(secrets: [secret]).scrub("server said: " + body)
+        #expect(!text.contains("sk_live_A") && text.hasSuffix(" ***…"), "\(text)")
+        #expect(Redactor(secrets: [secret]).scrub("ends with sk…") == "ends with sk…", "two bytes say nothing")
     }
 
     @Test func adjacentSecretsAreBothMasked() {
