@@ -5,14 +5,16 @@ import SyncrManifest
 extension HTTPRequest {
     /// This request with an entry's trust, redirect and credential settings applied: `ca_cert`
     /// (and `SSL_CERT_FILE`) as extra trusted CAs, `insecure`, the redirect policy, `netrc`, and
-    /// the headers whose values came from `${ENV}` marked as credentials.
+    /// the headers whose values came from `${ENV}`, or whose names carry credentials
+    /// (`Header.carriesCredentials`), marked as credentials.
     func using(_ settings: Settings) -> HTTPRequest {
         var request = self
         let network = settings.network
         request.redirects = RedirectPolicy(maxRedirects: network.maxRedirects,
                                            trustedRedirects: network.trustedRedirects,
                                            allowInsecureRedirects: network.allowInsecureRedirects)
-        request.credentialHeaders = Set(settings.headers.filter { $0.value.hasReferences }.map { $0.name.lowercased() })
+        request.credentialHeaders = Set(settings.headers.filter { $0.value.hasReferences || $0.carriesCredentials }
+            .map { $0.name.lowercased() })
         var anchors: [String] = []
         if let file = network.caCertificate { anchors.append(file) }
         if let file = NetworkEnvironment.certificateFile, !anchors.contains(file) { anchors.append(file) }

@@ -128,6 +128,9 @@ struct RedirectState: Sendable {
         // Credentials are taken from the original request at every hop: stripped while the chain
         // is elsewhere, present again should it come back to their origin.
         next.headers = keepCredentials ? original.headers : original.headers.filter { !original.isCredential($0.name) }
+        // A `Host` written for the entry's own server names that server: sent to another, it
+        // would ask it for a site it may not have (curl drops it too when the host changes).
+        if !sameOrigin { next.headers.removeAll { $0.name.lowercased() == "host" } }
         let user = keepCredentials ? chain.originalParts?.user : nil
         let password = keepCredentials ? chain.originalParts?.password : nil
         next.url = URLParts.replacingCredentials(in: target, user: user, password: password)

@@ -38,16 +38,16 @@ public struct Manifest: Sendable {
     /// passwords and tokens written in URLs (`https://user:password@host/`, `?token=...`).
     /// Longest first, so that scrubbing a secret never leaves part of a longer one.
     public var secrets: [String] {
-        var all: [String] = defaults.headers.flatMap { $0.value.secrets }
+        var all: [String] = defaults.headers.flatMap { $0.value.secrets + $0.maskedValues }
         for d in downloads {
             all += d.url.secrets
             all += Self.literalCredentials(d.url)
-            all += d.settings.headers.flatMap { $0.value.secrets }
+            all += d.settings.headers.flatMap { $0.value.secrets + $0.maskedValues }
         }
         for u in uploads {
             all += u.url.secrets
             all += Self.literalCredentials(u.url)
-            all += u.settings.headers.flatMap { $0.value.secrets }
+            all += u.settings.headers.flatMap { $0.value.secrets + $0.maskedValues }
             all += u.fields.flatMap { $0.value.secrets }
         }
         return Array(Set(all.filter { !$0.isEmpty })).sorted { $0.count > $1.count }
@@ -133,6 +133,38 @@ public struct Header: Sendable, Equatable {
     public init(name: String, value: Template) {
         self.name = name
         self.value = value
+    }
+
+    /// Whether the header's name says it carries a credential, whatever its value: such a
+    /// header goes only to the origin the manifest names, and its value is masked in output
+    /// even when written out in the manifest. `Authorization`, `Cookie`, and names holding
+    /// `auth`, `token`, `secret`, `password`, `credential`, `signature`, `session` or `api-key`,
+    /// or ending in `-key` (`X-Api-Key`, `Private-Token`, `X-Auth-User`,
+    /// `Ocp-Apim-Subscription-Key`).
+    public var carriesCredentials: Bool {
+        let lower = name.lowercased()
+        if lower == "cookie" || lower.hasSuffix("-key") || lower.hasSuffix("_key") { return true }
+        return ["auth", "token", "secret", "password", "passwd", "credential", "signature", "session", "apikey",
+                "api-key", "api_key"].contains { lower.contains($0) }
+    }
+
+    /// The parts of a credential header's value written out in the manifest to mask: what
+    /// follows an authentication scheme (`Bearer xyz`: `xyz`), else the whole value; for a
+    /// cookie, the whole value and each `name=value` pair, since a server may echo one alone.
+    /// Empty for other headers, and for a value with `${VAR}` references (the values they
+    /// expand to are the secrets, and the scheme word stays readable).
+    public var maskedValues: [String] {
+        guard carriesCredentials, !value.hasReferences else { return [] }
+        let value = value.expanded
+        var parts: [Substring] = []
+        if name.lowercased() == "cookie" {
+            parts = [Substring(value)] + value.split(separator: ";")
+        } else if let space = value.firstIndex(of: " ") {
+            parts = [value[value.index(after: space)...]]
+        } else {
+            parts = [Substring(value)]
+        }
+        return parts.map { String($0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }.filter { !$0.isEmpty }
     }
 }
 

@@ -87,6 +87,18 @@ struct RedirectPolicyTests {
         #expect(Self.names(next) == ["X-Api-Key", "Accept"])
     }
 
+    /// A `Host` written for the entry's server names that server: it goes with the request only
+    /// while the chain stays at that origin, trusted or not.
+    @Test func aHostHeaderStaysAtItsOrigin() throws {
+        var original = Self.request(policy: RedirectPolicy(trustedRedirects: true))
+        original.headers.append(("Host", "vhost.example"))
+        var state = RedirectState(original)
+        let same = try #require(Self.followed(state.next(after: original, status: 302, target: "https://a.example/g")))
+        #expect(Self.names(same).contains("Host"))
+        let other = try #require(Self.followed(state.next(after: same, status: 302, target: "https://b.example/f")))
+        #expect(!Self.names(other).contains("Host") && Self.names(other).contains("Authorization"), "\(Self.names(other))")
+    }
+
     @Test func credentialsComeBackOnlyAtTheirOrigin() throws {
         let original = Self.request()
         var state = RedirectState(original)

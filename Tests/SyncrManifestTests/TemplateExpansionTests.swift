@@ -95,6 +95,31 @@ import Testing
         }
     }
 
+    /// Headers whose names carry credentials are such whatever their value, also written out in
+    /// the manifest: what follows an auth scheme, or the whole value, and each cookie pair, are
+    /// masked.
+    @Test func credentialHeadersByName() throws {
+        for name in ["Authorization", "cookie", "X-Api-Key", "Private-Token", "X-Auth-User", "Ocp-Apim-Subscription-Key",
+                     "X-Session-Id", "client_secret", "X-Amz-Security-Token", "apikey"] {
+            #expect(Header(name: name, value: Template(literal: "v")).carriesCredentials, "\(name)")
+        }
+        for name in ["Accept", "User-Agent", "X-Request-Id", "Range", "Host", "Content-Type"] {
+            #expect(!Header(name: name, value: Template(literal: "v")).carriesCredentials, "\(name)")
+        }
+        let yaml = """
+            version: 1
+            downloads:
+              - url: https://example.com/a
+                to: a
+                headers: { X-Api-Key: literalkey456, Cookie: "sid=LITCOOKIE444; theme=dark", Authorization: "Bearer lit-token-1", Accept: text/plain }
+            """
+        let m = try parse(yaml, environment: [:])
+        for value in ["literalkey456", "sid=LITCOOKIE444; theme=dark", "sid=LITCOOKIE444", "theme=dark", "lit-token-1"] {
+            #expect(m.secrets.contains(value), "\(value)")
+        }
+        #expect(!m.secrets.contains("text/plain") && !m.secrets.contains("Bearer lit-token-1"), "\(m.secrets)")
+    }
+
     @Test func secretsAreCollected() throws {
         let yaml = """
             version: 1
