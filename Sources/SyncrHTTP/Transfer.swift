@@ -411,7 +411,8 @@ final class Transfer: @unchecked Sendable {
         case CURLE_PEER_FAILED_VERIFICATION:
             return .tls(url: url, message: "cannot verify the certificate of \(peer): \(detail); "
                 + "if the server uses a private CA, trust it with ca_cert: FILE (or SSL_CERT_FILE), "
-                + "or set insecure: true on the entry to skip the check")
+                + "or set insecure: true on the entry to skip the check (for the entry's own server only: "
+                + "a server a redirect leads to is always checked)")
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM,
              CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,
              CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:

@@ -108,6 +108,7 @@ struct TLSTests {
         #expect(b.hasPrefix("error"))
         #expect(!b.contains("insecure: true)"))
         #expect(b.contains("cannot verify the certificate"))
+        #expect(b.contains("(for the entry's own server only: a server a redirect leads to is always checked)"), "\(b)")
 
         let json = try await s.harness.run(["plan", "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
