@@ -74,9 +74,13 @@ struct RedirectState: Sendable {
     /// Decides about the answer `status` to `current` (the hop just made), whose `Location`
     /// resolved to `target` (curl's `CURLINFO_REDIRECT_URL`; nil when there is none).
     mutating func next(after current: HTTPRequest, status: Int, target: String?) -> RedirectDecision {
-        guard RedirectPolicy.redirectStatuses.contains(status), let target else { return .deliver }
+        guard RedirectPolicy.redirectStatuses.contains(status) else { return .deliver }
         // RFC 9110 §15.4.4: the server took the request; the answer to read is elsewhere.
         if status == 303 && current.body != nil { return .deliver }
+        guard let target, !target.isEmpty else {
+            return .refuse(.redirect(url: original.displayURL, message:
+                "the server answered HTTP \(status) without a Location to follow; its redirect is broken, or the URL is not the file's"))
+        }
         let policy = original.redirects
         let url = original.displayURL
         let scheme = target.prefix { $0 != ":" }.lowercased()
