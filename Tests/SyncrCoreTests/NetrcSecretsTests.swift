@@ -38,7 +38,7 @@ import Testing
 
 /// A proxy's password from the environment is sent to it (`Proxy-Authorization: Basic`), and a
 /// proxy that echoes the request in an error page would have it printed.
-@Suite(.timeLimit(.minutes(1))) struct ProxySecretsTests {
+@Suite(.timeLimit(.minutes(10))) struct ProxySecretsTests {
     @Test func everyProxyVariablesPasswordAndBasicFormAreSecrets() {
         let environment = ["http_proxy": "http://puser:PROXYPASS-SECRET@127.0.0.1:3128",
                            "HTTPS_PROXY": "alice:p%40ss-word@proxy.example:8080",

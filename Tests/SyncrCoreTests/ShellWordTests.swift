@@ -4,7 +4,7 @@ import Testing
 
 /// The commands syncr suggests are pasted into a shell: each word must reach the program as it
 /// was, whatever an S3 key holds.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct ShellWordTests {
     @Test func plainWordsStayAsTheyAre() {
         #expect(ShellWord.command(["aws", "--endpoint-url", "http://127.0.0.1:8333", "--key", "a/b-c_d.e+f@g%h=i,j"])
