@@ -33,11 +33,8 @@ enum ApplyOutput {
             let items = report.results.map(\.item)
             json = Rendering.applyJSON(report, plan: Plan(items: items), header: origin.json(items: items))
         }
-        if options.run.json, let json { Output.out(json) }
-        for line in RunSummary.lines(report) { Output.err(line) }
-        // After the summary, so that the last lines a CI log shows say the disk misbehaved.
-        for warning in report.warnings { Output.err("syncr: warning: \(warning)") }
         var code = report.failed.isEmpty ? ExitCode.success : ExitCode.failures
+        // The files first: stdout's reader may be gone (`| head`), and they must not depend on it.
         if let path = options.reportPath, let json {
             if let problem = write(json + "\n", to: path) {
                 Output.err("syncr: error: cannot write the --report file \(path): \(problem)")
@@ -50,6 +47,10 @@ enum ApplyOutput {
                 code = ExitCode.failures
             }
         }
+        if options.run.json, let json { Output.out(json) }
+        for line in RunSummary.lines(report) { Output.err(line) }
+        // After the summary, so that the last lines a CI log shows say the disk misbehaved.
+        for warning in report.warnings { Output.err("syncr: warning: \(warning)") }
         return code
     }
 

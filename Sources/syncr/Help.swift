@@ -37,7 +37,7 @@ enum Help {
       0   success (for plan: every entry planned, and nothing to do or --detailed-exitcode
           not given)
       1   at least one entry failed, or for plan could not be planned (the others still ran
-          to completion); cache prune, lock or report merge failed
+          to completion); cache prune, lock or report merge failed; stdout could not be written
       2   plan --detailed-exitcode: there is work to do
       64  bad command line
       65  invalid manifest (or it cannot be read); with --locked, a missing or stale lockfile

@@ -70,6 +70,10 @@ func validate(_ options: ValidateOptions) -> Int32 {
 }
 
 ProcessSetup.prepare()
+// A reader of stdout that goes away (`syncr apply --json | head -1`) makes writes fail with
+// EPIPE, which Output notes and the exit code says, instead of a SIGPIPE killing the run
+// before it wrote its --report and --junit files.
+signal(SIGPIPE, SIG_IGN)
 let arguments = Array(CommandLine.arguments.dropFirst())
 let code: Int32
 do {
@@ -82,7 +86,12 @@ do {
         TerminalBar.prepare()
         Signals.emergency = { TerminalBar.emergencyRestore() }
     }
-    let status = await work.value
+    var status = await work.value
+    if let failure = Output.stdoutFailure, status == ExitCode.success || status == ExitCode.changesPending {
+        // What was printed is not all there: a script reading it must not take it for whole.
+        Output.err("syncr: error: cannot write to standard output: \(failure)")
+        status = ExitCode.failures
+    }
     code = Signals.received.map(Signals.exitCode(for:)) ?? status
 } catch {
     Output.err("syncr: error: \(error.message)")

@@ -59,7 +59,9 @@ final class CLIHarness: Sendable {
     }
 
     /// Runs `syncr arguments...` in the folder with `environment` added to a clean copy of ours.
-    func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> CLIResult {
+    /// - Parameter stdout: where its stdout goes instead of a file read back (`/dev/full`, a
+    ///   pipe nobody reads); the result's `stdout` is then empty.
+    func run(_ arguments: [String], environment: [String: String] = [:], stdout: FileHandle? = nil) async throws -> CLIResult {
         let binary = try #require(Self.binary, "set SYNCR_BIN or build the syncr product first")
         // Output goes to files rather than pipes, so a chatty child can never block on a full pipe.
         let id = UUID().uuidString
@@ -88,7 +90,7 @@ final class CLIHarness: Sendable {
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
         process.environment = env
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
+        process.standardOutput = stdout ?? out
         process.standardError = err
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
