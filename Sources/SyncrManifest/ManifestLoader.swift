@@ -19,8 +19,10 @@ public enum ManifestLoader {
     ///     the secrets are not.
     /// - Throws: `ManifestError` with every problem found, or one file-level diagnostic when the
     ///   file cannot be read.
+    /// - Parameter read: given the file's bytes before they are parsed, for what must name
+    ///   exactly those (a report's manifest SHA-256: the file may change while a run goes on).
     public static func load(path: String, environment: [String: String],
-                            headersUnexpanded: Bool = false) throws(ManifestError) -> Manifest
+                            headersUnexpanded: Bool = false, read: (([UInt8]) -> Void)? = nil) throws(ManifestError) -> Manifest
     {
         let bytes: [UInt8]
         switch FileBytes.contents(of: path) {
@@ -38,6 +40,7 @@ public enum ManifestLoader {
                            sourceLine: nil, hint: hint),
             ])
         }
+        read?(bytes)
         let directory = LexicalPath.resolve(LexicalPath.parent(of: path),
                                             against: FileBytes.currentDirectory())
         return try parse(bytes: bytes, path: path, directory: directory, environment: environment,

@@ -26,8 +26,6 @@ enum ApplyOutput {
 
     /// Prints the results and writes the report files; returns the exit code.
     static func finish(_ report: ApplyReport, options: ApplyOptions, origin: ReportOrigin) -> Int32 {
-        let writesReport = options.run.json || options.reportPath != nil || options.junitPath != nil
-        let origin = writesReport ? origin.hashed() : origin
         var json: String?
         if options.run.json || options.reportPath != nil {
             let items = report.results.map(\.item)
@@ -88,21 +86,14 @@ struct ReportOrigin {
     var manifestPath: String
     var sharding: ShardRun?
 
-    /// Set by `hashed()`, only when a report is written: a run without one would read and
-    /// hash its manifest again for nothing.
-    private(set) var manifestSHA256: String?
+    /// The SHA-256 of the manifest's bytes that were parsed (not of the file when the run
+    /// ends: it may have changed, or been a pipe).
+    var manifestSHA256: String?
 
-    init(manifestPath: String, sharding: ShardRun?) {
+    init(manifestPath: String, sharding: ShardRun?, manifestSHA256: String?) {
         self.manifestPath = manifestPath
         self.sharding = sharding
-    }
-
-    /// This origin with the manifest's SHA-256, read once for all the run's reports: the
-    /// `--report` and `--junit` files then name the same bytes, and the file is hashed once.
-    func hashed() -> ReportOrigin {
-        var origin = self
-        origin.manifestSHA256 = ManifestIdentity.sha256(ofFile: manifestPath)
-        return origin
+        self.manifestSHA256 = manifestSHA256
     }
 
     /// `"manifest": {"path": ..., "sha256": ...}` and, for a shard, `"shard": {...}`.

@@ -5,6 +5,8 @@ import SyncrManifest
 struct RunSetup {
     var manifest: Manifest
     var options: RunOptions
+    /// The SHA-256 of the manifest's bytes that were parsed, which reports name.
+    var manifestSHA256: String?
 
     /// Loads what `flags` name; prints the problem and gives the exit code when it cannot.
     static func load(_ flags: RunFlags, connections: Int? = nil) async -> Result<RunSetup, ExitFailure> {
@@ -14,7 +16,8 @@ struct RunSetup {
         async let lockRead = wantsLock
             ? Result<Lockfile?, LockfileError>(catching: { () throws(LockfileError) in try LockfileReader.load(path: path) })
             : .success(nil)
-        guard let manifest = loadManifest(flags.manifest) else {
+        var manifestSHA256: String?
+        guard let manifest = loadManifest(flags.manifest, read: { manifestSHA256 = ManifestIdentity.sha256(of: $0) }) else {
             _ = await lockRead
             return .failure(ExitFailure(ExitCode.invalidManifest))
         }
@@ -59,7 +62,7 @@ struct RunSetup {
                 options.locked = true
             }
         }
-        return .success(RunSetup(manifest: manifest, options: options))
+        return .success(RunSetup(manifest: manifest, options: options, manifestSHA256: manifestSHA256))
     }
 
     /// The session of the run; nil (the problems printed) when a locked run's manifest has
@@ -138,7 +141,8 @@ enum ApplyCommand {
         Signals.onFirstSignal { _ in reporter.finish() }
         let report = await session.apply()
         reporter.finish()
-        let origin = ReportOrigin(manifestPath: flags.manifest, sharding: session.sharding)
+        let origin = ReportOrigin(manifestPath: flags.manifest, sharding: session.sharding,
+                                  manifestSHA256: setup.manifestSHA256)
         let code = ApplyOutput.finish(report, options: options, origin: origin)
         Signals.reportInterrupted(report)
         return code

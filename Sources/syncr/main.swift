@@ -30,9 +30,11 @@ func environment() -> [String: String] {
 
 /// - Parameter headersUnexpanded: for commands that send no request: a header may reference a
 ///   variable that is not set (`ManifestLoader.load`).
-func loadManifest(_ path: String, headersUnexpanded: Bool = false) -> Manifest? {
+/// - Parameter read: given the bytes that were parsed (`ManifestLoader.load`).
+func loadManifest(_ path: String, headersUnexpanded: Bool = false, read: (([UInt8]) -> Void)? = nil) -> Manifest? {
     do {
-        return try ManifestLoader.load(path: path, environment: environment(), headersUnexpanded: headersUnexpanded)
+        return try ManifestLoader.load(path: path, environment: environment(), headersUnexpanded: headersUnexpanded,
+                                       read: read)
     } catch {
         Output.err(error.description)
         let count = error.diagnostics.count
