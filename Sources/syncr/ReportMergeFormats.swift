@@ -48,10 +48,18 @@ enum JSONReportMerge {
             ("shards", .array(shards)),
             ("items", .array(items.map(\.value))),
             ("totals", sum(documents.map { $0.1["totals"]! })),
-            // Each shard's own, in shard order (reports of older syncr versions have none).
-            ("warnings", .array(checked.sorted.flatMap { byFile[$0.file]?["warnings"]?.arrayValue ?? [] })),
+            // Each shard's own, in shard order (reports of older syncr versions have none), and
+            // the shards missing: a job that died before writing its report must not publish
+            // as a whole run.
+            ("warnings", .array(checked.sorted.flatMap { byFile[$0.file]?["warnings"]?.arrayValue ?? [] }
+                + (checked.warning.map { [Self.missingShardsWarning($0)] } ?? []))),
         ])
         return .success(merged.rendered + "\n")
+    }
+
+    /// `{"code": "shards_missing", "path": "", "message": ...}`, in the form of a run's warnings.
+    static func missingShardsWarning(_ message: String) -> JSON {
+        .object([("code", .string("shards_missing")), ("path", .string("")), ("message", .string(message))])
     }
 
     /// An item's place in the manifest: downloads first, then uploads, each by index; the objects
@@ -124,10 +132,18 @@ enum JUnitMerge {
         case .success(let checked):
             if let warning = checked.warning { Output.err("syncr: warning: \(warning)") }
             let time = String(format3: totals["time"] ?? 0)
+            // Missing shards are an error of the merged run, in a suite of their own: a CI
+            // system shows the run as incomplete rather than green.
+            let missing = checked.warning.map { warning in
+                #"<testsuite name="syncr shards" tests="1" failures="0" errors="1" time="0.000"><testcase name="shards missing" classname="syncr"><error type="shards_missing" message=""#
+                    + JUnitReport.escape(warning) + #"">"# + JUnitReport.escape(warning) + "</error></testcase></testsuite>"
+            }
+            let extra = missing == nil ? 0 : 1
             var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-            out += "<testsuites name=\"syncr\" tests=\"\(Int(totals["tests"] ?? 0))\" failures=\"\(Int(totals["failures"] ?? 0))\" "
-                + "errors=\"\(Int(totals["errors"] ?? 0))\" time=\"\(time)\">\n"
+            out += "<testsuites name=\"syncr\" tests=\"\(Int(totals["tests"] ?? 0) + extra)\" failures=\"\(Int(totals["failures"] ?? 0))\" "
+                + "errors=\"\(Int(totals["errors"] ?? 0) + extra)\" time=\"\(time)\">\n"
             for origin in checked.sorted { out += "  " + suites[origin.file]! + "\n" }
+            if let missing { out += "  " + missing + "\n" }
             return .success(out + "</testsuites>\n")
         }
     }

@@ -103,6 +103,22 @@ struct ReportMergeTests {
         let partial = try await project.run(["report", "merge", "-o", "out.json", "r1.json", "r2.json"])
         #expect(partial.exitCode == 0)
         #expect(partial.stderr.contains("warning: shard 3/3 missing: the merged report covers 2 of 3"), "\(partial.stderr)")
+        // The merged files say so too: a job that died before writing its report must not
+        // publish as a whole run.
+        let merged = try jsonObject(try String(contentsOf: project.file("out.json"), encoding: .utf8))
+        let warnings = try #require(merged["warnings"] as? [[String: Any]])
+        #expect(warnings.contains { $0["code"] as? String == "shards_missing"
+            && ($0["message"] as? String)?.contains("shard 3/3 missing") == true }, "\(warnings)")
+        let junit = try await project.run(["report", "merge", "-o", "out.xml", "j1.xml", "j2.xml"])
+        #expect(junit.exitCode == 0, "\(junit.stderr)")
+        let xml = try String(contentsOf: project.file("out.xml"), encoding: .utf8)
+        #expect(xml.contains(#"<testcase name="shards missing" classname="syncr"><error type="shards_missing" message="shard 3/3 missing"#), "\(xml)")
+        let counts = try await runProcess(executable: "python3", arguments: ["-c", """
+            import sys, xml.etree.ElementTree as ET
+            root = ET.parse(sys.argv[1]).getroot()
+            print(root.get("errors"), sum(len(s.findall("testcase")) == int(s.get("tests")) for s in root.findall("testsuite")))
+            """, project.file("out.xml").path])
+        #expect(counts.stdout.hasPrefix("1 "), "valid XML, the missing shards counted as an error: \(counts.stdout)\(counts.stderr)")
     }
 
     /// The objects of an `s3://` prefix download share their entry's index: the merge keeps
