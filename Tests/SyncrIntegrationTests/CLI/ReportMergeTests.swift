@@ -121,6 +121,21 @@ struct ReportMergeTests {
         #expect(counts.stdout.hasPrefix("1 "), "valid XML, the missing shards counted as an error: \(counts.stdout)\(counts.stderr)")
     }
 
+    /// A report names the manifest by the bytes that were parsed: given on a pipe, the file read
+    /// again at the end was empty, and two different manifests looked like one.
+    @Test func aManifestReadFromAPipeIsNamedByItsBytes() async throws {
+        let project = try Project()
+        let text = "version: 1\ndownloads: []\n"
+        try text.write(to: project.file("copy.yml"), atomically: true, encoding: .utf8)
+        let binary = try #require(CLIHarness.binary)
+        let r = try await runProcess(executable: binary, arguments: ["apply", "--report", "r.json", "/dev/stdin"],
+                                     cwd: project.folder.url, stdin: Data(text.utf8))
+        #expect(r.exitCode == 0, "\(r.stderr)")
+        let report = try jsonObject(try String(contentsOf: project.file("r.json"), encoding: .utf8))
+        let named = (report["manifest"] as? [String: Any])?["sha256"] as? String
+        #expect(named == (try await sha256(file: project.file("copy.yml"))), "\(report)")
+    }
+
     /// The objects of an `s3://` prefix download share their entry's index: the merge keeps
     /// each (ordered by destination, as the listing is), and still refuses a real duplicate.
     @Test func keepsTheObjectsOfOnePrefixApart() async throws {
