@@ -56,7 +56,8 @@ struct Downloader: Sendable {
 
     func run() async -> ItemResult {
         let clock = ContinuousClock()
-        let start = clock.now
+        // Reset when the entry gets its network slot: its time is its transfer's, not its wait's.
+        var start = clock.now
         let fs = FetchState(offset: 0)
         var finalSize: Int64?
         func result(_ outcome: ItemResult.Outcome) -> ItemResult {
@@ -88,7 +89,6 @@ struct Downloader: Sendable {
         }
         // An entry not started when the run was interrupted does not start.
         if Task.isCancelled { return result(.interrupted(interruption())) }
-        reporter?.report(.started(item: item))
         // What the record vouched for before this run, to count what an interrupted run added
         // (pieces fetched in parallel are known only from the record once they were stopped).
         let keptBefore = item.action == .resume ? cache.loadState(key)?.cachedBytes ?? 0 : 0
@@ -103,7 +103,12 @@ struct Downloader: Sendable {
         let slot = Slot(semaphore: slots)
         let outcome: ItemResult
         do {
-            finalSize = try await transfer(fs, slot: slot)
+            finalSize = try await transfer(fs, slot: slot) {
+                // Said once the entry has its slot: a line per queued entry at the start (and
+                // their times counting the queue) told of transfers that had not begun.
+                start = clock.now
+                reporter?.report(.started(item: item))
+            }
             outcome = result(.ok)
         } catch is Interrupted {
             outcome = interrupted()
@@ -176,10 +181,12 @@ struct Downloader: Sendable {
     /// The stages of a download that transfers, in order: reserve the cache file, fetch the
     /// missing bytes (holding a network slot), make them durable and check them, and put the
     /// file in place. Returns the size of the file now in place.
-    private func transfer(_ fs: FetchState, slot: Slot) async throws -> Int64 {
+    /// - Parameter began: called once the slot is held and the transfer begins.
+    private func transfer(_ fs: FetchState, slot: Slot, began: () -> Void) async throws -> Int64 {
         await slot.acquire()
         // Checked before anything in the cache is touched: a cancelled entry keeps its partial.
         if Task.isCancelled { throw Interrupted() }
+        began()
         let (file, offset) = try await reserve()
         defer { close(file.fd) }
         fs.offset = offset

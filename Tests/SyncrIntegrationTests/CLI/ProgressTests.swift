@@ -74,6 +74,28 @@ struct ProgressTests {
         #expect(!lines[summary...].contains { $0.hasPrefix("  progress: ") }, "no summary line after the end")
     }
 
+    /// An entry waiting for one of the `jobs` slots has not started: its start line comes when
+    /// its transfer does (every entry's came at once, and its time counted the wait).
+    @Test func anEntryStartsWhenItGetsASlotNotWhileItWaits() async throws {
+        let (server, www) = try await Self.serve()
+        defer { server.stop(); withExtendedLifetime(www) {} }
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0, jobs: 1 }
+            downloads:
+              - { url: "\(server.url("/slow.bin"))", to: out/slow.bin }
+              - { url: "\(server.url("/small.bin"))", to: out/small.bin }
+            """)
+        let r = try await harness.run(["apply", "--progress", "plain", "--progress-interval", "500ms"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        // The slow file takes 3 s at the server's pace: the summary lines printed while it runs
+        // come before the small file's start (the slot is given back once its bytes are in).
+        let smallStart = try #require(lines.firstIndex { $0.hasPrefix("[2/2] download out/small.bin") }, "\(r.stderr)")
+        #expect(lines[..<smallStart].contains { $0.hasPrefix("  progress: ") }, "\(r.stderr)")
+    }
+
     /// `--quiet` keeps working: the summary only, which names each failure once.
     @Test func quietShowsFailuresAndSummaryOnly() async throws {
         let (server, www) = try await Self.serve()
