@@ -13,8 +13,10 @@ enum ProgressMode: String, CaseIterable, Sendable {
     /// No progress at all; failures and the final summary are still printed.
     case none
 
-    /// The mode to use for `terminal`: `auto` decided.
+    /// The mode to use for `terminal`: `auto` decided, and a bar asked for on a terminal that
+    /// says it cannot move its cursor (`TERM=dumb`, as Emacs shells set) given as plain lines.
     func resolved(for terminal: TerminalInfo) -> ProgressMode {
+        if self == .bar && terminal.isDumb { return .plain }
         guard self == .auto else { return self }
         return terminal.canRedraw ? .bar : .plain
     }

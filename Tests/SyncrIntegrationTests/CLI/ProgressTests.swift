@@ -219,15 +219,18 @@ struct ProgressTests {
         #expect(!tail.contains("\u{1B}"))
     }
 
-    /// `NO_COLOR` keeps the bar but drops colour; `TERM=dumb` gets plain lines without colour;
-    /// `--progress plain` on a terminal gets plain lines (coloured: it is a terminal).
-    @Test(arguments: [["NO_COLOR": "1"], ["TERM": "dumb"], [:]])
+    /// `NO_COLOR` keeps the bar but drops colour; `TERM=dumb` gets plain lines without colour,
+    /// even when a bar is asked for (such a terminal cannot move its cursor); `--progress plain`
+    /// on a terminal gets plain lines (coloured: it is a terminal).
+    @Test(arguments: [["NO_COLOR": "1"], ["TERM": "dumb"], ["TERM": "dumb", "bar": "asked"], [:]])
     func terminalVariants(environment: [String: String]) async throws {
         let (server, www) = try await Self.serve()
         defer { server.stop(); withExtendedLifetime(www) {} }
         let harness = try CLIHarness()
         try Self.manifest(harness, server)
-        let arguments = environment.isEmpty ? ["apply", "--progress", "plain"] : ["apply"]
+        var environment = environment
+        let arguments = environment.isEmpty ? ["apply", "--progress", "plain"]
+            : environment.removeValue(forKey: "bar") != nil ? ["apply", "--progress", "bar"] : ["apply"]
         let output = try await Self.runOnTerminal(harness, arguments, environment: environment)
         #expect(output.contains("done\(environment.isEmpty ? "\u{1B}[0m" : "") download out/slow.bin"),
                 "\(output.debugDescription)")
