@@ -17,6 +17,9 @@ final class FetchState {
     var leadTried = false
     /// Bytes received over the network in this run.
     var transferred: Int64 = 0
+    /// The file's size as an answer told it, for a file nobody asked about first: the report
+    /// gives it also when a later stage fails (a checksum mismatch).
+    var size: Int64?
     /// What the operator should know about this entry.
     var notes: [EntryNote] = []
 
@@ -211,7 +214,8 @@ extension Downloader {
                 failure = statusError
             } else {
                 await recorder.adopt(response.head)
-                if let total = await recorder.state.size, fs.offset < total {
+                fs.size = await recorder.state.size
+                if let total = fs.size, fs.offset < total {
                     failure = .connection(url: url, code: 18,
                                           message: "the connection closed after \(fs.offset) of \(total) bytes")
                 }

@@ -64,7 +64,7 @@ struct Downloader: Sendable {
             let elapsed = clock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             var item = self.item
-            if item.size == nil, let finalSize {
+            if item.size == nil, let finalSize = finalSize ?? fs.size {
                 // Fetched without asking first: the answer told the size.
                 item.size = finalSize
                 item.bytes = finalSize - item.offset

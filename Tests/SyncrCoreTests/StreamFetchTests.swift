@@ -55,6 +55,17 @@ struct StreamFetchTests {
         #expect(ScriptedProject.difference(cached, from: Array(new.bytes[0..<500])) == nil)
     }
 
+    /// A fresh file nobody asked about first, whose bytes fail its checksum: the report still
+    /// gives the size the answer told (it said null: only a success filled it in).
+    @Test func aChecksumMismatchStillReportsTheSize() async throws {
+        let project = try ScriptedProject(retries: 0)
+        let server = ScriptedTransport(serving: Self.file)
+        let download = project.download("f.bin", checksums: [.sha256(String(repeating: "0", count: 64))])
+        let result = await project.apply(download, over: server)
+        #expect(result.status == .failed)
+        #expect(result.item.size == Int64(Self.file.size) && result.item.bytes == Int64(Self.file.size), "\(result.item)")
+    }
+
     /// A fresh file answered 404: the entry fails, and leaves no empty cache file behind (each
     /// one was listed by `syncr cache` as an entry of unknown state).
     @Test func status404LeavesNoEmptyCacheFile() async throws {
