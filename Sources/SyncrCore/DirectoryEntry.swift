@@ -11,3 +11,29 @@ func directoryEntryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
     let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
     return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
 }
+
+/// The name of a `readdir` entry, or nil when it is not valid UTF-8 (a file made on a system with
+/// another encoding): `directoryEntryName` would repair it, and the repaired name names no file.
+func validDirectoryEntryName(_ entry: UnsafeMutablePointer<dirent>) -> String? {
+    let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+    return String(validatingCString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
+}
+
+/// The bytes of a `readdir` entry's name for a message: ASCII as it is, every other byte as
+/// `\xNN`, so that a name that is not UTF-8 can be found and renamed.
+func directoryEntryBytesShown(_ entry: UnsafeMutablePointer<dirent>) -> String {
+    let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+    let name = (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: UInt8.self)
+    var shown = ""
+    var i = 0
+    while name[i] != 0 {
+        let byte = name[i]
+        if byte >= 0x20 && byte < 0x7F {
+            shown.unicodeScalars.append(Unicode.Scalar(byte))
+        } else {
+            shown += "\\x" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
+        }
+        i += 1
+    }
+    return shown
+}

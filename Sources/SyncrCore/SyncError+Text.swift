@@ -171,6 +171,8 @@ extension SyncError {
             let bytes = { (name: String) in name.utf8.map { String($0, radix: 16) }.joined(separator: " ") }
             return "from: \(path) holds two names that differ only in their Unicode normalization, "
                 + "\(a) (bytes \(bytes(a))) and \(b) (bytes \(bytes(b))); rename one: syncr cannot tell them apart in its record of what was sent"
+        case .nameNotUTF8(let name):
+            return "from: \(path) holds a name that is not UTF-8, \(name); rename it: such a name cannot be sent in a URL"
         }
     }
 

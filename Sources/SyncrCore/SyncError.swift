@@ -141,6 +141,9 @@ extension SyncError {
         /// Two names in the folder differ only in Unicode normalization (`café` composed and
         /// decomposed): two files on disk, one name to the record of what was sent.
         case namesDifferOnlyInNormalization(String, String)
+        /// A name in the folder is not UTF-8 (`name`: its path in the folder, each byte that is
+        /// not as `\xNN`): it cannot be written in a URL, nor told apart in the record.
+        case nameNotUTF8(String)
     }
 
     /// Where a run's interruption found an entry.

@@ -27,12 +27,13 @@ struct UploadTree: Sendable {
         case unreadable(String, Int32)
         case notAFileOrFolder(String)
         case namesDifferOnlyInNormalization(folder: String, String, String)
+        case nameNotUTF8(folder: String, String)
 
         /// The file or folder it is about.
         var path: String {
             switch self {
             case .missing(let path), .unreadable(let path, _), .notAFileOrFolder(let path),
-                 .namesDifferOnlyInNormalization(let path, _, _): return path
+                 .namesDifferOnlyInNormalization(let path, _, _), .nameNotUTF8(let path, _): return path
             }
         }
 
@@ -43,6 +44,7 @@ struct UploadTree: Sendable {
             case .unreadable(_, let code): return .unreadable(errno: code)
             case .notAFileOrFolder: return .notAFileOrFolder
             case .namesDifferOnlyInNormalization(_, let a, let b): return .namesDifferOnlyInNormalization(a, b)
+            case .nameNotUTF8(_, let name): return .nameNotUTF8(name)
             }
         }
     }
@@ -79,7 +81,10 @@ struct UploadTree: Sendable {
         guard let dir = opendir(folder) else { throw .unreadable(folder, errno) }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
-            let name = directoryEntryName(entry)
+            // A name that is not UTF-8 would come out repaired (U+FFFD), naming no file.
+            guard let name = validDirectoryEntryName(entry) else {
+                throw .nameNotUTF8(folder: folder, directoryEntryBytesShown(entry))
+            }
             if name == "." || name == ".." { continue }
             let path = folder + "/" + name
             let rel = relative.isEmpty ? name : relative + "/" + name

@@ -88,7 +88,8 @@ struct UploadPlanner: Sendable {
             scanned = try UploadTree.scan(upload.source)
         } catch {
             // The path as the manifest writes it, for a file inside the folder too.
-            let path = error.path.replacingOccurrences(of: upload.source, with: upload.from)
+            let from = upload.from.hasSuffix("/") ? String(upload.from.dropLast()) : upload.from
+            let path = error.path == upload.source ? upload.from : error.path.replacingOccurrences(of: upload.source, with: from)
             return fail(.uploadSource(path: path, problem: error.problem))
         }
         if scanned.isDirectory && scanned.files.isEmpty && !upload.zip {

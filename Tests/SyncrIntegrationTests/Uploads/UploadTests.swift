@@ -195,6 +195,29 @@ struct UploadTests {
         #expect(plan.stdout.contains("63 61 66 c3 a9 2e 74 78 74") && plan.stdout.contains("63 61 66 65 cc 81 2e 74 78 74"), "\(plan.stdout)")
     }
 
+    /// A name that is not UTF-8 (a file made on a system with another encoding) is refused,
+    /// shown with its bytes: it came out repaired (U+FFFD), and the upload failed to read a file
+    /// of that name, which does not exist.
+    @Test func aNameThatIsNotUTF8IsRefusedShowingItsBytes() async throws {
+        let project = try Project()
+        let sub = project.file("site/sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        try Data("ok\n".utf8).write(to: project.file("site/ok.txt"))
+        // The bytes go to open(2) as they are: a Swift String would repair the 0xFF.
+        let bad: [UInt8] = Array(sub.path.utf8) + Array("/b".utf8) + [0xFF] + Array("ad.txt".utf8) + [0]
+        let fd = bad.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT, 0o644) } }
+        try #require(fd >= 0)
+        close(fd)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: site/, to: "http://127.0.0.1:9/site/", method: put }
+            """)
+        let plan = try await project.run(["plan"])
+        #expect(plan.exitCode == 1, "\(plan.stdout)")
+        #expect(plan.stdout.contains("from: site/sub holds a name that is not UTF-8, b\\xffad.txt; rename it"), "\(plan.stdout)")
+    }
+
     /// A POST answered 303 See Other is done (the server took it and points at a result, as
     /// syncr-manifest(5) says); the result is not fetched, so a failing one fails nothing, and
     /// the bytes sent are the POST's.
