@@ -38,11 +38,14 @@ enum ReportCommand {
     static func run(_ options: ReportMergeOptions) -> Int32 {
         var texts: [(String, String)] = []
         for path in options.inputs {
-            guard let text = readText(path) else {
-                Output.err("syncr: error: cannot read \(path)")
+            switch readText(path) {
+            case .success(let text):
+                texts.append((path, text))
+            case .failure(let code):
+                // A matrix job that died before writing its report leaves no file: said so.
+                Output.err("syncr: error: cannot read \(path): \(String(cString: strerror(code.rawValue)))")
                 return ExitCode.failures
             }
-            texts.append((path, text))
         }
         let junit = texts.map { $0.1.drop { $0 == " " || $0 == "\n" }.hasPrefix("<") }
         guard Set(junit).count == 1 else {
@@ -66,8 +69,9 @@ enum ReportCommand {
         }
     }
 
-    static func readText(_ path: String) -> String? {
-        guard let file = fopen(path, "rb") else { return nil }
+    /// The file's text, or the errno that stopped its reading.
+    static func readText(_ path: String) -> Result<String, Errno> {
+        guard let file = fopen(path, "rb") else { return .failure(Errno(rawValue: errno)) }
         defer { fclose(file) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -76,7 +80,12 @@ enum ReportCommand {
             if n > 0 { bytes += chunk[0..<n] }
             if n < chunk.count { break }
         }
-        return ferror(file) == 0 ? String(decoding: bytes, as: UTF8.self) : nil
+        return ferror(file) == 0 ? .success(String(decoding: bytes, as: UTF8.self)) : .failure(Errno(rawValue: errno))
+    }
+
+    /// An errno, as an `Error` for `Result`.
+    struct Errno: Error {
+        var rawValue: Int32
     }
 }
 

@@ -100,6 +100,8 @@ struct ReportMergeTests {
             #expect(r.stderr.contains(message), "\(inputs): \(r.stderr)")
             #expect(!project.exists("out.json"), "nothing written for \(inputs)")
         }
+        let absent = try await project.run(["report", "merge", "-o", "out.json", "r1.json", "nope.json"])
+        #expect(absent.exitCode == 1 && absent.stderr.contains("cannot read nope.json: No such file or directory"), "\(absent.stderr)")
         let partial = try await project.run(["report", "merge", "-o", "out.json", "r1.json", "r2.json"])
         #expect(partial.exitCode == 0)
         #expect(partial.stderr.contains("warning: shard 3/3 missing: the merged report covers 2 of 3"), "\(partial.stderr)")
