@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SyncrCore
 import SyncrManifest
 
@@ -112,6 +115,11 @@ enum PlanCommand {
 enum ApplyCommand {
     static func run(_ options: ApplyOptions) async -> Int32 {
         let flags = options.run
+        // A report of an earlier run must not pass for this one's: a run refused below (an
+        // invalid manifest, a cache another run holds) leaves none (CI publishes what it finds).
+        for path in [options.reportPath, options.junitPath].compactMap({ $0 }) where unlink(path) != 0 && errno != ENOENT {
+            Output.err("syncr: warning: cannot remove the earlier report \(path): \(String(cString: strerror(errno)))")
+        }
         let setup: RunSetup
         switch await RunSetup.load(flags, connections: options.connections) {
         case .success(let s): setup = s

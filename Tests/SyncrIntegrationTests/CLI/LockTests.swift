@@ -43,8 +43,12 @@ struct LockTests {
         let held = try await Held()
         defer { held.server.stop() }
         let first = try await held.startFirst()
-        let second = try await held.project.run(["apply"])
+        // An earlier run's reports must not pass for this refused one's (CI publishes them).
+        try "earlier".write(to: held.project.file("r.json"), atomically: true, encoding: .utf8)
+        try "earlier".write(to: held.project.file("j.xml"), atomically: true, encoding: .utf8)
+        let second = try await held.project.run(["apply", "--report", "r.json", "--junit", "j.xml"])
         #expect(second.exitCode == 75, "\(second.stderr)")
+        #expect(!held.project.exists("r.json") && !held.project.exists("j.xml"))
         #expect(second.stderr.contains("another syncr run (PID \(first.pid)) is using the cache "), "\(second.stderr)")
         #expect(second.stderr.contains("--lock-timeout"), "says how to wait instead")
         try await held.release()
