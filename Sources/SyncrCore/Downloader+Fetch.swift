@@ -79,7 +79,17 @@ extension Downloader {
             throw error
         }
         let missing = await recorder.state.ranges.gaps(upTo: size)
-        let (outcome, received) = try await pieces(file, size: size, validator: validator).run(missing: missing)
+        let (outcome, received): (SegmentedFetch.Outcome, Int64)
+        do {
+            (outcome, received) = try await pieces(file, size: size, validator: validator).run(missing: missing)
+        } catch let error as SyncError {
+            // A full disk under the pieces is said as on one stream: what is kept, and to free
+            // room and run again (not a bare "cannot write" of the cache file).
+            if case .transferIO(_, let code, _, _) = error, Self.isSpaceError(code) {
+                throw spaceFailure(code, kept: cache.loadState(key)?.cachedBytes ?? 0)
+            }
+            throw error
+        }
         fs.transferred += received
         switch outcome {
         case .complete:

@@ -115,6 +115,8 @@ struct Downloader: Sendable {
         } catch is CancellationError {
             outcome = interrupted()
         } catch let error as SyncError {
+            // Pieces fetched in parallel that were kept are known only from the record.
+            fs.transferred = max(fs.transferred, (cache.loadState(key)?.cachedBytes ?? 0) - keptBefore)
             outcome = result(.failed(error))
         } catch let error as FileError {
             outcome = result(.failed(.file(error)))

@@ -51,6 +51,24 @@ struct SegmentedFetchTests {
         #expect(result.noteTexts.contains { $0.contains("the URL now leads to another place") }, "\(result.noteTexts)")
     }
 
+    /// The cache's disk fills while pieces arrive: the failure is said as on one stream (what is
+    /// kept, free room, run again), not as a bare "cannot write" of the cache file with 0 bytes
+    /// received.
+    @Test func aFullDiskUnderThePiecesIsANoSpaceFailure() async throws {
+        let project = try resumable(retries: 0)
+        let server = ScriptedTransport { request, _ in
+            if request.method == .head { return Self.file.answer(request) }
+            var reply = Self.file.answer(request)
+            reply.failure = .local(path: "/cache/x.data", errno: ENOSPC, message: "cannot write: No space left on device")
+            return reply
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .failed)
+        #expect(result.error?.code == "no_space", "\(result.errorText ?? "")")
+        #expect(result.errorText?.contains("1.0 MiB downloaded so far is kept, free some space and run again to resume") == true,
+                "\(result.errorText ?? "")")
+    }
+
     @Test func missingBytesArriveInPiecesOverSeveralConnections() async throws {
         let project = try resumable()
         let server = ScriptedTransport(serving: Self.file)
