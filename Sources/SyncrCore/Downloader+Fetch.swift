@@ -34,13 +34,22 @@ final class FetchState {
 /// other connections once the answer shows a larger file. Every attempt runs through `Retrying`.
 extension Downloader {
     func fetch(_ file: CacheFile, _ fs: FetchState) async throws {
-        if let plan = segmentation(state: await file.recorder.state) {
-            try await fetchInPieces(file, fs, size: plan.size, validator: plan.validator)
-            // Complete: on to the flush and the move, even if the run is being interrupted.
-            if fs.offset == plan.size { return }
-        }
-        try await retrying.run(from: fs.offset) {
-            try await streamAttempt(file, fs)
+        do {
+            if let plan = segmentation(state: await file.recorder.state) {
+                try await fetchInPieces(file, fs, size: plan.size, validator: plan.validator)
+                // Complete: on to the flush and the move, even if the run is being interrupted.
+                if fs.offset == plan.size { return }
+            }
+            try await retrying.run(from: fs.offset) {
+                try await streamAttempt(file, fs)
+            }
+        } catch let error as SyncError {
+            // A full disk under parallel pieces (those of a split lead too) is said as on one
+            // stream: what is kept, and to free room and run again, not a bare "cannot write".
+            if case .transferIO(_, let code, _, _) = error, Self.isSpaceError(code) {
+                throw spaceFailure(code, kept: cache.loadState(key)?.cachedBytes ?? 0)
+            }
+            throw error
         }
     }
 
@@ -79,17 +88,7 @@ extension Downloader {
             throw error
         }
         let missing = await recorder.state.ranges.gaps(upTo: size)
-        let (outcome, received): (SegmentedFetch.Outcome, Int64)
-        do {
-            (outcome, received) = try await pieces(file, size: size, validator: validator).run(missing: missing)
-        } catch let error as SyncError {
-            // A full disk under the pieces is said as on one stream: what is kept, and to free
-            // room and run again (not a bare "cannot write" of the cache file).
-            if case .transferIO(_, let code, _, _) = error, Self.isSpaceError(code) {
-                throw spaceFailure(code, kept: cache.loadState(key)?.cachedBytes ?? 0)
-            }
-            throw error
-        }
+        let (outcome, received) = try await pieces(file, size: size, validator: validator).run(missing: missing)
         fs.transferred += received
         switch outcome {
         case .complete:
