@@ -53,16 +53,18 @@ extension Downloader {
     /// Preallocates the cache file; a file system too full for it stops the entry up front,
     /// before any byte is fetched.
     func preallocate(fd: Int32, size: Int64, dataPath: String, recorder: EntryRecorder) async throws {
+        // Measured before: a failed `fallocate` may hold what it got (ext4 does) until the
+        // file is cut back, and the numbers after it said "0 B free" and too little needed.
+        var st = stat()
+        let allocated = fstat(fd, &st) == 0 ? Int64(st.st_blocks) * 512 : 0
+        let available = FreeSpace.available(at: cache.directory)
         do {
             try SegmentedFetch.preallocate(fd: fd, size: size, path: dataPath,
-                                           inMemoryRoom: cache.memoryBacked ? FreeSpace.available(at: cache.directory) : nil)
+                                           inMemoryRoom: cache.memoryBacked ? available : nil)
         } catch {
             guard error.errno == ENOSPC || error.errno == EDQUOT else { throw error }
-            var st = stat()
-            let allocated = fstat(fd, &st) == 0 ? Int64(st.st_blocks) * 512 : 0
-            throw SyncError.noSpace(path: cache.directory, needed: max(0, size - allocated),
-                                    available: FreeSpace.available(at: cache.directory), errno: error.errno,
-                                    during: .reserve(entry: download.to))
+            throw SyncError.noSpace(path: cache.directory, needed: max(0, size - allocated), available: available,
+                                    errno: error.errno, during: .reserve(entry: download.to))
         }
     }
 
