@@ -129,10 +129,36 @@ public struct Cache: Sendable {
         FS.remove(statePath(key))
     }
 
+    /// Removes every archive a killed run left half built (`.<key>.zip.<random>.tmp`), of any
+    /// entry and any age: each is as large as the folder it zips, and a few kills filled a
+    /// small cache. Call it holding the cache lock, before this process zips anything: no
+    /// other run writes to the cache then, so each such file is a dead writer's. Returns how
+    /// many went.
+    @discardableResult
+    public func removeArchiveTemporaries() -> Int {
+        guard let dir = opendir(directory) else { return 0 }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = directoryEntryName(entry)
+            if name.hasPrefix("."), name.hasSuffix(".tmp"), name.contains(".zip."),
+               CacheInventory.key(ofFileNamed: name) != nil { names.append(name) }
+        }
+        closedir(dir)
+        var removed = 0
+        for name in names {
+            var st = stat()
+            let path = directory + "/" + name
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            FS.remove(path)
+            removed += 1
+        }
+        return removed
+    }
+
     /// Removes what killed runs left while zipping an upload's folder into the cache
-    /// (`.<key>.zip.<random>.tmp`), once nothing has written to it for `age` seconds. `plan`
-    /// zips without the cache lock, so the lock cannot tell a dead writer from a live one; the
-    /// age can, since a live writer adds to its file many times a second.
+    /// (`.<key>.zip.<random>.tmp`), once nothing has written to it for `age` seconds: for a
+    /// caller that may not hold the cache lock (a library's), the age tells a dead writer from a
+    /// live one, which adds to its file many times a second.
     public func removeStaleTemporaries(of key: String, olderThan age: Int64 = 600) {
         guard let dir = opendir(directory) else { return }
         let prefix = "." + key + "."

@@ -460,6 +460,8 @@ public final class Session: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
+        // Archives half built by killed runs: under the cache lock, and before this run zips.
+        if manifest.uploads.contains(where: \.zip) { cache.removeArchiveTemporaries() }
         let index = cacheIndex()
         let leftovers = LeftoverIndex()
         // Each worker takes a turn before its next entry and keeps it from one entry to the next

@@ -90,6 +90,11 @@ enum CacheCommand {
             }
         }
         defer { lock?.release() }
+        // Archives half built by killed runs are nobody's, whatever entry they are of: with the
+        // lock held, no run is zipping now.
+        if lock != nil, Cache(directory: directory).removeArchiveTemporaries() > 0, !options.quiet {
+            Output.err("syncr: removed the archives that killed runs left half built")
+        }
         // Not an error (a fresh runner has no cache yet), but said: a mistyped folder reported
         // "empty" or "removed 0" as if it were the cache.
         if !exists, !options.quiet {

@@ -211,6 +211,19 @@ final class TemporaryFolder {
         #expect(CacheInventory.folder(of: ["s3://b/ab.bin", "s3://b/ac.bin"]) == "s3://b/")
     }
 
+    /// Under the cache lock every half-built archive is a dead run's, whatever its age: all go,
+    /// and nothing else does.
+    @Test func archiveTemporariesOfAnyAgeGoUnderTheLock() throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path)
+        let a = String(repeating: "ab", count: 16), b = String(repeating: "cd", count: 16)
+        let doomed = [".\(a).zip.x1y2.tmp", ".\(b).zip.q9.tmp"]
+        let kept = ["\(a).upload", "\(a).zip", ".notakey.zip.q9.tmp", "syncr.lock"]
+        for name in doomed + kept { try Data("PK".utf8).write(to: URL(fileURLWithPath: tmp.path + "/" + name)) }
+        #expect(cache.removeArchiveTemporaries() == 2)
+        #expect(tmp.contents() == kept.sorted(), "\(tmp.contents())")
+    }
+
     @Test func saveStateReplacesAtomically() throws {
         let tmp = try TemporaryFolder()
         let cache = Cache(directory: tmp.path)

@@ -420,9 +420,15 @@ extension UploadTests {
         #expect(items(try jsonObject(changed.stdout)).first?["action"] as? String == "upload")
         #expect(try cacheListing(cache) == before, "plan writes nothing: it decides from the folder's files")
         #expect(items(try jsonObject(changed.stdout)).first?["reason"] as? String == "1 file changed since the last upload")
+        // An archive a killed run left half built (fresh: the kill was a moment ago) goes.
+        let key = try #require(try FileManager.default.contentsOfDirectory(atPath: cache.path).first { $0.hasSuffix(".upload") })
+            .prefix(32)
+        let halfBuilt = cache.appendingPathComponent(".\(key).zip.k1ll3d.tmp")
+        try Data(repeating: 7, count: 4096).write(to: halfBuilt)
         // apply builds the archive and sends the new content; the next plan is a skip.
         let second = try await project.run(["apply"])
         #expect(second.exitCode == 0, "\(second.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: halfBuilt.path), "a dead run's half-built archive")
         let listing = try await runProcess(executable: "unzip", arguments: ["-v", sent.path])
         #expect(listing.stdout.contains("901"), "\(listing.stdout)")
         let settled = try await project.run(["plan", "--json"])
