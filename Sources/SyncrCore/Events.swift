@@ -77,7 +77,8 @@ public struct ItemResult: Sendable {
 
     /// The plan line the entry was applied from. In `ApplyReport.results` its `remote` is nil
     /// (kept per entry to the end of a run of thousands, it was a third of the memory each
-    /// took); the `.finished` progress event carries it.
+    /// took); the `.finished` progress event carries it where the server was asked first (not
+    /// for an entry with nothing cached, whose first request fetches it).
     public var item: PlanItem
     /// How the entry ended.
     public var outcome: Outcome

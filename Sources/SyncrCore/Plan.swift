@@ -54,7 +54,8 @@ public struct PlanItem: Sendable {
     /// says so too).
     public var insecure = false
 
-    /// What the server said (nil when the probe failed, and in `ApplyReport.results`).
+    /// What the server said, its `finalURL` masked like every text (nil when the probe failed,
+    /// when apply fetched without asking first, and in `ApplyReport.results`).
     public var remote: RemoteResource?
     /// Why the entry could not be planned, for `.error` items (`reason` is its description).
     public var error: SyncError? {

@@ -283,7 +283,11 @@ public final class Session: Sendable {
         case .failure(let error):
             return item.failing(error, redactor)
         }
-        item.remote = remote
+        // What callers see, masked as every text is: the final URL may carry a token in its
+        // query or a ${VAR}'s value.
+        var shown = remote
+        shown.finalURL = redactor.scrub(remote.finalURL)
+        item.remote = shown
         item.size = remote.size
         let reached = redactor.scrubLocation(remote.finalURL)
         if let entry = locked?.entry(to: download.to),

@@ -66,6 +66,18 @@ struct StreamFetchTests {
         #expect(result.item.size == Int64(Self.file.size) && result.item.bytes == Int64(Self.file.size), "\(result.item)")
     }
 
+    /// What the server said reaches library callers with its final URL masked, as every text:
+    /// a token in the query from `${VAR}` was there in full.
+    @Test func thePlansRemoteHasItsSecretsMasked() async throws {
+        let project = try ScriptedProject()
+        var download = project.download("f.bin")
+        download.url = Template(written: ScriptedProject.url("f.bin") + "?token=${TOK}",
+                                expanded: ScriptedProject.url("f.bin") + "?token=hunter2secret", secrets: ["hunter2secret"])
+        let item = await project.plan(download, over: ScriptedTransport(serving: Self.file))
+        let reached = try #require(item.remote?.finalURL)
+        #expect(!reached.contains("hunter2secret") && reached.hasPrefix(ScriptedProject.url("f.bin")), "\(reached)")
+    }
+
     /// A fresh file answered 404: the entry fails, and leaves no empty cache file behind (each
     /// one was listed by `syncr cache` as an entry of unknown state).
     @Test func status404LeavesNoEmptyCacheFile() async throws {
