@@ -119,7 +119,13 @@ struct Downloader: Sendable {
             fs.transferred = max(fs.transferred, (cache.loadState(key)?.cachedBytes ?? 0) - keptBefore)
             outcome = result(.failed(error))
         } catch let error as FileError {
-            outcome = result(.failed(.file(error)))
+            // A record or cache file the full disk refused (the records journal) is said as a
+            // full disk, with its code, like the data's own writes.
+            if Self.isSpaceError(error.errno), error.path.hasPrefix(cache.directory + "/") {
+                outcome = result(.failed(spaceFailure(error.errno, kept: cache.loadState(key)?.cachedBytes ?? 0)))
+            } else {
+                outcome = result(.failed(.file(error)))
+            }
         } catch {
             outcome = result(.failed(.other(message: "\(error)")))
         }
