@@ -88,7 +88,7 @@ struct Downloader: Sendable {
             break
         }
         // An entry not started when the run was interrupted does not start.
-        if Task.isCancelled { return result(.interrupted(interruption())) }
+        if Task.isCancelled { return result(.interrupted(.beforeStart)) }
         // What the record vouched for before this run, to count what an interrupted run added
         // (pieces fetched in parallel are known only from the record once they were stopped).
         let keptBefore = item.action == .resume ? cache.loadState(key)?.cachedBytes ?? 0 : 0
@@ -102,18 +102,21 @@ struct Downloader: Sendable {
         }
         let slot = Slot(semaphore: slots)
         let outcome: ItemResult
+        var began = false
         do {
             finalSize = try await transfer(fs, slot: slot) {
                 // Said once the entry has its slot: a line per queued entry at the start (and
                 // their times counting the queue) told of transfers that had not begun.
                 start = clock.now
+                began = true
                 reporter?.report(.started(item: item))
             }
             outcome = result(.ok)
         } catch is Interrupted {
-            outcome = interrupted()
+            // Stopped while it waited for a network slot: it never started.
+            outcome = began ? interrupted() : result(.interrupted(.beforeStart))
         } catch is CancellationError {
-            outcome = interrupted()
+            outcome = began ? interrupted() : result(.interrupted(.beforeStart))
         } catch let error as SyncError {
             // Pieces fetched in parallel that were kept are known only from the record.
             fs.transferred = max(fs.transferred, (cache.loadState(key)?.cachedBytes ?? 0) - keptBefore)

@@ -242,7 +242,8 @@ struct LibraryAPITests {
     }
 
     /// A run cancelled before it starts (what SIGINT does to the CLI's task): every entry is
-    /// `.interrupted`, a download saying it kept nothing, and nothing is fetched.
+    /// `.interrupted(.beforeStart)` (it said `.download(kept: 0)`, as if it had begun), and
+    /// nothing is fetched.
     @Test func aCancelledApplyInterruptsEveryEntry() async throws {
         ProcessSetup.prepare()
         let fixture = try await Fixture()
@@ -255,11 +256,11 @@ struct LibraryAPITests {
             return await session.apply()
         }.value
 
-        #expect(report.results.map(\.outcome) == Array(repeating: .interrupted(.download(kept: 0, size: nil)), count: 3))
-        #expect(report.results.map(\.error) == Array(repeating: .interrupted(.download(kept: 0, size: nil)), count: 3))
+        #expect(report.results.map(\.outcome) == Array(repeating: .interrupted(.beforeStart), count: 3))
+        #expect(report.results.map(\.error) == Array(repeating: .interrupted(.beforeStart), count: 3))
         #expect(report.interrupted.count == 3)
         #expect(report.transferred == 0)
-        #expect(report.results[0].error?.description == "interrupted before any bytes were kept")
+        #expect(report.results[0].error?.description == "interrupted before it started")
         #expect(try fixture.nginx.accessLog().isEmpty, "nothing was asked")
     }
 }
