@@ -3,10 +3,12 @@
 /// `uploads:`, as `kind` says); `object` tells apart the objects listed from one `s3://` prefix
 /// entry, as `PlanItem.object` does.
 public enum ProgressEvent: Sendable {
-    /// An entry starts transferring.
+    /// An entry starts transferring (a download once it has one of the `jobs` network slots).
     case started(item: PlanItem)
     /// Bytes moved for an entry (a running total for this run): received for a download, sent
-    /// for an upload; `total` when known.
+    /// for an upload; `total` when known, the file's whole size (a resumed download had the
+    /// `.started` item's `offset` before this run). Sent every half second while bytes flow:
+    /// a file done sooner has none.
     case progress(index: Int, transferred: Int64, total: Int64?, kind: EntryKind = .download, object: Int? = nil)
     /// Attempt `attempt` failed with `error` (whose `retries.stop` is nil) and will be retried
     /// after `delay` seconds.

@@ -142,7 +142,8 @@ public final class Session: Sendable {
     }
 
     /// Releases the transfer engine the session made (a transport given to `init` is left
-    /// running); call once at the end.
+    /// running); call once at the end. Requests after it are refused: an `apply` then ends every
+    /// entry `.interrupted`.
     public func close() {
         ownEngine?.shutdown()
     }
@@ -452,9 +453,13 @@ public final class Session: Sendable {
     /// fetched in one go, so the questions for some overlap with the transfers of others. Every
     /// entry runs to its end whatever happens to the others.
     ///
-    /// Cancelling the calling task (SIGINT, SIGTERM) stops it: transfers end, what arrived is
-    /// recorded durably, entries not started do not start, and each unfinished entry is
-    /// reported `.interrupted`; entries already being flushed and moved into place finish.
+    /// Cancelling the calling task (what the CLI does on SIGINT and SIGTERM; the library installs
+    /// no signal handler) stops it: transfers end, what arrived is recorded durably, entries not
+    /// started do not start, and each unfinished entry is reported `.interrupted`; entries
+    /// already being flushed and moved into place finish.
+    ///
+    /// The caller holds the cache folder's `CacheLock` while it runs: apply does not take it,
+    /// and two runs on one cache would move each other's files.
     ///
     /// - Parameter progress: also receives this call's events (an entry started, bytes moved, a
     ///   retry, a note, an entry finished), with secrets masked, from many tasks at once.
