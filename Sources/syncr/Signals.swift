@@ -58,7 +58,10 @@ enum Signals {
         guard !interrupted.isEmpty else {
             return Output.err("syncr: interrupted by \(name), after every entry had finished: nothing is left to resume.")
         }
-        Output.err("syncr: interrupted by \(name); what arrived is kept in the cache: run the same command again to resume.")
+        // An upload to an HTTP server has nothing to resume from: said, not promised a resume.
+        let sentAgain = interrupted.contains { $0.error == .interrupted(.upload(resumes: false)) }
+        Output.err("syncr: interrupted by \(name); what arrived is kept in the cache: run the same command again to resume"
+            + (sentAgain ? " (an upload to an HTTP server that was cut off is sent again whole)." : "."))
     }
 
     /// The signal that interrupted the run, or nil.

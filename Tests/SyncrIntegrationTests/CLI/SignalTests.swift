@@ -221,6 +221,7 @@ struct SignalTests {
         #expect(item["status"] as? String == "interrupted" && item["transferred"] as? Int ?? 0 >= 1 << 20, "\(item)")
         #expect(run.stderr.contains("1 interrupted"), "\(run.stderr)")
         #expect(run.stderr.contains("the next run sends it again whole"), "\(run.stderr)")
+        #expect(run.stderr.contains("(an upload to an HTTP server that was cut off is sent again whole)."), "\(run.stderr)")
         #expect(try await server.uploads().isEmpty, "the server never got a complete body")
 
         try await server.reset()
