@@ -71,6 +71,12 @@ extension Downloader {
             switch error {
             case .io(_, let code, _) where Self.isSpaceError(code):
                 await keepArchive()
+                // A full (or read-only) disk is said as such, with its code, as when the
+                // staging folder could not be made: scripts match no_space.
+                throw code == EROFS
+                    ? SyncError.readOnly(path: parent, during: .unpack)
+                    : SyncError.noSpace(path: parent, needed: nil, available: FreeSpace.available(at: parent), errno: code,
+                                        during: .unpack)
             case .limit:
                 // Raising max_unpacked_size or making room must not cost another download.
                 await keepArchive()

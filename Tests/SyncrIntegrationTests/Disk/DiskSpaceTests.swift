@@ -138,6 +138,31 @@ struct DiskSpaceTests {
         #expect(stat(disk.at("big.bin"), &st) == 0 && st.st_mode & 0o777 == 0o666, "the replaced file keeps its mode, which the umask would have narrowed")
     }
 
+    /// The disk fills while the archive is unpacked (here it runs out of inodes, which the
+    /// sizes checked up front cannot see): a no_space failure, as every full disk is, and the
+    /// old folder stays.
+    @Test func aDiskThatFillsDuringTheUnpackIsANoSpaceFailure() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let release = try www.makeDirectory("release")
+        for i in 0..<40 { try Data("file \(i)\n".utf8).write(to: release.appendingPathComponent("f\(i).txt")) }
+        let pack = try await runProcess(executable: "tar", arguments: ["czf", "release.tar.gz", "release"], cwd: www.url)
+        try #require(pack.exitCode == 0)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let disk = try Tmpfs(megabytes: 4, inodes: 20)
+        try FileManager.default.createDirectory(atPath: disk.at("tree"), withIntermediateDirectories: true)
+        try Data("old\n".utf8).write(to: URL(fileURLWithPath: disk.at("tree/old.txt")))
+        let project = try Project()
+        try project.writeManifest(downloads: [
+            "{ url: \(nginx.url("/release.tar.gz")), to: \(disk.at("tree")), allow_outside: true, unzip: true, strip_components: 1 }",
+        ])
+        let first = try await project.run(["apply", "--json"])
+        #expect(first.exitCode == 1)
+        let item = try #require(items(try jsonObject(first.stdout)).first)
+        #expect(item["error_code"] as? String == "no_space", "\(item)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.at("tree")) == ["old.txt"])
+    }
+
     @Test func anUnpackThatDoesNotFitLeavesTheOldFolder() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         let release = try www.makeDirectory("release")

@@ -13,12 +13,13 @@ final class Tmpfs: Sendable {
     let folder: TemporaryDirectory
     let path: String
 
-    /// Mounts a tmpfs of `megabytes` MiB on a fresh folder.
-    init(megabytes: Int) throws {
+    /// Mounts a tmpfs of `megabytes` MiB on a fresh folder; `inodes` caps the files and folders
+    /// it holds (a disk that runs out of them answers ENOSPC, whatever room is left).
+    init(megabytes: Int, inodes: Int? = nil) throws {
         folder = try TemporaryDirectory(prefix: "tmpfs")
         path = folder.path + "/mnt"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        try Self.mount(path, flags: 0, options: "size=\(megabytes)m,mode=0755")
+        try Self.mount(path, flags: 0, options: "size=\(megabytes)m,mode=0755" + (inodes.map { ",nr_inodes=\($0)" } ?? ""))
     }
 
     deinit {
