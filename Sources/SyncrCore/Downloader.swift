@@ -157,9 +157,15 @@ struct Downloader: Sendable {
         if leftovers?.contains(copyName, in: folder) ?? true { FS.remove(folder + "/" + copyName) }
         if leftovers?.contains(stagingName, in: folder) ?? true { FolderReplace.removeTree(folder + "/" + stagingName) }
         // The old folder, moved aside where the file system cannot swap two folders in one step
-        // (`FolderReplace.replace`), by a run killed before it was removed.
+        // (`FolderReplace.replace`), by a run killed before it was removed. Killed between the
+        // two renames, that run left no folder in place: the old one goes back, so that this
+        // run, should it fail too, leaves it as it was; the unpack then replaces it as usual.
         let aside = stagingName + FolderReplace.asideSuffix
-        if leftovers?.contains(aside, in: folder) ?? true { FolderReplace.removeTree(folder + "/" + aside) }
+        if leftovers?.contains(aside, in: folder) ?? true {
+            let asidePath = folder + "/" + aside
+            if download.unzip, FS.kind(download.destination) == .missing, rename(asidePath, download.destination) == 0 { return }
+            FolderReplace.removeTree(asidePath)
+        }
     }
 
     /// What an interrupted entry kept, from its record on disk: what the next run resumes from.

@@ -76,6 +76,33 @@ struct UnpackDownloadTests {
         #expect(!project.exists("vendor/tool/share/data.bin"))
     }
 
+    /// Where folders cannot be swapped in one step, the old one is moved aside first: a run
+    /// killed between that and the move of the new one left no folder in place, and the next
+    /// run removed the old one before it knew whether it could put a new one there. Played here
+    /// by moving the folder aside by hand; the next run cannot download (404): the old folder
+    /// is back.
+    @Test func theOldFolderMovedAsideByAKilledRunComesBackIfTheNextRunFails() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let release = try makeRelease(www, seed: 95)
+        let pack = try await runProcess(executable: "tar", arguments: ["czf", "tool.tar.gz", "release"], cwd: www.url)
+        try #require(pack.exitCode == 0)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/tool.tar.gz")), to: vendor/tool, unzip: true, strip_components: 1, retries: 0 }"])
+        #expect(try await project.run(["apply"]).exitCode == 0)
+        let cache = project.folder.appending(".syncr/cache")
+        let data = try #require(try FileManager.default.contentsOfDirectory(atPath: cache.path).first { $0.hasSuffix(".data") })
+        let key = String(data.prefix(32))
+        try FileManager.default.removeItem(at: cache.appendingPathComponent(data))
+        try FileManager.default.moveItem(at: project.file("vendor/tool"), to: project.file("vendor/.syncr-unpack-\(key).old"))
+        try FileManager.default.removeItem(at: www.appending("tool.tar.gz"))
+        let failed = try await project.run(["apply"])
+        #expect(failed.exitCode == 1, "\(failed.stderr)")
+        #expect(try await tree(project.file("vendor/tool")) == (try await tree(release)), "the old folder is back")
+        #expect(!project.exists("vendor/.syncr-unpack-\(key).old"))
+    }
+
     @Test func aZipIsUnpacked() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         let release = try makeRelease(www, seed: 90)
