@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 
 /// Where one entry's fetch stands, shared by its strategies and across its attempts. Used by
@@ -88,7 +89,15 @@ extension Downloader {
             throw error
         }
         let missing = await recorder.state.ranges.gaps(upTo: size)
-        let (outcome, received) = try await pieces(file, size: size, validator: validator).run(missing: missing)
+        let fetch = await pieces(file, size: size, validator: validator)
+        let (outcome, received): (SegmentedFetch.Outcome, Int64)
+        do {
+            (outcome, received) = try await fetch.run(missing: missing)
+        } catch {
+            await remember(fetch.place, in: recorder)
+            throw error
+        }
+        await remember(fetch.place, in: recorder)
         fs.transferred += received
         switch outcome {
         case .complete:
@@ -99,23 +108,34 @@ extension Downloader {
     }
 
     /// The fetcher of parallel pieces of this entry's file.
-    func pieces(_ file: CacheFile, size: Int64, validator: String) async -> SegmentedFetch {
+    /// - Parameter lead: where the lead request's bytes came from, when it is the lead's file the
+    ///   pieces share out.
+    func pieces(_ file: CacheFile, size: Int64, validator: String, lead: String? = nil) async -> SegmentedFetch {
         var fetch = SegmentedFetch(download: download, size: size, validator: validator, fd: file.fd, dataPath: file.path,
                                    engine: engine, recorder: file.recorder, reporter: reporter, index: item.index,
                                    requests: requests, retrying: retrying)
         fetch.writeBack = cache.flushesFiles
-        fetch.sameSource = sameSource(await file.recorder.state)
+        fetch.place = sameSource(await file.recorder.state, lead: lead)
         return fetch
     }
 
-    /// For requests that continue cached bytes which only a date vouches for (no strong ETag):
-    /// whether an answer's URL after redirects is where those bytes came from, as the record
-    /// has it. A redirect that now leads to another file of the same size and date (a "latest"
-    /// link, a mirror of a rebuilt file) would otherwise have its bytes joined to the first's.
-    /// Nil where an ETag settles it (If-Range), or where no place was recorded.
-    func sameSource(_ state: EntryState) -> (@Sendable (String) -> Bool)? {
-        guard state.etag == nil, let recorded = state.finalURL else { return nil }
-        return { [redactor] reached in redactor.scrubLocation(reached) == recorded }
+    /// For requests that continue bytes which only a date vouches for (no strong ETag): whether
+    /// an answer's URL after redirects is where those bytes came from. A redirect that leads to
+    /// another file of the same size and date (a "latest" link that moved on, a redirector that
+    /// alternates) would otherwise have its bytes joined to the first's. The place is the one
+    /// of the bytes the record vouches for (an earlier run's GETs), else the lead's, else the
+    /// first answer's: a HEAD's place is never held against a GET's, since servers may send
+    /// the two elsewhere. Nil where an ETag settles it (If-Range).
+    func sameSource(_ state: EntryState, lead: String? = nil) -> SourcePlace? {
+        guard state.etag == nil else { return nil }
+        return SourcePlace(state.cachedBytes > 0 ? state.finalURL : lead.map(redactor.scrubLocation), redactor: redactor)
+    }
+
+    /// Records where the pieces' bytes came from (the place `SourcePlace` settled on), so that
+    /// a later run's resume is held to the place of GETs, not of the plan's HEAD.
+    func remember(_ place: SourcePlace?, in recorder: EntryRecorder) async {
+        guard let reached = place?.settled, await recorder.state.finalURL != reached else { return }
+        try? await recorder.update(durable: false) { $0.finalURL = reached }
     }
 
     /// From now on every attempt starts at byte 0: the record goes first, then the bytes.
@@ -177,7 +197,7 @@ extension Downloader {
             if (head.contentLength ?? Int64.max) > Int64(FileSink.coalesce) {
                 ticker.start { checkpoints(sink, base: base, recorder: recorder) }
             }
-        }, sameSource: base > 0 ? sameSource(state) : nil)
+        }, sameSource: base > 0 ? sameSource(state)?.checker : nil)
         let outcome: Result<HTTPResponse, TransferError>
         var helped: Helped?
         if leading {
@@ -291,6 +311,38 @@ extension Downloader {
             return .again
         default:
             return .failed(failure, position: fs.offset)
+        }
+    }
+}
+
+/// Where the bytes of one fetch come from, for `Downloader.sameSource`: the first place known
+/// (the record's, the lead's, or the first answer's), against which every later answer is
+/// checked. Shared by the pieces' sinks, on the engine thread.
+final class SourcePlace: Sendable {
+    private let place: Locked<String?>
+    private let redactor: Redactor
+
+    init(_ known: String?, redactor: Redactor) {
+        place = Locked(known)
+        self.redactor = redactor
+    }
+
+    /// `check`, as a sink takes it.
+    var checker: @Sendable (String) -> Bool { { [self] reached in check(reached) } }
+
+    /// The place settled on, once one is known.
+    var settled: String? { place.withLock { $0 } }
+
+    /// Whether an answer that ended at `reached` (after redirects) comes from the place; the
+    /// first answer sets it when none is known.
+    func check(_ reached: String) -> Bool {
+        let here = redactor.scrubLocation(reached)
+        return place.withLock { place in
+            guard let first = place else {
+                place = here
+                return true
+            }
+            return first == here
         }
     }
 }

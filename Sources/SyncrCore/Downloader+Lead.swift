@@ -71,8 +71,8 @@ extension Downloader {
             await recorder.adopt(head)
             try await recorder.update { _ in }
             try await preallocate(fd: file.fd, size: split.size, dataPath: file.path, recorder: recorder)
-            let (outcome, received) = try await pieces(file, size: split.size, validator: split.validator)
-                .help(sink, ended: ended)
+            let fetch = await pieces(file, size: split.size, validator: split.validator, lead: head.effectiveURL)
+            let (outcome, received) = try await fetch.help(sink, ended: ended)
             if case .fallback(let note) = outcome {
                 sink.cancelTransfer()
                 return Helped(size: split.size, received: received, fallback: note)

@@ -77,10 +77,7 @@ public enum Planner {
     ///   - remote: the probe's answer (size, validators).
     ///   - local: the cache record and destination; `destinationDigests` filled in when
     ///     `needsDestinationDigest` asked for them.
-    ///   - reached: where the URL leads now, as the record keeps it (`Redactor.scrubLocation` of
-    ///     the probe's final URL); nil: not compared. See `compare`.
-    public static func decide(checksums: [Checksum], remote: RemoteResource, local: LocalFacts,
-                              reached: String? = nil) -> Decision {
+    public static func decide(checksums: [Checksum], remote: RemoteResource, local: LocalFacts) -> Decision {
         let size = remote.size
         func fetchAll(_ action: Action, _ reason: String) -> Decision {
             Decision(action: action, offset: 0, bytes: size, reason: reason)
@@ -97,7 +94,7 @@ public enum Planner {
         }
         let state = local.state
         if let state, state.complete {
-            let comparison = compare(state, remote, reached: reached)
+            let comparison = compare(state, remote)
             guard case .same(let how) = comparison else {
                 return fetchAll(.download, "the remote file changed since the last download (\(comparison.text))")
             }
@@ -134,7 +131,7 @@ public enum Planner {
             if local.dataSize == nil {
                 return fetchAll(.download, "the cached data is gone")
             }
-            let comparison = compare(state, remote, reached: reached)
+            let comparison = compare(state, remote)
             guard case .same = comparison else {
                 return fetchAll(.restart, "the remote file changed since the partial download (\(comparison.text))")
             }
@@ -169,9 +166,7 @@ public enum Planner {
     /// - Parameter checksums: the entry's pinned checksums (the manifest's, or a lock's): a
     ///   folder unpacked from an archive the record does not vouch for against them is unpacked
     ///   again, from the cached archive once it has been checked, or from a new download.
-    /// - Parameter reached: as for `decide`.
-    public static func decideUnpacked(checksums: [Checksum] = [], remote: RemoteResource, local: UnpackFacts,
-                                      reached: String? = nil) -> Decision {
+    public static func decideUnpacked(checksums: [Checksum] = [], remote: RemoteResource, local: UnpackFacts) -> Decision {
         let size = remote.size
         if local.destinationBlocked {
             return Decision(action: .download, offset: 0, bytes: size,
@@ -180,9 +175,9 @@ public enum Planner {
         guard let state = local.state, state.complete else {
             // Partial or nothing: the same rules as for a file, with no destination file.
             return decide(checksums: [], remote: remote,
-                          local: LocalFacts(state: local.state, dataSize: local.dataSize), reached: reached)
+                          local: LocalFacts(state: local.state, dataSize: local.dataSize))
         }
-        let comparison = compare(state, remote, reached: reached)
+        let comparison = compare(state, remote)
         guard case .same(let how) = comparison else {
             return Decision(action: .download, offset: 0, bytes: size,
                             reason: "the remote archive changed since it was unpacked (\(comparison.text))")
@@ -215,15 +210,9 @@ public enum Planner {
         }
     }
 
-    static func compare(_ state: EntryState, _ remote: RemoteResource, reached: String? = nil) -> Comparison {
+    static func compare(_ state: EntryState, _ remote: RemoteResource) -> Comparison {
         if let a = state.size, let b = remote.size, a != b {
             return .different("size \(a) → \(b) bytes")
-        }
-        // Without an entity tag only a date tells versions apart, and a redirect that now leads
-        // elsewhere (a "latest" link, a mirror of a rebuilt file) may serve another file of the
-        // same size and date. An ETag settles it without the place.
-        if state.etag == nil, remote.etag == nil, let a = state.finalURL, let b = reached, a != b {
-            return .different("the URL now leads to \(b), was \(a), and no ETag tells whether it is the same file")
         }
         // Every validator both sides have must agree: an ETag that turned weak (nginx does that
         // when it starts compressing) or a newer date next to an unchanged weak tag both mean the

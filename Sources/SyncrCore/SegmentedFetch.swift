@@ -29,8 +29,8 @@ struct SegmentedFetch: Sendable {
     let retrying: Retrying
     /// The file will be flushed: each piece starts the writeback of its bytes as it writes them.
     var writeBack = false
-    /// Whether a piece's answer came from where the cached bytes came from (`FileSink.sameSource`).
-    var sameSource: (@Sendable (String) -> Bool)?
+    /// Where the pieces' bytes come from (`Downloader.sameSource`); nil where an ETag settles it.
+    var place: SourcePlace?
     var checkpointInterval: Duration = EntryRecorder.interval
     /// No piece smaller than this is split off: below it a new request costs more than it saves.
     var minimumPiece: Int64 = 1 << 20
@@ -157,7 +157,7 @@ struct SegmentedFetch: Sendable {
                 let range = ByteRange(start: start, end: end - 1)
                 let sink = FileSink(fd: fd, offset: start, requestedRange: range, expectedTotal: size,
                                     ifRange: validator, displayURL: url, displayPath: dataPath, writeBack: writeBack,
-                                    sameSource: sameSource)
+                                    sameSource: place?.checker)
                 await board.begin(sink)
                 let outcome = await engine.perform(requests.piece(range: range, ifRange: validator), sink: sink)
                 let written = sink.written

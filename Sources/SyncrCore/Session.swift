@@ -290,14 +290,13 @@ public final class Session: Sendable {
         shown.finalURL = redactor.scrub(remote.finalURL)
         item.remote = shown
         item.size = remote.size
-        let reached = redactor.scrubLocation(remote.finalURL)
         if let entry = locked?.entry(to: download.to),
-           let change = LockCheck.drift(entry, remote, finalURL: reached) {
+           let change = LockCheck.drift(entry, remote, finalURL: redactor.scrubLocation(remote.finalURL)) {
             return item.failing(.lockedVersionChanged(lockfile: lockName, change: change), redactor)
         }
         if download.unzip {
             let decision = Planner.decideUnpacked(checksums: download.checksums, remote: remote,
-                                                   local: unpackFacts(download, index: index), reached: reached)
+                                                   local: unpackFacts(download, index: index))
             item.action = decision.action
             item.offset = decision.offset
             item.bytes = decision.bytes
@@ -309,7 +308,7 @@ public final class Session: Sendable {
             local.destinationDigests = try? FS.digests(of: download.destination,
                                                        algorithms: download.checksums.map(\.algorithm))
         }
-        let decision = Planner.decide(checksums: download.checksums, remote: remote, local: local, reached: reached)
+        let decision = Planner.decide(checksums: download.checksums, remote: remote, local: local)
         item.action = decision.action
         item.offset = decision.offset
         item.bytes = decision.bytes

@@ -203,29 +203,6 @@ let decisionTable: [DecisionCase] = [
         decide(row)
     }
 
-    /// Only a date vouches for the version, and the URL now leads elsewhere (a "latest" link
-    /// moved on to another file of the same size and date): neither the partial nor the
-    /// complete file may be taken for it. With an ETag the place does not matter.
-    @Test func aURLThatNowLeadsElsewhereIsAnotherFileWithoutAnETag() {
-        let was = "https://mirror.example/v1.bin", now = "https://mirror.example/v2.bin"
-        var partial = F.partial(good: 400, etag: nil, lastModified: F.lastModified)
-        partial.finalURL = was
-        var complete = F.complete(etag: nil, lastModified: F.lastModified)
-        complete.finalURL = was
-        let remote = F.remote(etag: nil, lastModified: F.lastModified)
-        let resumed = Planner.decide(checksums: [], remote: remote, local: LocalFacts(state: partial, dataSize: 1000), reached: now)
-        #expect(resumed.action == .restart && resumed.offset == 0 && resumed.reason.contains("the URL now leads to \(now), was \(was)"),
-                "\(resumed)")
-        let kept = Planner.decide(checksums: [], remote: remote, local: LocalFacts(state: complete, destination: F.written), reached: now)
-        #expect(kept.action == .download && kept.reason.contains("the URL now leads to \(now)"), "\(kept)")
-        let same = Planner.decide(checksums: [], remote: remote, local: LocalFacts(state: complete, destination: F.written), reached: was)
-        #expect(same.action == .skip, "\(same)")
-        var tagged = F.complete()
-        tagged.finalURL = was
-        let mirror = Planner.decide(checksums: [], remote: F.remote(), local: LocalFacts(state: tagged, destination: F.written), reached: now)
-        #expect(mirror.action == .skip, "the same ETag from another place: \(mirror)")
-    }
-
     @Test func resumeReasonNamesOffsetAndTotal() {
         let decision = Planner.decide(checksums: [], remote: F.remote(size: 1_048_576),
                                       local: LocalFacts(state: F.partial(good: 262_144, size: 1_048_576),

@@ -69,6 +69,48 @@ struct SegmentedFetchTests {
                 "\(result.errorText ?? "")")
     }
 
+    /// A server that answers HEAD from one place and GET from another (no ETag): the pieces of a
+    /// resume come from where the cached bytes came from (an earlier run's GETs), so they are
+    /// kept; the HEAD's place is never held against them.
+    @Test func aHeadThatEndsElsewhereThanTheGetsDoesNotStopAResume() async throws {
+        let date = "Tue, 01 Oct 2024 10:00:00 GMT"
+        let file = Resource(bytes: Resource.pattern(4 * Self.mib), etag: nil, lastModified: date)
+        let project = try ScriptedProject(connections: 2)
+        try project.leavePartial("big.bin", of: file, ranges: [0..<Int64(Self.mib)])
+        var record = try #require(project.record("big.bin"))
+        record.finalURL = "http://mirror.test/get/big.bin"
+        try project.cache.saveState(record, key: project.key("big.bin"), durable: false)
+        let server = ScriptedTransport { request, _ in
+            var reply = file.answer(request)
+            reply.reached = request.method == .head ? "http://mirror.test/head/big.bin" : "http://mirror.test/get/big.bin"
+            return reply
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        #expect(project.difference("big.bin", from: file.bytes) == nil)
+        #expect(result.noteTexts.isEmpty && result.transferred == Int64(3 * Self.mib), "\(result.noteTexts)")
+    }
+
+    /// A fresh file split out from its lead request, from a redirector that sends the lead to
+    /// one file and the pieces to another of the same size and date: the pieces are not joined
+    /// to the lead's bytes; the file comes whole over one stream.
+    @Test func piecesThatEndElsewhereThanTheLeadAreNotJoinedToIt() async throws {
+        let date = "Tue, 01 Oct 2024 10:00:00 GMT"
+        let old = Resource(bytes: Resource.pattern(4 * Self.mib), etag: nil, lastModified: date)
+        let new = Resource(bytes: Resource.pattern(4 * Self.mib, seed: 9), etag: nil, lastModified: date)
+        let project = try ScriptedProject(connections: 2, minSplit: 1 << 20)
+        let server = ScriptedTransport { request, _ in
+            let lead = request.range?.start == 0 && request.range?.end != nil
+            var reply = lead ? old.answer(request) : new.answer(request)
+            reply.reached = lead ? "http://mirror.test/a/big.bin" : "http://mirror.test/b/big.bin"
+            return reply
+        }
+        let result = await project.apply(project.download("big.bin"), over: server)
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        #expect(project.difference("big.bin", from: new.bytes) == nil)
+        #expect(result.noteTexts.contains { $0.contains("the URL now leads to another place") }, "\(result.noteTexts)")
+    }
+
     @Test func missingBytesArriveInPiecesOverSeveralConnections() async throws {
         let project = try resumable()
         let server = ScriptedTransport(serving: Self.file)
