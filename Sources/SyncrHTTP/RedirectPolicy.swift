@@ -77,10 +77,9 @@ struct RedirectState: Sendable {
         guard RedirectPolicy.redirectStatuses.contains(status) else { return .deliver }
         // RFC 9110 §15.4.4: the server took the request; the answer to read is elsewhere.
         if status == 303 && current.body != nil { return .deliver }
-        guard let target, !target.isEmpty else {
-            return .refuse(.redirect(url: original.displayURL, message:
-                "the server answered HTTP \(status) without a Location to follow; its redirect is broken, or the URL is not the file's"))
-        }
+        // Without a Location there is nowhere to go: the answer is delivered as it is, body and
+        // all (S3 says a bucket is in another region so, with its reason in XML).
+        guard let target, !target.isEmpty else { return .deliver }
         let policy = original.redirects
         let url = original.displayURL
         let scheme = target.prefix { $0 != ":" }.lowercased()

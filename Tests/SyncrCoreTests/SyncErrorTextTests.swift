@@ -115,9 +115,17 @@ struct SyncErrorTextTests {
     @Test(arguments: [405, 501])
     func aMethodTheServerDoesNotTakeIsExplained(status: Int) {
         let text = SyncError.http(status: status, url: Self.url, body: "", retries: .notRetried).description
-        #expect(text.hasSuffix(" (the server does not take this request's method at this URL: an upload with method: put "
-                               + "needs a server that accepts PUT, such as WebDAV or an object store; method: post sends a form)"),
+        #expect(text.hasSuffix(" (the server does not take this request's method at this URL; for an upload with method: put, "
+                               + "it needs a server that accepts PUT, such as WebDAV or an object store; method: post sends a form)"),
                 "\(text)")
+    }
+
+    /// A redirect status reaches the entry's error only without a Location (one with it is
+    /// followed): said, not a bare "HTTP 302 Found".
+    @Test func aRedirectWithoutALocationIsExplained() {
+        let text = SyncError.http(status: 302, url: Self.url, body: "", retries: .notRetried).description
+        #expect(text == "\(Self.url): HTTP 302 Found (a redirect without a Location to follow: the server's redirect is broken, "
+                + "or the URL is not the file's)", "\(text)")
     }
 
     /// Every case has a code of its own, a snake_case word that scripts match on; only HTTP
