@@ -136,35 +136,36 @@ public struct Header: Sendable, Equatable {
     }
 
     /// Whether the header's name says it carries a credential, whatever its value: such a
-    /// header goes only to the origin the manifest names, and its value is masked in output
-    /// even when written out in the manifest. `Authorization`, `Cookie`, and names holding
-    /// `auth`, `token`, `secret`, `password`, `credential`, `signature`, `session` or `api-key`,
-    /// or ending in `-key` (`X-Api-Key`, `Private-Token`, `X-Auth-User`,
+    /// header goes only to the origin the manifest names. The name's parts (split at `-` and
+    /// `_`) are looked at, so `X-Author` is not one: `Authorization`, `Cookie`, and any with a
+    /// part `auth`, `token`, `secret`, `password`, `credential(s)`, `signature`, `session` or
+    /// `apikey`, or ending in `key` (`X-Api-Key`, `Private-Token`, `X-Auth-User`,
     /// `Ocp-Apim-Subscription-Key`).
     public var carriesCredentials: Bool {
-        let lower = name.lowercased()
-        if lower == "cookie" || lower.hasSuffix("-key") || lower.hasSuffix("_key") { return true }
-        return ["auth", "token", "secret", "password", "passwd", "credential", "signature", "session", "apikey",
-                "api-key", "api_key"].contains { lower.contains($0) }
+        let parts = name.lowercased().split { $0 == "-" || $0 == "_" }
+        let words: Set<Substring> = ["authorization", "authentication", "auth", "cookie", "token", "secret", "password",
+                                     "passwd", "credential", "credentials", "signature", "session", "apikey"]
+        return parts.last == "key" || parts.contains { words.contains($0) }
     }
 
     /// The parts of a credential header's value written out in the manifest to mask: what
     /// follows an authentication scheme (`Bearer xyz`: `xyz`), else the whole value; for a
-    /// cookie, the whole value and each `name=value` pair, since a server may echo one alone.
-    /// Empty for other headers, and for a value with `${VAR}` references (the values they
-    /// expand to are the secrets, and the scheme word stays readable).
+    /// cookie, each `name=value` pair. Only parts that look like a secret (8 characters or
+    /// more, not all letters): a plain word (`X-Auth-Provider: github`) would be masked in
+    /// every message. Empty for other headers, and for a value with `${VAR}` references (the
+    /// values they expand to are the secrets).
     public var maskedValues: [String] {
         guard carriesCredentials, !value.hasReferences else { return [] }
+        func trimmed(_ s: Substring) -> String { String(s.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+        func secretLike(_ s: Substring) -> Bool { s.count >= 8 && !s.allSatisfy(\.isLetter) }
         let value = value.expanded
-        var parts: [Substring] = []
         if name.lowercased() == "cookie" {
-            parts = [Substring(value)] + value.split(separator: ";")
-        } else if let space = value.firstIndex(of: " ") {
-            parts = [value[value.index(after: space)...]]
-        } else {
-            parts = [Substring(value)]
+            return value.split(separator: ";").filter { pair in
+                pair.firstIndex(of: "=").map { secretLike(pair[pair.index(after: $0)...]) } ?? false
+            }.map(trimmed)
         }
-        return parts.map { String($0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }.filter { !$0.isEmpty }
+        let part = value.firstIndex(of: " ").map { value[value.index(after: $0)...] } ?? Substring(value)
+        return secretLike(part) ? [trimmed(part)] : []
     }
 }
 

@@ -103,7 +103,7 @@ import Testing
                      "X-Session-Id", "client_secret", "X-Amz-Security-Token", "apikey"] {
             #expect(Header(name: name, value: Template(literal: "v")).carriesCredentials, "\(name)")
         }
-        for name in ["Accept", "User-Agent", "X-Request-Id", "Range", "Host", "Content-Type"] {
+        for name in ["Accept", "User-Agent", "X-Request-Id", "Range", "Host", "Content-Type", "X-Author", "X-Keyboard"] {
             #expect(!Header(name: name, value: Template(literal: "v")).carriesCredentials, "\(name)")
         }
         let yaml = """
@@ -111,13 +111,17 @@ import Testing
             downloads:
               - url: https://example.com/a
                 to: a
-                headers: { X-Api-Key: literalkey456, Cookie: "sid=LITCOOKIE444; theme=dark", Authorization: "Bearer lit-token-1", Accept: text/plain }
+                headers: { X-Api-Key: literalkey456, Cookie: "sid=LITCOOKIE444; theme=dark", Authorization: "Bearer lit-token-1", Accept: text/plain, X-Auth-Provider: github }
             """
         let m = try parse(yaml, environment: [:])
-        for value in ["literalkey456", "sid=LITCOOKIE444; theme=dark", "sid=LITCOOKIE444", "theme=dark", "lit-token-1"] {
+        for value in ["literalkey456", "sid=LITCOOKIE444", "lit-token-1"] {
             #expect(m.secrets.contains(value), "\(value)")
         }
-        #expect(!m.secrets.contains("text/plain") && !m.secrets.contains("Bearer lit-token-1"), "\(m.secrets)")
+        // Plain words are not masked in every message: not secret-like (8 characters or more,
+        // not all letters).
+        for value in ["text/plain", "Bearer lit-token-1", "theme=dark", "github"] {
+            #expect(!m.secrets.contains(value), "\(value): \(m.secrets)")
+        }
     }
 
     @Test func secretsAreCollected() throws {
