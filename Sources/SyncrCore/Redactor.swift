@@ -34,8 +34,21 @@ public struct Redactor: Sendable {
     private let escapedSecrets: [String]
 
     /// A secret as a JSON string carries it, where that differs: `\`, `"` and control bytes
-    /// escaped, with `/` as is and as `\/`.
+    /// escaped, with `/` as is and as `\/`, and letters beyond ASCII as they are and as
+    /// `\u00e9` (PHP's `json_encode` writes them so).
     static func jsonEscapes(_ secret: String) -> [String] {
+        let ascii = secret.unicodeScalars.allSatisfy(\.isASCII)
+        let forms = jsonEscaped(secret, asciiOnly: false) + (ascii ? [] : jsonEscaped(secret, asciiOnly: true))
+        return Array(Set(forms)).filter { $0 != secret }
+    }
+
+    /// `secret` escaped as a JSON string's content (`asciiOnly`: every scalar beyond ASCII as
+    /// `\uXXXX`, a surrogate pair above U+FFFF), with `/` as is and as `\/`.
+    private static func jsonEscaped(_ secret: String, asciiOnly: Bool) -> [String] {
+        func hex4(_ v: UInt32) -> String {
+            let h = String(v, radix: 16)
+            return "\\u" + String(repeating: "0", count: max(0, 4 - h.count)) + h
+        }
         var escaped = ""
         for scalar in secret.unicodeScalars {
             switch scalar {
@@ -46,15 +59,18 @@ public struct Redactor: Sendable {
             case "\r": escaped += "\\r"
             default:
                 if scalar.value < 0x20 {
-                    escaped += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                        + String(scalar.value, radix: 16)
+                    escaped += hex4(scalar.value)
+                } else if asciiOnly && scalar.value > 0xFFFF {
+                    let v = scalar.value - 0x10000
+                    escaped += hex4(0xD800 + (v >> 10)) + hex4(0xDC00 + (v & 0x3FF))
+                } else if asciiOnly && !scalar.isASCII {
+                    escaped += hex4(scalar.value)
                 } else {
                     escaped.unicodeScalars.append(scalar)
                 }
             }
         }
-        let slashes = escaped.replacingOccurrences(of: "/", with: "\\/")
-        return [escaped, slashes].filter { $0 != secret }
+        return [escaped, escaped.replacingOccurrences(of: "/", with: "\\/")]
     }
 
     /// A secret as a URL may carry it, where that differs: every byte but the unreserved as

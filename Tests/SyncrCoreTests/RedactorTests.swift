@@ -35,6 +35,8 @@ import SyncrHTTP
         let r = Redactor(secrets: ["eyJhbGciOi/JIUzI1+NiJ9/abcDEF==", "pa\"ss/w0rd"])
         let text = r.scrub(#"{"got": "Bearer eyJhbGciOi\/JIUzI1+NiJ9\/abcDEF==", "p": "pa\"ss\/w0rd", "q": "pa\"ss/w0rd"}"#)
         #expect(text == #"{"got": "Bearer ***", "p": "***", "q": "***"}"#, "\(text)")
+        let unicode = Redactor(secrets: ["pässwört-☃-𝄞"]).scrub(#"{"pw": "p\u00e4ssw\u00f6rt-\u2603-\ud834\udd1e"}"#)
+        #expect(unicode == #"{"pw": "***"}"#, "\(unicode)")
     }
 
     /// An error page is cut to 300 characters before it is masked: a secret that crosses the
