@@ -8,22 +8,25 @@ import Glibc
 /// kernel packs entries end to end with only as many name bytes as each needs, so the copy reads
 /// past the end of glibc's buffer for the last entries (AddressSanitizer: heap-buffer-overflow).
 func directoryEntryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+    String(cString: namePointer(entry))
+}
+
+/// Where a `readdir` entry's name starts, NUL-terminated.
+private func namePointer(_ entry: UnsafeMutablePointer<dirent>) -> UnsafePointer<CChar> {
     let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
-    return String(cString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
+    return UnsafePointer((UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
 }
 
 /// The name of a `readdir` entry, or nil when it is not valid UTF-8 (a file made on a system with
 /// another encoding): `directoryEntryName` would repair it, and the repaired name names no file.
 func validDirectoryEntryName(_ entry: UnsafeMutablePointer<dirent>) -> String? {
-    let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
-    return String(validatingCString: (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: CChar.self))
+    String(validatingCString: namePointer(entry))
 }
 
 /// The bytes of a `readdir` entry's name for a message: ASCII as it is, every other byte as
 /// `\xNN`, so that a name that is not UTF-8 can be found and renamed.
 func directoryEntryBytesShown(_ entry: UnsafeMutablePointer<dirent>) -> String {
-    let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
-    let name = (UnsafeRawPointer(entry) + offset).assumingMemoryBound(to: UInt8.self)
+    let name = UnsafeRawPointer(namePointer(entry)).assumingMemoryBound(to: UInt8.self)
     var shown = ""
     var i = 0
     while name[i] != 0 {

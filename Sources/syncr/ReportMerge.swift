@@ -41,9 +41,9 @@ enum ReportCommand {
             switch readText(path) {
             case .success(let text):
                 texts.append((path, text))
-            case .failure(let code):
+            case .failure(let error):
                 // A matrix job that died before writing its report leaves no file: said so.
-                Output.err("syncr: error: cannot read \(path): \(String(cString: strerror(code.rawValue)))")
+                Output.err("syncr: error: cannot read \(path): \(String(cString: strerror(error.errno)))")
                 return ExitCode.failures
             }
         }
@@ -69,9 +69,9 @@ enum ReportCommand {
         }
     }
 
-    /// The file's text, or the errno that stopped its reading.
-    static func readText(_ path: String) -> Result<String, Errno> {
-        guard let file = fopen(path, "rb") else { return .failure(Errno(rawValue: errno)) }
+    /// The file's text, or why it could not be read.
+    static func readText(_ path: String) -> Result<String, FileError> {
+        guard let file = fopen(path, "rb") else { return .failure(FileError(path: path, operation: "read", errno: errno)) }
         defer { fclose(file) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -80,12 +80,8 @@ enum ReportCommand {
             if n > 0 { bytes += chunk[0..<n] }
             if n < chunk.count { break }
         }
-        return ferror(file) == 0 ? .success(String(decoding: bytes, as: UTF8.self)) : .failure(Errno(rawValue: errno))
-    }
-
-    /// An errno, as an `Error` for `Result`.
-    struct Errno: Error {
-        var rawValue: Int32
+        return ferror(file) == 0 ? .success(String(decoding: bytes, as: UTF8.self))
+            : .failure(FileError(path: path, operation: "read", errno: errno))
     }
 }
 

@@ -12,7 +12,9 @@ struct RunSetup {
     var manifestSHA256: String?
 
     /// Loads what `flags` name; prints the problem and gives the exit code when it cannot.
-    static func load(_ flags: RunFlags, connections: Int? = nil) async -> Result<RunSetup, ExitFailure> {
+    /// - Parameter hashManifest: a report will name the manifest (`manifestSHA256`); a run
+    ///   without one does not hash it.
+    static func load(_ flags: RunFlags, connections: Int? = nil, hashManifest: Bool = false) async -> Result<RunSetup, ExitFailure> {
         let path = Lockfile.path(forManifest: flags.manifest)
         let wantsLock = flags.shard != nil || flags.locked
         // The lock is read while the manifest is parsed: at 100,000 entries each takes a second.
@@ -20,7 +22,7 @@ struct RunSetup {
             ? Result<Lockfile?, LockfileError>(catching: { () throws(LockfileError) in try LockfileReader.load(path: path) })
             : .success(nil)
         var manifestSHA256: String?
-        guard let manifest = loadManifest(flags.manifest, read: { manifestSHA256 = ManifestIdentity.sha256(of: $0) }) else {
+        guard let manifest = loadManifest(flags.manifest, read: { if hashManifest { manifestSHA256 = ManifestIdentity.sha256(of: $0) } }) else {
             _ = await lockRead
             return .failure(ExitFailure(ExitCode.invalidManifest))
         }
@@ -121,7 +123,8 @@ enum ApplyCommand {
             Output.err("syncr: warning: cannot remove the earlier report \(path): \(String(cString: strerror(errno)))")
         }
         let setup: RunSetup
-        switch await RunSetup.load(flags, connections: options.connections) {
+        let reports = flags.json || options.reportPath != nil || options.junitPath != nil
+        switch await RunSetup.load(flags, connections: options.connections, hashManifest: reports) {
         case .success(let s): setup = s
         case .failure(let failure): return failure.code
         }

@@ -22,6 +22,12 @@ struct SegmentedFetchTests {
         return project
     }
 
+    /// A 4 MiB file served without an ETag, so only its date (the same for every seed) tells
+    /// versions apart.
+    static func undated(seed: UInt8 = 0) -> Resource {
+        Resource(bytes: Resource.pattern(4 * mib, seed: seed), etag: nil, lastModified: "Tue, 01 Oct 2024 10:00:00 GMT")
+    }
+
     /// The GETs that asked for a bounded range (pieces), as (start, end) inclusive.
     func pieces(_ server: ScriptedTransport) -> [(Int64, Int64)] {
         server.gets.compactMap { r in r.range.flatMap { range in range.end.map { (range.start, $0) } } }
@@ -32,9 +38,8 @@ struct SegmentedFetchTests {
     /// plan's HEAD and the pieces): its pieces must not be joined to the cached first MiB. The
     /// file is fetched again on one stream, whole from the new place.
     @Test func piecesFromAnotherPlaceAreNotJoinedWhenOnlyADateVouches() async throws {
-        let date = "Tue, 01 Oct 2024 10:00:00 GMT"
-        let old = Resource(bytes: Resource.pattern(4 * Self.mib), etag: nil, lastModified: date)
-        let new = Resource(bytes: Resource.pattern(4 * Self.mib, seed: 9), etag: nil, lastModified: date)
+        let old = Self.undated()
+        let new = Self.undated(seed: 9)
         let project = try ScriptedProject(connections: 2)
         try project.leavePartial("big.bin", of: old, ranges: [0..<Int64(Self.mib)])
         var record = try #require(project.record("big.bin"))
@@ -73,8 +78,7 @@ struct SegmentedFetchTests {
     /// resume come from where the cached bytes came from (an earlier run's GETs), so they are
     /// kept; the HEAD's place is never held against them.
     @Test func aHeadThatEndsElsewhereThanTheGetsDoesNotStopAResume() async throws {
-        let date = "Tue, 01 Oct 2024 10:00:00 GMT"
-        let file = Resource(bytes: Resource.pattern(4 * Self.mib), etag: nil, lastModified: date)
+        let file = Self.undated()
         let project = try ScriptedProject(connections: 2)
         try project.leavePartial("big.bin", of: file, ranges: [0..<Int64(Self.mib)])
         var record = try #require(project.record("big.bin"))
@@ -95,9 +99,8 @@ struct SegmentedFetchTests {
     /// one file and the pieces to another of the same size and date: the pieces are not joined
     /// to the lead's bytes; the file comes whole over one stream.
     @Test func piecesThatEndElsewhereThanTheLeadAreNotJoinedToIt() async throws {
-        let date = "Tue, 01 Oct 2024 10:00:00 GMT"
-        let old = Resource(bytes: Resource.pattern(4 * Self.mib), etag: nil, lastModified: date)
-        let new = Resource(bytes: Resource.pattern(4 * Self.mib, seed: 9), etag: nil, lastModified: date)
+        let old = Self.undated()
+        let new = Self.undated(seed: 9)
         let project = try ScriptedProject(connections: 2, minSplit: 1 << 20)
         let server = ScriptedTransport { request, _ in
             let lead = request.range?.start == 0 && request.range?.end != nil
