@@ -67,7 +67,7 @@ public enum FreeSpace {
 
     /// One warning per file system whose needs exceed what is free, e.g. "downloads need
     /// 1.2 GiB in /cache but 300 MiB is free". Pure: the volumes come with the needs.
-    public static func warnings(for needs: [Need]) -> [String] {
+    public static func warnings(for needs: [Need]) -> [PlanWarning] {
         var order: [UInt64] = []
         var totals: [UInt64: (volume: Volume, bytes: Int64)] = [:]
         for need in needs where need.bytes > 0 {
@@ -80,8 +80,7 @@ public enum FreeSpace {
         }
         return order.compactMap { device in
             guard let (volume, bytes) = totals[device], bytes > volume.available else { return nil }
-            return "downloads need \(ByteSize.format(bytes)) in \(volume.folder) but \(ByteSize.format(volume.available)) is free;"
-                + " free some space first, or apply will stop the entries that do not fit"
+            return .notEnoughSpace(folder: volume.folder, needed: bytes, available: volume.available)
         }
     }
 
@@ -109,7 +108,7 @@ extension Session {
     /// - Parameter entries: what the items were planned from, item for item: an object listed
     ///   under an `s3://` prefix is an entry of its own (its cache key, its destination), which
     ///   the manifest's prefix entry is not.
-    func spaceWarnings(_ items: [PlanItem], entries: Entries) -> [String] {
+    func spaceWarnings(_ items: [PlanItem], entries: Entries) -> [PlanWarning] {
         // Nothing to fetch (a no-op run): no entry need be made.
         guard items.contains(where: { $0.kind == .download && [.download, .resume, .restart].contains($0.action) }) else {
             return []
@@ -127,7 +126,7 @@ extension Session {
 
     /// Free-space warnings at the start of apply, which asks no server first: only the
     /// downloads whose size a cache record tells are counted.
-    public func applySpaceWarnings() -> [String] {
+    public func applySpaceWarnings() -> [PlanWarning] {
         var needs: [FreeSpace.Need] = []
         var volumes = VolumeLookup()
         let index = CacheIndex(directory: cache.directory)

@@ -125,15 +125,15 @@ extension PlanItem {
 public struct Plan: Sendable {
     /// One line per entry: downloads first, then uploads, each in manifest order.
     public var items: [PlanItem]
-    /// Things to know before applying, e.g. "downloads need 1.2 GiB in /cache but 300 MiB is free".
-    public var warnings: [String]
+    /// Things to know before applying, e.g. that the downloads need more than a disk has free.
+    public var warnings: [PlanWarning]
     /// Whether apply flushes what it writes to disk (false with `fsync: false` or `--no-fsync`).
     public var fsync: Bool
     /// The shard the plan covers, when the run was given `--shard`.
     public var sharding: ShardRun?
 
     /// Creates a plan from its parts.
-    public init(items: [PlanItem], warnings: [String] = [], fsync: Bool = true) {
+    public init(items: [PlanItem], warnings: [PlanWarning] = [], fsync: Bool = true) {
         self.items = items
         self.warnings = warnings
         self.fsync = fsync

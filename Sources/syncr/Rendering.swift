@@ -58,7 +58,7 @@ enum Rendering {
             ("version", .int(1)),
             ("items", .array(plan.items.map { .object(json($0)) })),
             ("totals", .object(totals(plan))),
-            ("warnings", .array(plan.warnings.map { .string($0) })),
+            ("warnings", .array(plan.warnings.map { .string($0.description) })),
             ("fsync", .bool(plan.fsync)),
         ] + (plan.sharding.map { [("shard", shardJSON($0, items: plan.items))] } ?? [])).rendered
     }
@@ -128,7 +128,7 @@ enum Rendering {
         if let sharding = plan.sharding { lines.append(shardLine(sharding, items: plan.items)) }
         lines.append(planSummary(plan, manifest: manifest))
         if !plan.fsync { lines.append(noFsyncNote) }
-        lines += plan.warnings.map { "warning: " + $0 }
+        lines += plan.warnings.map { "warning: \($0)" }
         return lines.joined(separator: "\n")
     }
 

@@ -12,7 +12,7 @@ import Testing
     @Test func downloadsThatDoNotFitInTheCacheAreWarnedAbout() {
         let needs = FreeSpace.needs(size: 1 << 30, cached: 0, cache: cache, destination: cache, unpacked: false)
             + FreeSpace.needs(size: 200 << 20, cached: 0, cache: cache, destination: cache, unpacked: false)
-        #expect(FreeSpace.warnings(for: needs) == [
+        #expect(FreeSpace.warnings(for: needs).map(\.description) == [
             "downloads need 1.2 GiB in /cache but 300.0 MiB is free; free some space first, or apply will stop the entries that do not fit",
         ])
     }
@@ -33,7 +33,7 @@ import Testing
         let small = FreeSpace.Volume(device: 3, folder: "/small", available: 1 << 20)
         let needs = FreeSpace.needs(size: 2 << 20, cached: 2 << 20, cache: cache, destination: small, unpacked: false)
         #expect(needs == [FreeSpace.Need(volume: cache, bytes: 0), FreeSpace.Need(volume: small, bytes: 2 << 20)])
-        #expect(FreeSpace.warnings(for: needs) == [
+        #expect(FreeSpace.warnings(for: needs).map(\.description) == [
             "downloads need 2.0 MiB in /small but 1.0 MiB is free; free some space first, or apply will stop the entries that do not fit",
         ])
     }
@@ -52,7 +52,7 @@ import Testing
     @Test func needsNearTheLargestSizeSumWithoutOverflow() {
         let huge: Int64 = 999_999_999_999_999_999
         let needs = (0..<20).map { _ in FreeSpace.Need(volume: cache, bytes: huge) }
-        #expect(FreeSpace.warnings(for: needs).first?.hasPrefix("downloads need 8.0 EiB in /cache") == true,
+        #expect(FreeSpace.warnings(for: needs).first?.description.hasPrefix("downloads need 8.0 EiB in /cache") == true,
                 "\(FreeSpace.warnings(for: needs))")
         let item = PlanItem(index: 0, url: "http://h/f", to: "f", action: .download, size: huge, offset: 0, bytes: huge, reason: "")
         #expect(Plan(items: Array(repeating: item, count: 20)).downloadBytes == .max)
@@ -64,7 +64,9 @@ import Testing
                      FreeSpace.Need(volume: tiny, bytes: 2)]
         let warnings = FreeSpace.warnings(for: needs)
         #expect(warnings.count == 2)
-        #expect(warnings.first?.hasPrefix("downloads need 3 B in /tiny but 0 B is free") == true)
+        #expect(warnings.first?.description.hasPrefix("downloads need 3 B in /tiny but 0 B is free") == true)
+        #expect(warnings.first == .notEnoughSpace(folder: "/tiny", needed: 3, available: 0))
+        #expect(warnings.map(\.code) == ["not_enough_space", "not_enough_space"])
     }
 
     @Test func theVolumeOfAFolderNotYetCreatedIsItsNearestParent() throws {

@@ -1,0 +1,26 @@
+import SyncrManifest
+
+/// Something to know before applying a plan, that fails no entry by itself: `Plan.warnings`,
+/// and `Session.applySpaceWarnings()` at the start of apply.
+public enum PlanWarning: Sendable, Equatable, CustomStringConvertible {
+    /// The downloads still to be written on one file system need `needed` bytes where
+    /// `available` are free (`folder` is a folder on it). Apply starts them anyway, and stops
+    /// those that do not fit with `no_space`, keeping what arrived for the next run.
+    case notEnoughSpace(folder: String, needed: Int64, available: Int64)
+
+    /// A stable name for scripts: `not_enough_space`.
+    public var code: String {
+        switch self {
+        case .notEnoughSpace: return "not_enough_space"
+        }
+    }
+
+    /// One line: what is short, and what to do.
+    public var description: String {
+        switch self {
+        case let .notEnoughSpace(folder, needed, available):
+            return "downloads need \(ByteSize.format(needed)) in \(folder) but \(ByteSize.format(available)) is free;"
+                + " free some space first, or apply will stop the entries that do not fit"
+        }
+    }
+}
