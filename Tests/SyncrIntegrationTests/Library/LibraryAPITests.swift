@@ -224,6 +224,7 @@ struct LibraryAPITests {
 
         let plan = await session.plan()
         for item in plan.items where item.action == .error { print("cannot plan \(item.kind) \(item.index): \(item.reason)") }
+        for case .notEnoughSpace(let folder, let needed, _) in plan.warnings { print("\(folder): \(needed) bytes needed") }
 
         let report = await session.apply { event in  // called from many tasks at once
             if case .retrying(let index, let attempt, _, let error, .download, _) = event {
@@ -239,6 +240,7 @@ struct LibraryAPITests {
             case .interrupted(let interruption): print("interrupted: \(interruption)")
             }
         }
+        for warning in report.warnings { print("warning: \(warning)") }  // a folder or record flush failed
     }
 
     /// A run cancelled before it starts (what SIGINT does to the CLI's task): every entry is
