@@ -36,8 +36,17 @@ struct ZipSourceScanner {
 
     /// The archive being written, for messages.
     let archive: String
-    /// A file not to store (the output, when it already exists inside the tree).
-    let skip: (dev: UInt64, ino: UInt64)?
+    /// Files and folders not to store, by device and inode: the output when it already exists
+    /// inside the tree, and what the caller excludes (`Options.excluded`).
+    let skip: [(dev: UInt64, ino: UInt64)]
+
+    /// The device and inode of each path that exists (one that does not has nothing to skip).
+    static func identities(_ paths: [String]) -> [(dev: UInt64, ino: UInt64)] {
+        paths.compactMap { path in
+            var st = stat()
+            return stat(path, &st) == 0 ? (dev: UInt64(st.st_dev), ino: UInt64(st.st_ino)) : nil
+        }
+    }
 
     func scan(directory: String) throws(ArchiveError) -> [ZipSourceEntry] {
         var st = stat()
@@ -86,7 +95,7 @@ struct ZipSourceScanner {
             guard lstat(full, &st) == 0 else {
                 throw .io(path: full, errno: errno, detail: "cannot read: \(String(cString: strerror(errno)))")
             }
-            if let skip, UInt64(st.st_dev) == skip.dev, UInt64(st.st_ino) == skip.ino { continue }
+            if skip.contains(where: { UInt64(st.st_dev) == $0.dev && UInt64(st.st_ino) == $0.ino }) { continue }
             let mode = UInt32(st.st_mode)
             let modified = Int64(st.st_mtim.tv_sec)
             switch st.st_mode & S_IFMT {

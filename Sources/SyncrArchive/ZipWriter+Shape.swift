@@ -7,9 +7,11 @@ extension ZipWriter {
     /// An upload with `zip: true` is skipped while its folder is unchanged: a `chmod +x`, a new
     /// empty folder or a file replaced by a link to the same bytes changes the archive, and
     /// shows here.
+    /// - Parameter excluded: as `Options.excluded`: what `write` leaves out.
     /// - Throws: what `write` would throw while scanning the folder.
-    public static func shape(of directory: String) throws(ArchiveError) -> [UInt8] {
-        let entries = try ZipSourceScanner(archive: directory, skip: nil).scan(directory: directory)
+    public static func shape(of directory: String, excluding excluded: [String] = []) throws(ArchiveError) -> [UInt8] {
+        let scanner = ZipSourceScanner(archive: directory, skip: ZipSourceScanner.identities(excluded))
+        let entries = try scanner.scan(directory: directory)
         var out: [UInt8] = []
         for entry in entries {
             out += entry.name

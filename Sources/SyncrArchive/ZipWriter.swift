@@ -31,15 +31,20 @@ public enum ZipWriter {
         public var threads: Int
         /// Flush the archive to disk (`fdatasync`) before renaming it into place.
         public var sync: Bool
+        /// Files or folders inside the folder that are not stored (with everything under them),
+        /// told by device and inode, so any spelling of their path matches: syncr's cache, when
+        /// an upload zips the folder that holds it.
+        public var excluded: [String]
 
         /// - Parameter threads: nil for the number of online cores.
         public init(level: Int = 6, deterministic: Bool = false, sourceDateEpoch: Int64? = nil,
-                    threads: Int? = nil, sync: Bool = false) {
+                    threads: Int? = nil, sync: Bool = false, excluded: [String] = []) {
             self.level = level
             self.deterministic = deterministic
             self.sourceDateEpoch = sourceDateEpoch
             self.threads = threads ?? ZipWriter.onlineCores
             self.sync = sync
+            self.excluded = excluded
         }
     }
 
@@ -81,8 +86,7 @@ public enum ZipWriter {
         guard (0...9).contains(options.level) else {
             throw .unsupported(archive: output, entry: nil, detail: "compression level \(options.level) is not between 0 and 9")
         }
-        var outputStat = stat()
-        let skip = stat(output, &outputStat) == 0 ? (dev: UInt64(outputStat.st_dev), ino: UInt64(outputStat.st_ino)) : nil
+        let skip = ZipSourceScanner.identities([output] + options.excluded)
         let entries = try ZipSourceScanner(archive: output, skip: skip).scan(directory: directory)
 
         let file = try ZipOutputFile(destination: output)

@@ -64,6 +64,15 @@ public struct Cache: Sendable {
         download.sharesURL ? key(for: download.url.expanded + "\u{0}" + download.destination) : key(for: download.url.expanded)
     }
 
+    /// Folders an upload of a folder that holds them never sends: the cache folder, and its
+    /// parent when that is syncr's own `.syncr` (the default `cache:`). `from: .` would
+    /// otherwise send syncr's records, and a `zip: true` archive built inside the folder it
+    /// zips, which then changed on every run.
+    var notUploaded: [String] {
+        let parent = FS.parentFolder(directory)
+        return parent.hasSuffix("/.syncr") || parent == ".syncr" ? [directory, parent] : [directory]
+    }
+
     /// Where the entry `key` keeps its downloaded bytes: `<directory>/<key>.data`.
     public func dataPath(_ key: String) -> String { directory + "/" + key + ".data" }
     /// Where the entry `key` keeps its record (`EntryState` as JSON): `<directory>/<key>.state`.

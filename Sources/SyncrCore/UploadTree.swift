@@ -51,7 +51,9 @@ struct UploadTree: Sendable {
 
     /// Reads the tree at `source`. Symbolic links to files are followed; links to folders are
     /// not entered (a loop would never end), nor are other special files sent.
-    static func scan(_ source: String) throws(Problem) -> UploadTree {
+    /// - Parameter excluded: folders left out with everything in them, told by device and inode
+    ///   (syncr's own, when `source` holds the cache: `Session.notUploaded`).
+    static func scan(_ source: String, excluding excluded: [String] = []) throws(Problem) -> UploadTree {
         var st = stat()
         guard stat(source, &st) == 0 else {
             throw errno == ENOENT ? .missing(source) : .unreadable(source, errno)
@@ -64,7 +66,11 @@ struct UploadTree: Sendable {
         case S_IFDIR:
             var files: [File] = []
             var linksNotSent: [String] = []
-            try walk(source, relative: "", into: &files, linksNotSent: &linksNotSent)
+            let skip = excluded.compactMap { path -> (dev: UInt64, ino: UInt64)? in
+                var st = stat()
+                return stat(path, &st) == 0 ? (UInt64(st.st_dev), UInt64(st.st_ino)) : nil
+            }
+            try walk(source, relative: "", skip: skip, into: &files, linksNotSent: &linksNotSent)
             files.sort { $0.relative < $1.relative }
             // String order and equality are Unicode's: such names sort next to each other.
             for (a, b) in zip(files, files.dropFirst()) where a.relative == b.relative {
@@ -76,8 +82,8 @@ struct UploadTree: Sendable {
         }
     }
 
-    private static func walk(_ folder: String, relative: String, into files: inout [File],
-                             linksNotSent: inout [String]) throws(Problem) {
+    private static func walk(_ folder: String, relative: String, skip: [(dev: UInt64, ino: UInt64)],
+                             into files: inout [File], linksNotSent: inout [String]) throws(Problem) {
         guard let dir = opendir(folder) else { throw .unreadable(folder, errno) }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
@@ -92,7 +98,8 @@ struct UploadTree: Sendable {
             guard lstat(path, &lst) == 0 else { throw .unreadable(path, errno) }
             switch lst.st_mode & S_IFMT {
             case S_IFDIR:
-                try walk(path, relative: rel, into: &files, linksNotSent: &linksNotSent)
+                if skip.contains(where: { UInt64(lst.st_dev) == $0.dev && UInt64(lst.st_ino) == $0.ino }) { continue }
+                try walk(path, relative: rel, skip: skip, into: &files, linksNotSent: &linksNotSent)
             case S_IFREG, S_IFLNK:
                 // `fingerprint` follows links and answers only for regular files, so a link to
                 // a folder (or to nothing) is skipped here, and said.

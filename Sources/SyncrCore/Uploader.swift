@@ -85,7 +85,7 @@ struct UploadPlanner: Sendable {
         func fail(_ error: SyncError) -> PlanItem { item.failing(error, redactor) }
         var scanned: UploadTree
         do {
-            scanned = try UploadTree.scan(upload.source)
+            scanned = try UploadTree.scan(upload.source, excluding: cache.notUploaded)
         } catch {
             // The path as the manifest writes it, for a file inside the folder too.
             let from = upload.from.hasSuffix("/") ? String(upload.from.dropLast()) : upload.from
@@ -154,9 +154,11 @@ struct UploadPlanner: Sendable {
         let previous = cache.loadUploadRecord(Cache.uploadKey(upload))
         var record = UploadRecord(method: upload.method.rawValue, url: redactor.scrub(upload.url.written),
                                   from: upload.from, files: [:])
-        let source = upload.source
+        let source = upload.source, excluded = cache.notUploaded
         do {
-            record.sourceShape = try await BlockingIO.run { Digest.hex(.md5, of: try ZipWriter.shape(of: source)) }
+            record.sourceShape = try await BlockingIO.run {
+                Digest.hex(.md5, of: try ZipWriter.shape(of: source, excluding: excluded))
+            }
         } catch {
             return item.failing(SyncError(error), redactor)
         }
@@ -439,7 +441,7 @@ struct Uploader: Sendable {
         try cache.prepare()
         cache.removeStaleTemporaries(of: key)
         let options = ZipWriter.Options(deterministic: upload.deterministic,
-                                        sourceDateEpoch: ArchiveCommands.sourceDateEpoch())
+                                        sourceDateEpoch: ArchiveCommands.sourceDateEpoch(), excluded: cache.notUploaded)
         let source = upload.source
         do {
             _ = try await BlockingIO.run { try ZipWriter.write(directory: source, to: zipPath, options: options) }

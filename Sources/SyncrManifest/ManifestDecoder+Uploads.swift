@@ -174,11 +174,17 @@ extension ManifestDecoder {
         let s3 = url.map { S3Location.isS3URL($0.expanded) } ?? false
         let parts = s3UploadKeys(entries, path: path, s3: s3)
         guard ok, let from, let url, let parts else { return nil }
+        var settings = overrides.applied(to: defaults)
+        // The entry's own Content-Type was refused above, so one here came from `defaults:`,
+        // where downloads may need it (an API). An upload sets its own (a post's is
+        // multipart/form-data with the body's boundary, a put's is `content_type:`): the
+        // default one replaced it, and the server could not read a post's body.
+        settings.headers.removeAll { $0.name.lowercased() == "content-type" }
         var upload = Upload(index: index, location: entryStart(node.mark), from: from.written,
                             source: from.source, url: url, method: s3 ? .put : method ?? .post, field: field,
                             fields: fields, contentType: contentType, retryPost: retryPost,
                             zip: zip ?? false, deterministic: deterministic?.value ?? true,
-                            settings: overrides.applied(to: defaults))
+                            settings: settings)
         (upload.multipartThreshold, upload.partSize) = parts
         return upload
     }
@@ -274,7 +280,8 @@ extension ManifestDecoder {
 
     /// An upload's own `Content-Type` header would fight the one syncr sets: with `post` it must
     /// be `multipart/form-data` with the body's boundary, and the file's type belongs in
-    /// `content_type:`. (A `Content-Type` under `defaults:` is left alone: downloads send it.)
+    /// `content_type:`. (A `Content-Type` under `defaults:` is left alone: downloads send it,
+    /// and uploads drop it.)
     mutating func refuseContentTypeHeader(_ node: YAMLNode, path: String) {
         for key in Self.keysWithMerges(node) {
             guard let name = key.scalar?.text, name.lowercased() == "content-type" else { continue }

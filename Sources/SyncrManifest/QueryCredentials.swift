@@ -6,7 +6,12 @@ public enum QueryCredentials {
     /// A parameter whose lowercased name contains one of these carries a credential. Broad on
     /// purpose: masking a harmless value costs a little information, printing a token costs a
     /// rotated key.
-    public static let nameHints = ["token", "key", "sig", "secret", "pass", "auth", "credential", "session", "code"]
+    public static let nameHints = ["token", "key", "sig", "secret", "pass", "auth", "credential", "session", "code",
+                                   "jwt", "pwd", "ticket", "otp", "hmac", "bearer", "assertion"]
+
+    /// Names too short to search for inside others (`pw` is in `upward`), which carry a
+    /// credential when they are the whole name: `?pw=` (meeting and appliance links), `?sid=`.
+    public static let shortNames = ["pw", "sid"]
 
     /// Values at least this long are secrets wherever they appear (a server may echo one in an
     /// error page); shorter ones are masked only as the value of their parameter, since masking
@@ -21,6 +26,7 @@ public enum QueryCredentials {
         var lowered: [UInt8] = []
         lowered.reserveCapacity(name.utf8.count)
         for byte in name.utf8 { lowered.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
+        if shortNameBytes.contains(lowered) { return true }
         return hintBytes.contains { hint in
             guard hint.count <= lowered.count else { return false }
             return (0...(lowered.count - hint.count)).contains { start in
@@ -30,6 +36,7 @@ public enum QueryCredentials {
     }
 
     private static let hintBytes: [[UInt8]] = nameHints.map { Array($0.utf8) }
+    private static let shortNameBytes: [[UInt8]] = shortNames.map { Array($0.utf8) }
 
     /// The values of credential parameters in `text`, as written and percent-decoded, that are
     /// long enough to be masked wherever they appear. `${VAR}` references are left out: they

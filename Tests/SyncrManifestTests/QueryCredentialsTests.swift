@@ -59,6 +59,17 @@ import Testing
         #expect(!QueryCredentials.isCredential(name: ""))
     }
 
+    /// Credential parameters found in the wild beyond the obvious names: a JWT, meeting and
+    /// appliance passwords (`pwd`, `pw`), CAS and Jenkins tickets, one-time codes, HMACs.
+    /// The short names count only whole: `pw` is in `upward`, `sid` in `inside`.
+    @Test func lessObviousCredentialNamesAreMasked() {
+        let url = "http://h/a.txt?jwt=eyJhbGciOiJIUzI1NiJ9.payload.sig&pwd=hunter2hunter2&pw=p4ssw0rd99&ticket=ST-12345-abcdef"
+            + "&otp=123456&hmac=ab12&sid=s1&upward=1&inside=2"
+        #expect(QueryCredentials.masked(url)
+            == "http://h/a.txt?jwt=***&pwd=***&pw=***&ticket=***&otp=***&hmac=***&sid=***&upward=1&inside=2")
+        #expect(QueryCredentials.secrets(in: url).contains("hunter2hunter2"))
+    }
+
     @Test func userInformationAndQueryTogether() {
         #expect(URLCredentials.masked("https://u:pw12@h/x?api_key=k1") == "https://u:***@h/x?api_key=***")
     }

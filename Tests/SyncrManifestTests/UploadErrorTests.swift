@@ -386,6 +386,24 @@ import Testing
             """)
     }
 
+    /// A `Content-Type` under `defaults:` is the downloads' (an API may want one): an upload
+    /// sending it instead of its multipart/form-data type and boundary was unreadable to the
+    /// server, and recorded as sent.
+    @Test func aDefaultContentTypeIsNotAnUploads() throws {
+        let manifest = try parse("""
+            version: 1
+            defaults:
+              headers: { Content-Type: application/json, X-Team: a }
+            downloads:
+              - { url: https://h.example/a, to: a }
+            uploads:
+              - { from: f, to: https://h.example/u }
+              - { from: f, to: https://h.example/v/f, method: put }
+            """)
+        #expect(manifest.downloads[0].settings.headers.map(\.name) == ["Content-Type", "X-Team"])
+        for upload in manifest.uploads { #expect(upload.settings.headers.map(\.name) == ["X-Team"]) }
+    }
+
     @Test func unknownKeysGetSuggestions() {
         #expect(errors("""
             version: 1
