@@ -4,7 +4,8 @@
 enum CacheClash {
     /// The destination lies in the cache folder (or is it).
     case inside
-    /// The destination is unpacked into a folder that holds the cache.
+    /// The destination is a folder that holds the cache: one unpacked into it would replace
+    /// the cache, and a file cannot be written where the cache's folders are.
     case holds
 
     /// The cache folder to hold destinations to, absolute and normalized; nil for one that is
@@ -13,10 +14,11 @@ enum CacheClash {
         LexicalPath.isSelfOrAncestor(cache, of: directory) ? nil : cache
     }
 
-    /// The clash of `destination` (absolute, normalized) with `cache`, if any.
+    /// The clash of `destination` (absolute, normalized) with `cache`, if any. `unpacked` says
+    /// which words a message uses; both kinds clash alike.
     static func of(_ destination: String, unpacked: Bool, cache: String) -> CacheClash? {
         if destination == cache || LexicalPath.isStrictlyInside(normalized: destination, folder: cache) { return .inside }
-        if unpacked, LexicalPath.isStrictlyInside(normalized: cache, folder: destination) { return .holds }
+        if LexicalPath.isStrictlyInside(normalized: cache, folder: destination) { return .holds }
         return nil
     }
 }

@@ -247,8 +247,10 @@ extension ManifestDecoder {
             return true
         case .inside?:
             report(path, at: mark, "\(Self.quoted(written)) is inside syncr's cache folder (\(cache)); write it somewhere else")
-        case .holds?:
+        case .holds? where folder:
             report(path, at: mark, "\(Self.quoted(written)) holds syncr's cache folder (\(cache)), which unpacking into it would replace; unpack into another folder, or move the cache (cache: in the manifest)")
+        case .holds?:
+            report(path, at: mark, "\(Self.quoted(written)) is a folder that holds syncr's cache folder (\(cache)), so no file can be written there; write it somewhere else, or move the cache (cache: in the manifest)")
         }
         return false
     }

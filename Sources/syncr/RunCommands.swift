@@ -33,7 +33,7 @@ struct RunSetup {
             let clashes = manifest.downloads(clashingWithCache: cache)
             for d in clashes {
                 Output.err("syncr: error: --cache \(cache): downloads[\(d.index)] (\(Rendering.printable(d.to))) "
-                    + (d.unzip ? "is unpacked over it or into it" : "writes into it") + "; give the cache a folder of its own")
+                    + (d.unzip ? "is unpacked over it or into it" : "writes into it or over a folder that holds it") + "; give the cache a folder of its own")
             }
             if !clashes.isEmpty { return .failure(ExitFailure(ExitCode.usage)) }
         }

@@ -147,12 +147,17 @@ import Testing
     }
 
     /// A destination in the cache folder would overwrite (or be taken for) the cache's own
-    /// files, and a folder unpacked over the cache would replace it.
+    /// files, a folder unpacked over the cache would replace it, and a file cannot be written
+    /// where a folder above the cache is.
     @Test(arguments: [
         ("", "{ url: https://example.com/a, to: .syncr/cache/records.journal }", "is inside syncr's cache folder"),
         ("", "{ url: https://example.com/a.zip, to: .syncr, unzip: true }", "holds syncr's cache folder"),
         ("cache: c\n", "{ url: https://example.com/a.zip, to: c, unzip: true }", "is inside syncr's cache folder"),
         ("cache: c/d\n", "{ url: https://example.com/a.zip, to: ./c, unzip: true }", "holds syncr's cache folder"),
+        // A file where the cache's own folders are: apply could only fail ("move it away"),
+        // and the folder came back on every run.
+        ("", "{ url: https://example.com/a, to: .syncr }", "is a folder that holds syncr's cache folder"),
+        ("cache: c/d\n", "{ url: https://example.com/a, to: c, allow_outside: true }", "is a folder that holds syncr's cache folder"),
         // A cache that is the manifest's folder holds every destination: only clashes count.
         ("cache: .\n", "{ url: https://example.com/a, to: out/a.bin }", "OK"),
     ])
