@@ -34,3 +34,22 @@ extension Manifest {
         return downloads.filter { CacheClash.of($0.destination, unpacked: $0.unzip, cache: folder) != nil }
     }
 }
+
+extension Manifest {
+    /// The first download that writes `path` (absolute, or relative to the current folder):
+    /// its file, or a file inside its folder (unpacked, or mirrored from an `s3://` prefix).
+    /// A report written there would replace the download, or change the folder, so that the
+    /// next run fetched it again.
+    public func download(writing path: String) -> Download? {
+        let resolved = Self.resolvedPath(path)
+        return downloads.first {
+            $0.destination == resolved || LexicalPath.isStrictlyInside(normalized: resolved, folder: $0.destination)
+        }
+    }
+
+    /// `path` made absolute against the current folder and normalized as destinations are
+    /// (lexically: `.`, `..` and repeated slashes resolved, links not followed).
+    public static func resolvedPath(_ path: String) -> String {
+        LexicalPath.resolve(path, against: FileBytes.currentDirectory())
+    }
+}

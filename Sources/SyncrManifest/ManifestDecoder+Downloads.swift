@@ -198,6 +198,7 @@ extension ManifestDecoder {
         if LexicalPath.isPlainRelative(to) {
             // Resolves to a file strictly inside the folder: only the cache can be in the way.
             resolved = directory == "/" ? "/" + to : directory + "/" + to
+            guard clearOfTheManifest(resolved, written: to, at: mark, path: path) else { return nil }
             return clearOfTheCache(resolved, written: to, at: mark, path: path, folder: folder) ? resolved : nil
         }
         let shown = Self.quoted(to)
@@ -214,7 +215,8 @@ extension ManifestDecoder {
             report(path, at: mark, "\(shown) holds the manifest's own folder, which unpacking into it would replace; unpack into a folder below the manifest's")
             return nil
         }
-        guard clearOfTheCache(resolved, written: to, at: mark, path: path, folder: folder) else { return nil }
+        guard clearOfTheManifest(resolved, written: to, at: mark, path: path),
+              clearOfTheCache(resolved, written: to, at: mark, path: path, folder: folder) else { return nil }
         if !folder && (to.hasSuffix("/") || last == "." || last == "..") {
             report(path, at: mark, "\(shown) names a folder; give a file path (or set unzip: true to unpack into it)")
             return nil
@@ -233,6 +235,20 @@ extension ManifestDecoder {
             }
         }
         return resolved
+    }
+
+    /// Whether a destination is neither the manifest nor its lockfile: a download written over
+    /// either left every later run nothing valid to read (exit 65).
+    mutating func clearOfTheManifest(_ resolved: String, written: String, at mark: YAMLMark, path: String) -> Bool {
+        if resolved == ownFiles.manifest {
+            report(path, at: mark, "\(Self.quoted(written)) is this manifest itself; write the download somewhere else")
+            return false
+        }
+        if resolved == ownFiles.lockfile {
+            report(path, at: mark, "\(Self.quoted(written)) is this manifest's lockfile, which syncr lock writes; write the download somewhere else")
+            return false
+        }
+        return true
     }
 
     /// Whether a destination stays clear of syncr's cache folder: a file there would be taken

@@ -19,9 +19,14 @@ struct ManifestDecoder {
     var cacheDirectory: String?
     /// Header values whose variables are not set are kept as written (`ManifestLoader.load`).
     var headersUnexpanded = false
+    /// The manifest and its lockfile (absolute): no download may be written over them.
+    let ownFiles: (manifest: String, lockfile: String)
 
     init(file: String, text: String, directory: String, environment: [String: String]) {
         self.file = file
+        let name = file.split(separator: "/").last.map(String.init) ?? file
+        let manifest = directory == "/" ? "/" + name : directory + "/" + name
+        ownFiles = (manifest, Lockfile.path(forManifest: manifest))
         bytes = Array(text.utf8)
         var starts = [0]
         for (i, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") { starts.append(i + 1) }

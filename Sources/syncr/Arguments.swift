@@ -192,6 +192,12 @@ enum ArgumentParser {
         return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 
+    /// Whether two paths name one file: the same once resolved against the current folder
+    /// (neither need exist yet), or the same device and inode.
+    static func samePlace(_ a: String, _ b: String) -> Bool {
+        Manifest.resolvedPath(a) == Manifest.resolvedPath(b) || sameFile(a, b)
+    }
+
     /// The one optional MANIFEST of validate, plan and apply.
     static func manifest(_ line: ParsedLine) throws(UsageError) -> String {
         if line.positionals.count > 1 {
@@ -248,11 +254,20 @@ enum ArgumentParser {
         var options = ApplyOptions(run: try runFlags(line), connections: try line.integer("--connections", 1...64),
                                    reportPath: try line.name("--report", "a file name"),
                                    junitPath: try line.name("--junit", "a file name"))
-        // A report written over the manifest would leave the next run nothing to read.
+        // A report written over the manifest or its lockfile would leave the next run nothing
+        // to read; two reports in one file keep only the last.
+        let lockfile = Lockfile.path(forManifest: options.run.manifest)
         for (flag, path) in [("--report", options.reportPath), ("--junit", options.junitPath)] {
-            if let path, sameFile(path, options.run.manifest) {
+            guard let path else { continue }
+            if sameFile(path, options.run.manifest) {
                 throw line.usage("'\(flag)' names the manifest itself ('\(path)'); give the report a file of its own.")
             }
+            if samePlace(path, lockfile) {
+                throw line.usage("'\(flag)' names the manifest's lockfile ('\(path)'); give the report a file of its own.")
+            }
+        }
+        if let report = options.reportPath, let junit = options.junitPath, samePlace(report, junit) {
+            throw line.usage("'--report' and '--junit' name one file ('\(junit)'); give each report a file of its own.")
         }
         if let text = line.value("--lock-timeout") {
             guard let ms = text == "0" ? 0 : DurationText.parse(text) else {

@@ -31,9 +31,12 @@ struct RunSetup {
         if let cache = flags.cacheDirectory {
             // As the manifest's own cache: is checked when it is read.
             let clashes = manifest.downloads(clashingWithCache: cache)
+            let folder = Manifest.resolvedPath(cache)
             for d in clashes {
+                let what = d.unzip ? "is unpacked over it or into it"
+                    : folder.hasPrefix(d.destination + "/") ? "writes a file where a folder above it is" : "writes into it"
                 Output.err("syncr: error: --cache \(cache): downloads[\(d.index)] (\(Rendering.printable(d.to))) "
-                    + (d.unzip ? "is unpacked over it or into it" : "writes into it or over a folder that holds it") + "; give the cache a folder of its own")
+                    + what + "; give the cache a folder of its own")
             }
             if !clashes.isEmpty { return .failure(ExitFailure(ExitCode.usage)) }
         }
@@ -115,19 +118,32 @@ enum PlanCommand {
 
 /// `syncr apply`: carries the plan out under the cache lock, with progress and reports.
 enum ApplyCommand {
-    static func run(_ options: ApplyOptions) async -> Int32 {
-        let flags = options.run
-        // A report of an earlier run must not pass for this one's: a run refused below (an
-        // invalid manifest, a cache another run holds) leaves none (CI publishes what it finds).
+    /// A report of an earlier run must not pass for this one's: a run refused (an invalid
+    /// manifest, a cache another run holds) leaves none (CI publishes what it finds). Called
+    /// once the reports are known not to name a download.
+    static func removeEarlierReports(_ options: ApplyOptions) {
         for path in [options.reportPath, options.junitPath].compactMap({ $0 }) where unlink(path) != 0 && errno != ENOENT {
             Output.err("syncr: warning: cannot remove the earlier report \(path): \(String(cString: strerror(errno)))")
         }
+    }
+
+    static func run(_ options: ApplyOptions) async -> Int32 {
+        let flags = options.run
         let setup: RunSetup
         let reports = flags.json || options.reportPath != nil || options.junitPath != nil
         switch await RunSetup.load(flags, connections: options.connections, hashManifest: reports) {
         case .success(let s): setup = s
-        case .failure(let failure): return failure.code
+        case .failure(let failure):
+            removeEarlierReports(options)
+            return failure.code
         }
+        for (flag, path) in [("--report", options.reportPath), ("--junit", options.junitPath)] {
+            guard let path, let download = setup.manifest.download(writing: path) else { continue }
+            Output.err("syncr: error: \(flag) \(Rendering.printable(path)): downloads[\(download.index)] (\(Rendering.printable(download.to))) "
+                + "writes there; give the report a file of its own")
+            return ExitCode.usage
+        }
+        removeEarlierReports(options)
         let reporter = DeferredReporter()
         guard let session = setup.session(reporter: reporter) else { return ExitCode.invalidManifest }
         let manifest = session.manifest

@@ -158,6 +158,9 @@ import Testing
         // and the folder came back on every run.
         ("", "{ url: https://example.com/a, to: .syncr }", "is a folder that holds syncr's cache folder"),
         ("cache: c/d\n", "{ url: https://example.com/a, to: c, allow_outside: true }", "is a folder that holds syncr's cache folder"),
+        // Nor the manifest or its lockfile: every later run would stop at them (exit 65).
+        ("", "{ url: https://example.com/a, to: ./syncr.yml }", "\"./syncr.yml\" is this manifest itself"),
+        ("", "{ url: https://example.com/a, to: syncr.lock }", "\"syncr.lock\" is this manifest's lockfile"),
         // A cache that is the manifest's folder holds every destination: only clashes count.
         ("cache: .\n", "{ url: https://example.com/a, to: out/a.bin }", "OK"),
     ])

@@ -130,6 +130,30 @@ struct CLITests {
         #expect(try String(contentsOfFile: harness.folder + "/syncr.yml", encoding: .utf8) == manifest)
     }
 
+    /// Nor over the lockfile, a download, or the other report: each was replaced (a download
+    /// then fetched again, a lockfile unreadable, one report lost) with exit 0. Nothing is
+    /// removed before the refusal.
+    @Test(arguments: [
+        (["--report", "syncr.lock"], "'--report' names the manifest's lockfile"),
+        (["--report", "out", "--junit", "./out"], "'--report' and '--junit' name one file"),
+        (["--junit", "b.txt"], "--junit b.txt: downloads[0] (b.txt) writes there"),
+        (["--report", "pkg/r.json"], "--report pkg/r.json: downloads[1] (pkg) writes there"),
+    ])
+    func aReportOverTheLockfileADownloadOrTheOtherReportIsRefused(flags: [String], message: String) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            downloads:
+              - { url: "http://127.0.0.1:9/b.txt", to: b.txt }
+              - { url: "http://127.0.0.1:9/p.zip", to: pkg, unzip: true }
+            """)
+        try harness.write("b.txt", "kept")
+        let r = try await harness.run(["apply"] + flags)
+        #expect(r.status == 64)
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+        #expect(try String(contentsOfFile: harness.folder + "/b.txt", encoding: .utf8) == "kept")
+    }
+
     /// A cache folder given on the command line is held to the rule the manifest's cache: is:
     /// no destination inside it, no unpacked folder over it.
     @Test(arguments: [("out", "downloads[0] (out/a.bin) writes into it"), ("pkg/.cache", "downloads[1] (pkg) is unpacked over it or into it")])
