@@ -279,7 +279,14 @@ extension ManifestDecoder {
             report("downloads[\(index)].to", at: mark, message)
             return false
         }
-        if let first = destinations.claims[destination] {
+        if let found = destinations.claims.index(forKey: destination) {
+            let (claimed, first) = destinations.claims[found]
+            // `String` equality is Unicode's: "é" composed and decomposed are one key here and
+            // two files on Linux. syncr keys them alike elsewhere too (lockfile, plan), so they
+            // stay refused, with the reason.
+            if !claimed.utf8.elementsEqual(destination.utf8) {
+                return refuse("\(Self.quoted(written)) differs from the to: of downloads[\(first.index)] (line \(first.line)) only in how its accented characters are composed (NFC or NFD); write both the same way, or give one another name")
+            }
             return refuse(first.isFolder
                 ? "\(Self.quoted(written)) is a folder that downloads[\(first.index)] (line \(first.line)) writes into; a path cannot be both a file and a folder"
                 : "same destination as downloads[\(first.index)] (line \(first.line))")

@@ -80,6 +80,15 @@ import Testing
             """)
     }
 
+    /// Two spellings of one name ("é" composed, and "e" with a combining accent) are two files
+    /// on Linux, but one key to syncr: refused, saying why (it said "same destination").
+    @Test func namesThatDifferOnlyInCompositionAreRefusedSayingSo() {
+        let yaml = "version: 1\ndownloads:\n  - { url: \"https://h/1\", to: \"caf\u{65}\u{301}\" }\n"
+            + "  - { url: \"https://h/2\", to: \"caf\u{e9}\" }\n"
+        #expect(errors(yaml).contains("downloads[1].to: \"caf\u{e9}\" differs from the to: of downloads[0] (line 3) only in how its accented characters are composed"),
+                "\(errors(yaml))")
+    }
+
     @Test func lexicalContainmentIsByComponent() {
         #expect(!LexicalPath.isStrictlyInside("/a/bc", folder: "/a/b"))
         #expect(LexicalPath.isStrictlyInside("/a/b/c", folder: "/a/b"))
