@@ -14,7 +14,7 @@ public enum LockfileReader {
     /// - Throws: `LockfileError` naming the file, the position and the key when it cannot be
     ///   read or is not a version-1 lock.
     public static func load(path: String) throws(LockfileError) -> Lockfile? {
-        switch FileBytes.contents(of: path) {
+        switch FileBytes.contents(of: path, limit: ManifestLoader.maximumSize) {
         case .success(let bytes): return try parse(bytes: bytes, path: path)
         case .failure(let failure) where failure.code == ENOENT: return nil
         case .failure(let failure):

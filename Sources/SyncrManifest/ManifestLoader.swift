@@ -8,6 +8,10 @@ import Darwin
 
 /// Reads and validates syncr manifests.
 public enum ManifestLoader {
+    /// The largest manifest read: a mistyped path to a device or a log would otherwise be read
+    /// until memory ran out (`/dev/zero` ended in a crash).
+    public static let maximumSize = 64 << 20
+
     /// Reads and parses the manifest file at `path`.
     ///
     /// - Parameters:
@@ -25,12 +29,14 @@ public enum ManifestLoader {
                             headersUnexpanded: Bool = false, read: (([UInt8]) -> Void)? = nil) throws(ManifestError) -> Manifest
     {
         let bytes: [UInt8]
-        switch FileBytes.contents(of: path) {
+        switch FileBytes.contents(of: path, limit: maximumSize) {
         case .success(let b):
             bytes = b
         case .failure(let failure):
             let hint: String? = switch failure.code {
+            case ENOENT where path == "-": "syncr reads the manifest from a file; for standard input, name /dev/stdin"
             case ENOENT: "name another file, or write one (examples/quickstart/syncr.yml is a start; see man syncr-manifest)"
+            case EFBIG: "is it the right file? A manifest of 100,000 entries is about 10 MiB"
             case EISDIR: "name the manifest file itself, not its folder"
             default: nil
             }
@@ -91,7 +97,8 @@ enum FileBytes {
         var message: String
     }
 
-    static func contents(of path: String) -> Result<[UInt8], Failure> {
+    /// The whole file, or `EFBIG` once it holds more than `limit` bytes.
+    static func contents(of path: String, limit: Int = .max) -> Result<[UInt8], Failure> {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failure(failure()) }
         defer { close(fd) }
@@ -104,6 +111,9 @@ enum FileBytes {
                 return .failure(failure())
             }
             if n == 0 { return .success(bytes) }
+            guard bytes.count + n <= limit else {
+                return .failure(Failure(code: EFBIG, message: "larger than \(limit >> 20) MiB"))
+            }
             bytes.append(contentsOf: chunk[0..<n])
         }
     }

@@ -465,4 +465,28 @@ import Testing
             #expect(error.diagnostics.first?.location == nil)
         }
     }
+
+    /// A mistyped path to a device or a log is not read until memory runs out (`/dev/zero`
+    /// ended in a crash): reading stops past the largest manifest.
+    @Test func aFileLargerThanAnyManifestIsNotReadWhole() {
+        do {
+            _ = try ManifestLoader.load(path: "/dev/zero", environment: [:])
+            Issue.record("/dev/zero loaded")
+        } catch {
+            #expect(error.description == """
+                /dev/zero: error: cannot read the manifest: larger than 64 MiB
+                hint: is it the right file? A manifest of 100,000 entries is about 10 MiB
+                """)
+        }
+    }
+
+    @Test func standardInputIsNamedByItsPath() {
+        do {
+            _ = try ManifestLoader.load(path: "-", environment: [:])
+            Issue.record("- loaded")
+        } catch {
+            #expect(error.description.hasSuffix("hint: syncr reads the manifest from a file; for standard input, name /dev/stdin"),
+                    "\(error.description)")
+        }
+    }
 }
