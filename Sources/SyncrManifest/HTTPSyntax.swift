@@ -114,7 +114,10 @@ enum KeySuggestion {
         if let s = synonyms[lower]?.first(where: valid.contains) { return s }
         let limit = lower.count <= 4 ? 1 : 2
         var best: (key: String, distance: Int)?
-        for candidate in valid {
+        let length = lower.unicodeScalars.count
+        // The distance is at least the difference in length: a key far longer than any valid
+        // one (20,000 characters took seconds over a manifest) is compared with none.
+        for candidate in valid where abs(candidate.unicodeScalars.count - length) <= limit {
             let d = distance(lower, candidate.lowercased())
             if d <= limit, d < best?.distance ?? Int.max { best = (candidate, d) }
         }
