@@ -167,7 +167,11 @@ struct ManifestDecoder {
     /// A plain integer within `range`.
     mutating func integer(_ node: YAMLNode, path: String, range: ClosedRange<Int>) -> Int? {
         guard let s = node.scalar, !s.isNull, let value = Self.integerValue(s.text) else {
-            mismatch(path, expected: "an integer", found: node)
+            if let s = node.scalar, s.isPlain, Self.isTooLarge(s.text, parses: { Self.integerValue($0) != nil }) {
+                report(path, at: node.mark, "expected an integer from \(range.lowerBound) to \(range.upperBound), found \(s.text)")
+            } else {
+                mismatch(path, expected: "an integer", found: node)
+            }
             return nil
         }
         guard s.isPlain else {
@@ -181,6 +185,24 @@ struct ManifestDecoder {
             return nil
         }
         return value
+    }
+
+    /// Whether `text` fails only because a number in it is too large: with each run of digits
+    /// made `1`, it parses (`99999999999999999999`, `9999999999999999999999KiB`, `99999999999999h`
+    /// are well formed, and were called not a number).
+    static func isTooLarge(_ text: String, parses: (String) -> Bool) -> Bool {
+        var shrunk = "", digits = 0, longest = 0
+        for c in text.unicodeScalars {
+            if ("0"..."9").contains(c) {
+                digits += 1
+                longest = max(longest, digits)
+                if digits == 1 { shrunk.unicodeScalars.append("1") }
+            } else {
+                digits = 0
+                shrunk.unicodeScalars.append(c)
+            }
+        }
+        return longest >= 10 && parses(shrunk)
     }
 
     /// `true` or `false` (YAML 1.2 core schema: also `True`, `TRUE`, `False`, `FALSE`).
@@ -208,11 +230,11 @@ struct ManifestDecoder {
     mutating func size(_ node: YAMLNode, path: String, range: ClosedRange<Int64>) -> Int64? {
         let expected = "a size like 512, 64KiB or 16MiB"
         guard let text = string(node, path: path, expected: expected) else { return nil }
-        guard let bytes = ByteSize.parse(text) else {
-            report(path, at: node.mark, "expected \(expected), found \(Self.describe(node))")
-            return nil
-        }
-        guard range.contains(bytes) else {
+        guard let bytes = ByteSize.parse(text), range.contains(bytes) else {
+            if ByteSize.parse(text) == nil, !Self.isTooLarge(text, parses: { ByteSize.parse($0) != nil }) {
+                report(path, at: node.mark, "expected \(expected), found \(Self.describe(node))")
+                return nil
+            }
             report(path, at: node.mark,
                    "expected a size from \(ByteSize.format(range.lowerBound)) to \(ByteSize.format(range.upperBound)), found \(Self.describe(node))")
             return nil
@@ -224,8 +246,10 @@ struct ManifestDecoder {
         guard let text = string(node, path: path, expected: "a duration like 30s, 500ms or 1m30s")
         else { return nil }
         guard let ms = DurationText.parse(text) else {
-            report(path, at: node.mark,
-                   "expected a duration like 30s, 500ms or 1m30s, found \(Self.describe(node))")
+            let tooLong = Self.isTooLarge(text, parses: { DurationText.parse($0) != nil })
+            report(path, at: node.mark, tooLong
+                ? "\(Self.describe(node)) is longer than syncr can count; give a duration of at most a few years"
+                : "expected a duration like 30s, 500ms or 1m30s, found \(Self.describe(node))")
             return nil
         }
         guard ms > 0 else {

@@ -172,3 +172,23 @@ import Testing
         #expect(DurationText.parse(text) == ms)
     }
 }
+
+/// A number too large to count is well formed: the message gives the range, not "expected an
+/// integer" (which `99999999999999999999` is).
+@Suite(.timeLimit(.minutes(5))) struct TooLargeNumberTests {
+    @Test func tooLargeNumbersAreToldByTheirRange() {
+        let text = errors("""
+            version: 1
+            defaults:
+              max_connections_per_host: 99999999999999999999
+              low_speed: 9999999999999999999999
+              timeout: 99999999999999999999h
+              min_split: 99999999999999999999KiB
+            """)
+        #expect(text.contains("defaults.max_connections_per_host: expected an integer from 1 to"), "\(text)")
+        #expect(text.contains("defaults.low_speed: expected a size from"), "\(text)")
+        #expect(text.contains("defaults.timeout: \"99999999999999999999h\" is longer than syncr can count"), "\(text)")
+        #expect(text.contains("defaults.min_split: expected a size from"), "\(text)")
+        #expect(errors("version: 1\ndefaults: { retries: 3x }\n").contains("expected an integer, found"))
+    }
+}
