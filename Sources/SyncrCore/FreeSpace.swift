@@ -124,9 +124,16 @@ extension Session {
         return FreeSpace.warnings(for: needs)
     }
 
-    /// Free-space warnings at the start of apply, which asks no server first: only the
-    /// downloads whose size a cache record tells are counted.
-    public func applySpaceWarnings() -> [PlanWarning] {
+    /// What `plan` would warn about, for the start of apply, which asks no server first: a
+    /// netrc file that cannot be read, and free space for the downloads whose size a cache
+    /// record tells.
+    public func applyWarnings() -> [PlanWarning] {
+        [NetrcSecrets.warning(for: manifest)].compactMap { $0 } + applySpaceWarnings()
+    }
+
+    /// Free-space warnings at the start of apply: only the downloads whose size a cache record
+    /// tells are counted.
+    func applySpaceWarnings() -> [PlanWarning] {
         var needs: [FreeSpace.Need] = []
         var volumes = VolumeLookup()
         let index = CacheIndex(directory: cache.directory)

@@ -9,12 +9,37 @@ enum NetrcSecrets {
     /// file's `machine` lines are not matched to hosts: masking a password of another machine
     /// costs nothing. An unreadable file gives none (curl will not read it either).
     static func passwords(of manifest: Manifest) -> [String] {
-        let reads = manifest.downloads.contains { $0.settings.network.netrc }
-            || manifest.uploads.contains { $0.settings.network.netrc }
-        guard reads else { return [] }
-        let path = NetworkEnvironment.netrcFile ?? (NSHomeDirectory() + "/.netrc")
+        guard reads(manifest) else { return [] }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
         return passwords(in: text)
+    }
+
+    /// Whether some entry has `netrc: true`.
+    static func reads(_ manifest: Manifest) -> Bool {
+        manifest.downloads.contains { $0.settings.network.netrc } || manifest.uploads.contains { $0.settings.network.netrc }
+    }
+
+    /// The file curl reads: `NETRC`, else `.netrc` in `HOME`, else in the user's home folder
+    /// (curl's order; `NSHomeDirectory` alone is the password database's, which a runner that
+    /// sets `HOME` does not change).
+    static var path: String {
+        if let file = NetworkEnvironment.netrcFile { return file }
+        let home = ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.netrc"
+    }
+
+    /// The warning for a netrc file that entries read and curl cannot (a mistyped `NETRC`, a
+    /// runner without `~/.netrc`): curl then sends no credentials and says nothing, and the
+    /// entry fails later with a 401 or 403 whose cause is not in sight.
+    static func warning(for manifest: Manifest) -> PlanWarning? {
+        guard reads(manifest) else { return nil }
+        let path = path
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd < 0 else {
+            close(fd)
+            return nil
+        }
+        return .netrcUnreadable(path: path, errno: errno)
     }
 
     /// The values after each `password` token and, where the same `machine` (or `default`)

@@ -261,7 +261,8 @@ public final class Session: Sendable {
             item.reason = self.redactor.scrub(item.reason)
             return item
         }
-        var plan = Plan(items: items, warnings: spaceWarnings(items, entries: entries), fsync: cache.flushes)
+        let warnings = [NetrcSecrets.warning(for: manifest)].compactMap { $0 } + spaceWarnings(items, entries: entries)
+        var plan = Plan(items: items, warnings: warnings, fsync: cache.flushes)
         plan.sharding = sharding
         return plan
     }

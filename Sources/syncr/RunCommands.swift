@@ -158,7 +158,7 @@ enum ApplyCommand {
             }
         }
         defer { lock?.release() }
-        for warning in session.applySpaceWarnings() { Output.err("syncr: warning: \(warning)") }
+        for warning in session.applyWarnings() { Output.err("syncr: warning: \(warning)") }
         // Only now may a bar take over the terminal: nothing else prints until the run ends.
         // Counted with each s3:// prefix as its objects (listed now; apply takes that listing).
         let items = await session.itemCount()

@@ -172,7 +172,15 @@ struct ProxyAndCredentialTests {
             #expect(!headers.isEmpty)
             #expect(headers.allSatisfy { $0["authorization"] == wanted }, "netrc: \(flag): \(headers)")
             #expect(!r.allOutput.contains("netrc-pw-42"))
+            #expect(!r.stderr.contains("netrc_unreadable") && !r.stderr.contains("cannot be read"), "\(r.stderr)")
         }
+        // A netrc file that is not there (a mistyped NETRC) is said, in plan and at the start
+        // of apply: curl sends no credentials and says nothing.
+        let missing = home.appending("no-such-netrc").path
+        let plan = try await harness.run(["plan", "--json"], environment: ["HOME": home.path, "NETRC": missing])
+        #expect(plan.stdout.contains("netrc: true, but \(missing) cannot be read (No such file or directory)"), "\(plan.stdout)")
+        let apply = try await harness.run(["apply"], environment: ["HOME": home.path, "NETRC": missing])
+        #expect(apply.stderr.contains("syncr: warning: netrc: true, but \(missing) cannot be read"), "\(apply.stderr)")
     }
 
     /// A presigned URL written into the manifest: its signature and credential are masked in
