@@ -45,6 +45,37 @@ enum HTTPSyntax {
         return Array(text.utf8).withUnsafeBufferPointer(isHTTPURL)
     }
 
+    /// Why `text` is not an http(s) URL, in words that quote nothing of it (it may be a
+    /// variable's expansion); nil when it is one. Only asked once a URL was refused.
+    static func urlProblem(_ text: String) -> String? {
+        guard !isHTTPURL(text) else { return nil }
+        let bytes = Array(text.utf8)
+        if bytes.contains(0x20) { return "a URL cannot contain a space; write each as %20" }
+        if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return "a URL cannot contain a line break or control character" }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+              bytes[..<colon].allSatisfy({ isTokenByte($0) }), colon > 0 else {
+            return "it has no scheme; write http://, https:// or s3:// in front"
+        }
+        let scheme = String(decoding: bytes[..<colon].map { $0 | 0x20 }, as: UTF8.self)
+        guard scheme == "http" || scheme == "https" else {
+            return "its scheme is not http, https or s3 (the only ones syncr speaks)"
+        }
+        guard bytes[(colon + 1)...].starts(with: "//".utf8) else { return "expected // after \(scheme):" }
+        let authority = bytes[(colon + 3)...].prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        let hostPort = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[($0 + 1)...] } ?? authority[...]
+        if hostPort.isEmpty || hostPort.first == UInt8(ascii: ":") { return "it has no host" }
+        if hostPort.first == UInt8(ascii: "["), !hostPort.contains(UInt8(ascii: "]")) {
+            return "its IPv6 address has no closing ]"
+        }
+        return "its port must be a number from 0 to 65535"
+    }
+
+    private static func isTokenByte(_ b: UInt8) -> Bool {
+        (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+            || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "+") || b == UInt8(ascii: "-")
+            || b == UInt8(ascii: ".")
+    }
+
     private static func isHTTPURL(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !b.contains(where: { $0 <= 0x20 || $0 == 0x7F }),
               let colon = b.firstIndex(of: UInt8(ascii: ":")) else { return false }

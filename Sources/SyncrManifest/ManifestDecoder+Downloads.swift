@@ -150,12 +150,13 @@ extension ManifestDecoder {
             return s3URL(template, at: node.mark, path: path)
         }
         guard HTTPSyntax.isHTTPURL(template.expanded) else {
-            if template.hasReferences, HTTPSyntax.isHTTPURL(template.written) {
+            let why = HTTPSyntax.urlProblem(template.expanded) ?? ""
+            if template.hasReferences, template.expanded != template.written {
                 report(path, at: node.mark,
-                       "expected an http(s) URL, found \(Self.quoted(template.written)), which is not one once its ${...} references are expanded (the expanded value is not shown)")
+                       "expected an http(s) URL, found \(Self.quoted(template.written)), which is not one once its ${...} references are expanded: \(why) (the expanded value is not shown)")
             } else {
                 report(path, at: node.mark,
-                       "expected an http(s) URL, found \(Self.quoted(template.written))")
+                       "expected an http(s) URL, found \(Self.quoted(template.written)): \(why)")
             }
             return nil
         }

@@ -195,7 +195,7 @@ import Testing
                 to: a
             """
         #expect(errors(yaml) == """
-            syncr.yml:3:10: error: downloads[0].url: expected an http(s) URL, found "ftp://example.com/a"
+            syncr.yml:3:10: error: downloads[0].url: expected an http(s) URL, found "ftp://example.com/a": its scheme is not http, https or s3 (the only ones syncr speaks)
               - url: ftp://example.com/a
                      ^
             """)

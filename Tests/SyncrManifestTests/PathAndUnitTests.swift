@@ -192,3 +192,26 @@ import Testing
         #expect(errors("version: 1\ndefaults: { retries: 3x }\n").contains("expected an integer, found"))
     }
 }
+
+/// A refused URL says what is wrong with it (every one said only "expected an http(s) URL").
+@Suite(.timeLimit(.minutes(5))) struct URLProblemTests {
+    @Test(arguments: [
+        ("http://example.com/my file.bin", "a URL cannot contain a space; write each as %20"),
+        ("http://example.com:99999/x", "its port must be a number from 0 to 65535"),
+        ("example.com/x", "it has no scheme; write http://, https:// or s3:// in front"),
+        ("http:/example.com/x", "expected // after http:"),
+        ("https:///x", "it has no host"),
+        ("http://[::1/x", "its IPv6 address has no closing ]"),
+    ])
+    func theReasonIsGiven(url: String, reason: String) {
+        let text = errors("version: 1\ndownloads:\n  - { url: \"\(url)\", to: a }\n")
+        #expect(text.contains("found \"\(url)\": \(reason)"), "\(text)")
+    }
+
+    /// A variable that expands to a URL of another scheme is said to be the cause, without its value.
+    @Test func anExpandedURLIsExplainedWithoutItsValue() {
+        let text = errors("version: 1\ndownloads:\n  - { url: \"${URLVAR}\", to: a }\n", environment: ["URLVAR": "ftp://secret.example/x"])
+        #expect(text.contains("once its ${...} references are expanded: its scheme is not http, https or s3"), "\(text)")
+        #expect(!text.contains("secret.example"))
+    }
+}

@@ -83,7 +83,7 @@ import Testing
               - from: a
                 to: ftp://h.example/u
             """) == """
-            syncr.yml:4:9: error: uploads[0].to: expected an http(s) URL, found "ftp://h.example/u"
+            syncr.yml:4:9: error: uploads[0].to: expected an http(s) URL, found "ftp://h.example/u": its scheme is not http, https or s3 (the only ones syncr speaks)
                 to: ftp://h.example/u
                     ^
             """)
@@ -96,7 +96,7 @@ import Testing
               - from: a
                 to: out/a
             """) == """
-            syncr.yml:4:9: error: uploads[0].to: expected an http(s) URL, found "out/a"
+            syncr.yml:4:9: error: uploads[0].to: expected an http(s) URL, found "out/a": it has no scheme; write http://, https:// or s3:// in front
                 to: out/a
                     ^
             """)
@@ -110,7 +110,7 @@ import Testing
                 to: "https://${UPLOAD_HOST}/u"
             """, environment: ["UPLOAD_HOST": "bad host"])
         #expect(rendered == """
-            syncr.yml:4:9: error: uploads[0].to: expected an http(s) URL, found "https://${UPLOAD_HOST}/u", which is not one once its ${...} references are expanded (the expanded value is not shown)
+            syncr.yml:4:9: error: uploads[0].to: expected an http(s) URL, found "https://${UPLOAD_HOST}/u", which is not one once its ${...} references are expanded: a URL cannot contain a space; write each as %20 (the expanded value is not shown)
                 to: "https://${UPLOAD_HOST}/u"
                     ^
             """)
@@ -544,7 +544,7 @@ import Testing
             syncr.yml:6:11: error: uploads[0].from: expected a file or folder path, found an empty string
               - from: ""
                       ^
-            syncr.yml:7:9: error: uploads[0].to: expected an http(s) URL, found "ftp://x"
+            syncr.yml:7:9: error: uploads[0].to: expected an http(s) URL, found "ftp://x": its scheme is not http, https or s3 (the only ones syncr speaks)
                 to: ftp://x
                     ^
             syncr.yml:8:13: error: uploads[0].method: expected post or put, found "delete"
