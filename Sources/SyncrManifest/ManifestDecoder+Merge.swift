@@ -10,7 +10,7 @@ extension ManifestDecoder {
 
     /// The entries a `<<` value brings in, earlier sources first. Each source's own merge keys
     /// and duplicates are handled by `mappingEntries`; a source that is not a mapping is reported.
-    mutating func mergedEntries(_ value: YAMLNode, path: String) -> [Entry] {
+    mutating func mergedEntries(_ value: YAMLNode, path: String, foldCase: Bool = false) -> [Entry] {
         let expected = "a mapping or a list of mappings to merge (<<: *name or <<: [*a, *b])"
         let sources: [YAMLNode]
         switch value.content {
@@ -26,9 +26,9 @@ extension ManifestDecoder {
                 mismatch(path, expected: expected, found: source)
                 continue
             }
-            out += mappingEntries(source, path: path, nullIsEmpty: false) ?? []
+            out += mappingEntries(source, path: path, nullIsEmpty: false, foldCase: foldCase) ?? []
         }
-        return Self.unshadowed(out, by: [])
+        return Self.unshadowed(out, by: [], foldCase: foldCase)
     }
 
     /// The key nodes of a mapping, merged ones included, reporting nothing: for a check that
@@ -50,10 +50,12 @@ extension ManifestDecoder {
         return keys
     }
 
-    /// `merged` without the keys `explicit` has, and without repeats (the first one stays).
-    static func unshadowed(_ merged: [Entry], by explicit: [Entry]) -> [Entry] {
+    /// `merged` without the keys `explicit` has, and without repeats (the first one stays);
+    /// with `foldCase`, keys are compared lowercased.
+    static func unshadowed(_ merged: [Entry], by explicit: [Entry], foldCase: Bool = false) -> [Entry] {
         guard !merged.isEmpty else { return [] }
-        var seen = Set(explicit.map(\.key))
-        return merged.filter { seen.insert($0.key).inserted }
+        let name: (Entry) -> String = foldCase ? { $0.key.lowercased() } : { $0.key }
+        var seen = Set(explicit.map(name))
+        return merged.filter { seen.insert(name($0)).inserted }
     }
 }

@@ -134,7 +134,7 @@ extension ManifestDecoder {
     /// A `headers:` mapping of name to value. Names must be HTTP tokens and unique regardless of
     /// case; values may use `${VAR}` and must not contain line breaks, before or after expansion.
     mutating func headers(_ node: YAMLNode, path: String) -> [Header]? {
-        guard let entries = mappingEntries(node, path: path, nullIsEmpty: true) else { return nil }
+        guard let entries = mappingEntries(node, path: path, nullIsEmpty: true, foldCase: true) else { return nil }
         var result: [Header] = []
         var firstLine: [String: Int] = [:]
         var ok = true

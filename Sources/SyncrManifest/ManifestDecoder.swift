@@ -99,7 +99,9 @@ struct ManifestDecoder {
     /// is then skipped).
     ///
     /// - Parameter nullIsEmpty: whether `key:` with nothing after it counts as an empty mapping.
-    mutating func mappingEntries(_ node: YAMLNode, path: String, nullIsEmpty: Bool) -> [Entry]? {
+    /// - Parameter foldCase: keys that differ only in case are one key for merging (header
+    ///   names): one written in the mapping replaces a merged one however it is spelled.
+    mutating func mappingEntries(_ node: YAMLNode, path: String, nullIsEmpty: Bool, foldCase: Bool = false) -> [Entry]? {
         let pairs: [YAMLPair]
         switch node.content {
         case .mapping(let p):
@@ -131,12 +133,12 @@ struct ManifestDecoder {
             }
             if small { keys.append((key.text, pair.key.mark.line)) } else { firstLine[key.text] = pair.key.mark.line }
             if Self.isMergeKey(key) {
-                merged += mergedEntries(pair.value, path: path)
+                merged += mergedEntries(pair.value, path: path, foldCase: foldCase)
             } else {
                 entries.append(Entry(key: key.text, keyMark: pair.key.mark, value: pair.value))
             }
         }
-        return merged.isEmpty ? entries : entries + Self.unshadowed(merged, by: entries)
+        return merged.isEmpty ? entries : entries + Self.unshadowed(merged, by: entries, foldCase: foldCase)
     }
 
     // MARK: Scalars

@@ -215,3 +215,21 @@ import Testing
         #expect(!text.contains("secret.example"))
     }
 }
+
+/// Header names ignore case, also where a mapping merges headers in (`<<: *h`): one written
+/// there replaces the merged one however it is spelled (it was called a duplicate).
+@Suite(.timeLimit(.minutes(5))) struct MergedHeaderCaseTests {
+    @Test func aWrittenHeaderReplacesAMergedOneOfAnotherCase() throws {
+        let manifest = try parse("""
+            version: 1
+            x-h: &h { Authorization: "Bearer abc", X-A: "1" }
+            downloads:
+              - url: http://example.com/b
+                to: b
+                headers: { <<: *h, x-a: "3" }
+            """)
+        let headers = manifest.downloads[0].settings.headers
+        #expect(headers.map(\.name) == ["x-a", "Authorization"])
+        #expect(headers.first { $0.name == "x-a" }?.value.written == "3")
+    }
+}
