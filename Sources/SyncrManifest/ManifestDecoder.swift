@@ -28,9 +28,7 @@ struct ManifestDecoder {
         let manifest = directory == "/" ? "/" + name : directory + "/" + name
         ownFiles = (manifest, Lockfile.path(forManifest: manifest))
         bytes = Array(text.utf8)
-        var starts = [0]
-        for (i, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") { starts.append(i + 1) }
-        lineStarts = starts
+        lineStarts = Self.lineStarts(of: bytes)
         self.directory = directory
         self.environment = environment
     }
@@ -53,12 +51,59 @@ struct ManifestDecoder {
         lineBounds(number).map { String(decoding: bytes[$0], as: UTF8.self) }
     }
 
+    /// Where each line starts, counting line breaks as libyaml does (its marks are what
+    /// messages point at): LF, CR LF, a lone CR, and NEL, U+2028 and U+2029 (YAML 1.1). Split on
+    /// LF alone, a pasted U+2028 or a file with CR endings put every message on the wrong line.
+    static func lineStarts(of bytes: [UInt8]) -> [Int] {
+        var starts = [0]
+        var i = 0
+        while i < bytes.count {
+            let width = breakWidth(bytes, at: i)
+            if width > 0 {
+                starts.append(i + width)
+                i += width
+            } else {
+                i += 1
+            }
+        }
+        return starts
+    }
+
+    /// For a syntax error: where the first line break that looks like none is (NEL, U+2028,
+    /// U+2029, usually pasted from a document), which YAML counts and an editor does not show.
+    func unusualBreakHint() -> String? {
+        for (index, start) in lineStarts.enumerated().dropFirst() {
+            let width = start >= 3 && Self.breakWidth(bytes, at: start - 3) == 3 ? 3
+                : start >= 2 && bytes[start - 2] == 0xC2 && Self.breakWidth(bytes, at: start - 2) == 2 ? 2 : 0
+            guard width > 0 else { continue }
+            let name = width == 2 ? "U+0085 (next line)" : bytes[start - 1] == 0xA8 ? "U+2028 (line separator)" : "U+2029 (paragraph separator)"
+            return "line \(index) ends in a \(name), which YAML counts as a line break and editors seldom show; replace it with a newline, or remove it"
+        }
+        return nil
+    }
+
+    /// The length of the line break at `i` (CR LF is one), 0 for none.
+    static func breakWidth(_ bytes: [UInt8], at i: Int) -> Int {
+        switch bytes[i] {
+        case 0x0A: return 1
+        case 0x0D: return i + 1 < bytes.count && bytes[i + 1] == 0x0A ? 2 : 1
+        case 0xC2: return i + 1 < bytes.count && bytes[i + 1] == 0x85 ? 2 : 0
+        case 0xE2: return i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9) ? 3 : 0
+        default: return 0
+        }
+    }
+
     /// Where line `number` (from 1) lies in `bytes`, without its line break.
     func lineBounds(_ number: Int) -> Range<Int>? {
         guard number >= 1, number <= lineStarts.count else { return nil }
         let start = lineStarts[number - 1]
-        var end = number < lineStarts.count ? lineStarts[number] - 1 : bytes.count
-        if end > start, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        var end = number < lineStarts.count ? lineStarts[number] : bytes.count
+        // Back over the break that ends the line (the last line has none).
+        if number < lineStarts.count {
+            var b = start
+            while b < end, Self.breakWidth(bytes, at: b) != end - b { b += 1 }
+            end = b
+        }
         return start..<end
     }
 

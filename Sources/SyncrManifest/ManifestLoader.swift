@@ -80,7 +80,7 @@ public enum ManifestLoader {
         do {
             root = try YAMLParser(bytes: bytes).parseDocument()
         } catch {
-            decoder.report("", at: error.mark, error.message)
+            decoder.report("", at: error.mark, error.message, hint: decoder.unusualBreakHint())
             throw ManifestError(diagnostics: decoder.diagnostics)
         }
         guard let manifest = decoder.decodeManifest(root) else {

@@ -233,3 +233,21 @@ import Testing
         #expect(headers.first { $0.name == "x-a" }?.value.written == "3")
     }
 }
+
+/// Line breaks as libyaml counts them: messages quote the line its marks point at.
+@Suite(.timeLimit(.minutes(5))) struct LineBreakTests {
+    /// Old Mac endings (CR alone): the message quotes the line and points at the value.
+    @Test func carriageReturnEndings() {
+        let text = errors("version: 1\rdownloads:\r  - { url: \"https://h/a\", to: a, retries: x }\r")
+        #expect(text.contains("syncr.yml:3:43: error: downloads[0].retries"), "\(text)")
+        #expect(text.contains("\n  - { url: \"https://h/a\", to: a, retries: x }\n"), "\(text)")
+    }
+
+    /// A U+2028 pasted into a comment ends the line for YAML: the error is on the right line,
+    /// and the hint names the character.
+    @Test func aLineSeparatorInACommentIsNamed() {
+        let text = errors("version: 1 # pasted\u{2028}comment\ndownloads: []\n")
+        #expect(text.contains("line 1 ends in a U+2028 (line separator)"), "\(text)")
+        #expect(ManifestDecoder.lineStarts(of: Array("a\u{2028}b\r\nc\rd\u{85}e\n".utf8)) == [0, 4, 7, 9, 12, 14])
+    }
+}
