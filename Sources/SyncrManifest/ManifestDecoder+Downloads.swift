@@ -64,6 +64,11 @@ extension ManifestDecoder {
             case "to":
                 if let text = string(entry.value, path: keyPath, expected: "a file path") {
                     to = (text, entry.value.mark)
+                    if text.contains("${") {
+                        report(keyPath, at: entry.value.mark,
+                               "${...} is not expanded in a download's to: (only in url, headers and form fields), so this would make a folder named as written; write the path itself")
+                        ok = false
+                    }
                 } else {
                     ok = false
                 }

@@ -1,7 +1,8 @@
 /// Expands `${VAR}` and `${VAR:-default}` in manifest strings (urls and header values).
 ///
 /// Like the shell, `:-` takes the default when the variable is unset *or* empty; `${VAR}` of an
-/// empty-but-set variable expands to nothing. A `$` not followed by `{` is literal (`$$` too).
+/// empty-but-set variable expands to nothing. A `$` not followed by `{` is literal (`$$` too),
+/// and `$${` is a literal `${` (as in Compose files and GitLab CI), the one way to write one.
 /// Defaults are taken literally: `${A:-${B}}` is not nested. Names are `[A-Za-z_][A-Za-z0-9_]*`.
 enum TemplateExpansion {
     /// Why a reference could not be expanded. Messages quote only what the manifest says.
@@ -37,6 +38,11 @@ enum TemplateExpansion {
         var i = 0
         while i < scalars.count {
             let c = scalars[i]
+            if c == "$", i + 2 < scalars.count, scalars[i + 1] == "$", scalars[i + 2] == "{" {
+                expanded += "${"
+                i += 3
+                continue
+            }
             guard c == "$", i + 1 < scalars.count, scalars[i + 1] == "{" else {
                 expanded.unicodeScalars.append(c)
                 i += 1

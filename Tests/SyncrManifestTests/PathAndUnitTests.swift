@@ -251,3 +251,18 @@ import Testing
         #expect(ManifestDecoder.lineStarts(of: Array("a\u{2028}b\r\nc\rd\u{85}e\n".utf8)) == [0, 4, 7, 9, 12, 14])
     }
 }
+
+/// Paths are not expanded: a `${...}` in a download's `to:` made a folder named `${HOME}`.
+@Suite(.timeLimit(.minutes(5))) struct UnexpandedPathTests {
+    @Test func aReferenceInAPathIsRefused() {
+        let text = errors("""
+            version: 1
+            downloads:
+              - { url: "https://h/a", to: "${HOME}/a.txt" }
+            uploads:
+              - { from: "${DIST}/app.tar", to: "https://h/u" }
+            """)
+        #expect(text.contains("downloads[0].to: ${...} is not expanded in a download's to:"), "\(text)")
+        #expect(text.contains("uploads[0].from: ${...} is not expanded in an upload's from:"), "\(text)")
+    }
+}
