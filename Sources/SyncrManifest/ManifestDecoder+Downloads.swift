@@ -171,6 +171,12 @@ extension ManifestDecoder {
     /// A checksum of exactly `length` hex digits, lowercased.
     mutating func hexDigest(_ node: YAMLNode, path: String, length: Int) -> String? {
         guard let text = string(node, path: path, expected: "\(length) hex digits") else { return nil }
+        // `sha256:e3b0...` as lockfiles and registries write it, `sha256-...` as SRI does.
+        if let colon = text.firstIndex(where: { $0 == ":" || $0 == "-" }),
+           ["sha256", "md5"].contains(text[..<colon].lowercased()) {
+            report(path, at: node.mark, "expected \(length) hex digits; drop the '\(text[...colon])' in front")
+            return nil
+        }
         var count = 0
         for s in text.unicodeScalars {
             count += 1

@@ -266,3 +266,12 @@ import Testing
         #expect(text.contains("uploads[0].from: ${...} is not expanded in an upload's from:"), "\(text)")
     }
 }
+
+/// A checksum written with its algorithm in front, as lockfiles and registries write it.
+@Suite(.timeLimit(.minutes(5))) struct ChecksumPrefixTests {
+    @Test func thePrefixIsNamed() {
+        let hex = String(repeating: "ab", count: 32)
+        let text = errors("version: 1\ndownloads:\n  - { url: \"https://h/a\", to: a, sha256: \"sha256:\(hex)\" }\n")
+        #expect(text.contains("downloads[0].sha256: expected 64 hex digits; drop the 'sha256:' in front"), "\(text)")
+    }
+}
