@@ -29,21 +29,36 @@ public enum SafePath {
         }
     }
 
+    /// `path`'s components between `/` bytes, empty ones left out.
+    ///
+    /// On bytes, as the kernel reads a path: `String.split` and `==` work on Characters, and a
+    /// `/` followed by a combining mark (`../\u{301}x`), or after a prepended one (`x\u{600}/..`),
+    /// is part of a larger Character, so a Character-wise check saw one harmless component where
+    /// `open` climbs out of the destination.
+    public static func split(_ path: String) -> [String] {
+        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether a component is `.` or `..`, byte for byte.
+    static func isDot(_ part: String) -> Bool { part.utf8.elementsEqual([0x2E]) }
+    static func isDotDot(_ part: String) -> Bool { part.utf8.elementsEqual([0x2E, 0x2E]) }
+
     /// The components of a relative, contained path.
     /// - Parameter name: the name as stored (`/`-separated; a trailing `/` marks a folder).
     public static func components(_ name: String) throws(Problem) -> [String] {
-        if name.utf8.contains(0) { throw .nul }
-        if name.contains("\\") { throw .backslash }
-        if name.hasPrefix("/") { throw .absolute }
-        let parts = name.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        if let first = parts.first, first.count >= 2, first.dropFirst().first == ":",
-           first.first.map({ $0.isLetter }) == true {
+        let bytes = name.utf8
+        if bytes.contains(0) { throw .nul }
+        if bytes.contains(UInt8(ascii: "\\")) { throw .backslash }
+        if bytes.first == UInt8(ascii: "/") { throw .absolute }
+        let parts = split(name)
+        if let first = parts.first?.utf8, first.count >= 2, first.dropFirst().first == UInt8(ascii: ":"),
+           let letter = first.first, (letter | 0x20) >= UInt8(ascii: "a"), (letter | 0x20) <= UInt8(ascii: "z") {
             throw .driveLetter
         }
         var result: [String] = []
         for part in parts {
-            if part == "." { continue }
-            if part == ".." { throw .parent }
+            if isDot(part) { continue }
+            if isDotDot(part) { throw .parent }
             if part.utf8.count > 255 { throw .tooLong }
             result.append(part)
         }
@@ -62,17 +77,20 @@ public enum SafePath {
     /// names then only descend (through links that themselves point inside), so the whole
     /// chain stays inside.
     public static func linkStaysInside(linkComponents: [String], target: String) -> Bool {
-        if target.isEmpty || target.hasPrefix("/") || target.utf8.contains(0) || target.contains("\\") { return false }
+        let bytes = target.utf8
+        if bytes.isEmpty || bytes.first == UInt8(ascii: "/") || bytes.contains(0) || bytes.contains(UInt8(ascii: "\\")) {
+            return false
+        }
         var stack = Array(linkComponents.dropLast())
         var descended = false
-        for part in target.split(separator: "/", omittingEmptySubsequences: true) {
-            if part == "." { continue }
-            if part == ".." {
+        for part in split(target) {
+            if isDot(part) { continue }
+            if isDotDot(part) {
                 if stack.isEmpty || descended { return false }
                 stack.removeLast()
             } else {
                 descended = true
-                stack.append(String(part))
+                stack.append(part)
             }
         }
         return true

@@ -104,12 +104,12 @@ final class TarExtractionHandler: TarEntryHandler {
             _ = try SafePath.components(name)
         } catch .empty {
             // `.` or `./`: the archive's own root, which is the staging folder.
-            if !name.isEmpty, name.split(separator: "/").allSatisfy({ $0 == "." }) { return nil }
+            if !name.isEmpty, SafePath.split(name).allSatisfy(SafePath.isDot) { return nil }
             throw .unsafePath(archive: archive, entry: entry, detail: "the \(what) is empty")
         } catch {
             throw .unsafePath(archive: archive, entry: entry, detail: "\(what == "name" ? "" : "its \(what): ")\(error)")
         }
-        let raw = name.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let raw = SafePath.split(name)
         guard let kept = SafePath.strip(raw, options.stripComponents) else { return nil }
         // What is left is a tail of a name that passed: only `.` components can empty it.
         return try? SafePath.components(kept.joined(separator: "/"))

@@ -149,7 +149,7 @@ struct ZipSourceScanner {
         guard let text = String(validating: target, as: UTF8.self) else {
             throw .unsupported(archive: archive, entry: entry, detail: "the symbolic link's target is not valid UTF-8")
         }
-        let components = entry.split(separator: "/").map(String.init)
+        let components = SafePath.split(entry)
         guard SafePath.linkStaysInside(linkComponents: components, target: text) else {
             throw .unsafePath(archive: archive, entry: entry,
                               detail: "the symbolic link points outside the folder being zipped (\(text)); replace it with the file or remove it")

@@ -92,10 +92,13 @@ enum S3Listing {
     /// destination inside the entry's folder. A key whose rest would leave that folder (`..`,
     /// a leading `/`, an empty or `.` component) or holds a NUL is refused, naming it.
     static func entry(_ download: Download, key: String, under location: S3Location) -> Result<Download, SyncError> {
-        let relative = String(key.dropFirst(location.key.count))
-        let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
-        guard !relative.isEmpty, !relative.unicodeScalars.contains("\0"),
-              parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else {
+        // On bytes, as the kernel reads the path: a Character-wise split missed a `/` followed
+        // by a combining mark (`../\u{301}x` climbed out), and dropping the prefix by Characters
+        // could take a combining mark after it along.
+        let relative = String(decoding: key.utf8.dropFirst(location.key.utf8.count), as: UTF8.self)
+        let parts = relative.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard !relative.isEmpty, !relative.utf8.contains(0),
+              parts.allSatisfy({ !$0.isEmpty && !$0.elementsEqual([0x2E]) && !$0.elementsEqual([0x2E, 0x2E]) }) else {
             return .failure(.other(message:
                 "\(download.url.written): the object key \"\(key)\" would not stay inside \(download.to) (an empty, '.' or '..' part, or a leading '/'); rename it in the bucket, or name the objects one by one"))
         }

@@ -502,8 +502,10 @@ struct Uploader: Sendable {
     static func target(_ upload: Upload, relative: String, isDirectory: Bool) -> (url: String, display: String) {
         if let s3 = s3Target(upload, relative: relative, isDirectory: isDirectory) { return s3 }
         guard isDirectory else { return (upload.url.expanded, upload.url.written) }
-        let encoded = relative.split(separator: "/").map { component in
-            String(component).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? String(component)
+        // Split on bytes: a file name starting with a combining mark makes `/` part of a
+        // Character, which a Character-wise split kept in the component (sent as %2F).
+        let encoded = SafePath.split(relative).map { component in
+            component.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? component
         }.joined(separator: "/")
         func join(_ base: String) -> String { base.hasSuffix("/") ? base + encoded : base + "/" + encoded }
         return (join(upload.url.expanded), join(upload.url.written))

@@ -75,6 +75,25 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
         }
     }
 
+    /// Names checked as the kernel reads them, on bytes: a `/` followed by a combining mark, or
+    /// after a prepended one (U+0600), is inside one Character, and a Character-wise check saw
+    /// `../\u{301}x` as one harmless component, which `open` climbs out of.
+    @Test(arguments: ["../\u{301}evil", "a/../\u{301}../\u{301}x", "a\\\u{301}..\\x", "/\u{301}abs", "x\u{600}/../../y"])
+    func unsafeNameHiddenInACharacterIsRefused(name: String) throws {
+        let error = try refusal([.file("fine.txt"), .file(name)])
+        #expect(error?.entry == name, "\(String(describing: error))")
+    }
+
+    /// A link whose name climbs back to the top (`x\u{600}/..`, read as one component by
+    /// Characters) pointing far up, then a file written through it: refused at the link.
+    @Test func aLinkNameHiddenInCharactersIsRefused() throws {
+        let name = String(repeating: "x\u{600}/../", count: 3) + "L\u{600}"
+        let error = try refusal([.link(name, to: "../../../outside"), .file("L\u{600}/owned.txt")])
+        #expect(error?.entry == name, "\(String(describing: error))")
+        #expect(!SafePath.linkStaysInside(linkComponents: ["l"], target: "../\u{301}x"))
+        #expect(SafePath.split("a/\u{301}b//c") == ["a", "\u{301}b", "c"])
+    }
+
     @Test func linkOutThenFileThroughIt() throws {
         let error = try refusal([.link("link", to: "../../etc"), .file("link/passwd", "root::0:0")])
         #expect(error?.entry == "link")
