@@ -19,7 +19,22 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     /// was half made is removed.
     case interrupted(path: String)
 
+    /// One line, with control characters written as `\u{1B}`: names come from the archive,
+    /// and one holding an escape sequence or a line break could rewrite the terminal or forge
+    /// a CI log line ("syncr: unpacked ..." over the error).
     public var description: String {
+        let text = words
+        guard text.unicodeScalars.contains(where: Self.isControl) else { return text }
+        var out = ""
+        for s in text.unicodeScalars {
+            if Self.isControl(s) { out += "\\u{" + String(s.value, radix: 16, uppercase: true) + "}" } else { out.unicodeScalars.append(s) }
+        }
+        return out
+    }
+
+    private static func isControl(_ s: Unicode.Scalar) -> Bool { s.value < 0x20 || (0x7F...0x9F).contains(s.value) }
+
+    private var words: String {
         switch self {
         case .corrupt(let archive, let entry, let detail):
             return "\(archive)\(entry.map { ": \($0)" } ?? ""): corrupt archive: \(detail)"

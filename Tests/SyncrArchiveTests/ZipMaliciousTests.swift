@@ -347,3 +347,12 @@ open(sys.argv[1], "wb").write(body + cdh + eocd)
         #expect(scratch.escaped() == [])
     }
 }
+
+/// Names with control characters are refused or unpacked as they are, but never printed raw:
+/// an escape sequence in a name rewrote the terminal line into a fake "unpacked" message.
+@Suite(.timeLimit(.minutes(5))) struct ArchiveErrorTextTests {
+    @Test func controlCharactersInNamesAreShownEscaped() {
+        let error = ArchiveError.unsafePath(archive: "esc.zip", entry: "/\u{1B}[2K\rsyncr: unpacked\n\u{9B}x", detail: "absolute paths are not allowed")
+        #expect(error.description == "esc.zip: /\\u{1B}[2K\\u{D}syncr: unpacked\\u{A}\\u{9B}x: refused: absolute paths are not allowed")
+    }
+}
