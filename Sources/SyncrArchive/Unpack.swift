@@ -35,10 +35,21 @@ public enum Unpack {
         }
     }
 
-    /// The format from the name's extension, else from the first bytes (a release asset is often
-    /// served under a name that says nothing, like `download?id=4`).
+    /// The format the first bytes show where they are unmistakable (zip, gzip), else the one
+    /// the name's extension says (an old tar has no magic), else a tar the bytes show. The bytes
+    /// come first: a zip served as `latest.tar.gz` was read as a tar cut short, and the error
+    /// sent its user looking for a network problem. (A release asset is often served under a
+    /// name that says nothing, like `download?id=4`: then only the bytes tell.)
     static func format(of path: String, name: String) throws(ArchiveError) -> ArchiveFormat {
+        let sniffed = try sniff(path)
+        if let sniffed, sniffed != .tar { return sniffed }
         if let known = ArchiveFormat.fromExtension(name) { return known }
+        if let sniffed { return sniffed }
+        throw .unsupported(archive: name, entry: nil,
+                           detail: "not a zip, tar or tar.gz archive (neither its name nor its first bytes say so)")
+    }
+
+    private static func sniff(_ path: String) throws(ArchiveError) -> ArchiveFormat? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw .io(path: path, errno: errno, detail: "cannot open: \(String(cString: strerror(errno)))")
@@ -46,9 +57,7 @@ public enum Unpack {
         defer { close(fd) }
         var prefix = [UInt8](repeating: 0, count: 512)
         let n = prefix.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        if n > 0, let sniffed = ArchiveFormat.sniff(prefix[0..<n]) { return sniffed }
-        throw .unsupported(archive: name, entry: nil,
-                           detail: "not a zip, tar or tar.gz archive (neither its name nor its first bytes say so)")
+        return n > 0 ? ArchiveFormat.sniff(prefix[0..<n]) : nil
     }
 }
 

@@ -356,3 +356,24 @@ open(sys.argv[1], "wb").write(body + cdh + eocd)
         #expect(error.description == "esc.zip: /\\u{1B}[2K\\u{D}syncr: unpacked\\u{A}\\u{9B}x: refused: absolute paths are not allowed")
     }
 }
+
+/// The bytes say which archive a file is where they are unmistakable; the name only where
+/// they are not (a zip served as `latest.tar.gz` was read as a tar cut short).
+@Suite(.timeLimit(.minutes(5))) struct ArchiveFormatChoiceTests {
+    @Test func aZipNamedTarGzIsUnpackedAsAZip() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("real.zip")
+        try ZipSpec.write([.file("a.txt", "zipped")], to: archive)
+        let summary = try Unpack.extract(archive: archive, name: "latest.tar.gz", into: scratch.staging, stripComponents: 0)
+        #expect(summary.files == 1)
+        #expect(try String(contentsOfFile: scratch.staging + "/a.txt", encoding: .utf8) == "zipped")
+    }
+
+    @Test func whatTheBytesCannotTellTheNameDoes() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("noise.bin")
+        try Data("neither zip nor gzip nor tar".utf8).write(to: URL(fileURLWithPath: archive))
+        #expect(throws: ArchiveError.self) { try Unpack.format(of: archive, name: "x.bin") }
+        #expect(try Unpack.format(of: archive, name: "x.tar") == .tar)
+    }
+}
