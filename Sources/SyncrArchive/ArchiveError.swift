@@ -13,6 +13,11 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     case duplicate(archive: String, entry: String)
     /// A limit (entry count, total size, compression ratio) was exceeded: likely a zip bomb.
     case limit(archive: String, entry: String?, detail: String)
+    /// `strip_components` (`count`) leaves nothing of any entry's path (`entry` is nil; a
+    /// value names one entry, for callers that check entries one by one): the archive is not
+    /// laid out as the caller expects, and an empty folder would pass for success. (Some
+    /// entries dropped while others stay is what `tar --strip-components` does, and is kept.)
+    case stripped(archive: String, entry: String?, count: Int)
     /// A local file operation failed.
     case io(path: String, errno: Int32, detail: String)
     /// The task doing the work was cancelled (Ctrl-C on `syncr zip` or `syncr unzip`); what
@@ -48,6 +53,12 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(archive): \(entry): the archive holds this name twice"
         case .limit(let archive, let entry, let detail):
             return "\(archive)\(entry.map { ": \($0)" } ?? ""): stopped: \(detail)"
+        case .stripped(let archive, let entry?, let count):
+            return "\(archive): \(entry): strip_components \(count) leaves nothing of this file's path, and would drop it: "
+                + "the archive is not laid out as expected; lower strip_components (unpacking it once without it shows the layout)"
+        case .stripped(let archive, nil, let count):
+            return "\(archive): strip_components \(count) leaves nothing of any entry's path: the archive is not laid out as "
+                + "expected; lower strip_components (unpacking it once without it shows the layout)"
         case .io(let path, _, let detail):
             return "\(path): \(detail)"
         case .interrupted(let path):

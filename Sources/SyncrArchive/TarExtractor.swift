@@ -72,8 +72,12 @@ public enum TarExtractor {
         let target = ExtractionTarget(root: staging, archive: archive, limits: options.limits)
         let handler = TarExtractionHandler(target: target, options: options)
         let result = try TarReader.read(file: path, archive: archive, limits: options.limits, handler: handler)
-        target.finish()
         var summary = handler.summary
+        let kept = summary.files + summary.directories + summary.symbolicLinks + summary.hardLinks
+        if kept == 0, options.stripComponents > 0, !summary.skipped.isEmpty {
+            throw .stripped(archive: archive, entry: nil, count: options.stripComponents)
+        }
+        target.finish()
         summary.notes = result.notes
         summary.compressed = result.compressed
         return summary

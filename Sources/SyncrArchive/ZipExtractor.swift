@@ -97,6 +97,9 @@ public enum ZipExtractor {
             }
             summary.entries += 1
         }
+        if summary.entries == 0, summary.skipped > 0 {
+            throw .stripped(archive: archive, entry: nil, count: stripComponents)
+        }
         target.finish()
         // Folder times last: creating entries inside a folder changes its time.
         for (path, time) in folderTimes.reversed() { setTime(path, time) }

@@ -156,7 +156,7 @@ extension SyncError {
         case .io(_, let code, _) where code == ENOSPC || code == EDQUOT || code == EROFS:
             return "; the archive is complete in the cache and \(destination) was left as it was: "
                 + "make room (or make the folder writable) and run again"
-        case .limit:
+        case .limit, .stripped:
             return "; the archive is complete in the cache and \(destination) was left as it was"
         default:
             return ""

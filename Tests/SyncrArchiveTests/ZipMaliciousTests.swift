@@ -377,3 +377,35 @@ open(sys.argv[1], "wb").write(body + cdh + eocd)
         #expect(try Unpack.format(of: archive, name: "x.tar") == .tar)
     }
 }
+
+/// `strip_components` that leaves nothing of any path unpacked an empty folder with exit 0 (it
+/// replaced the old one): an upstream that changed its layout went unnoticed.
+@Suite(.timeLimit(.minutes(5))) struct StripEverythingTests {
+    @Test func aZipStrippedToNothingIsAnError() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("flat.zip")
+        try ZipSpec.write([.file("a.txt"), .folder("d/"), .file("d/b.txt")], to: archive)
+        #expect(throws: ArchiveError.stripped(archive: "flat.zip", entry: nil, count: 2)) {
+            try Unpack.extract(archive: archive, name: "flat.zip", into: scratch.staging, stripComponents: 2)
+        }
+    }
+
+    @Test func aTarStrippedToNothingIsAnError() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("flat.tar.gz")
+        try Python.run(#"""
+import sys, tarfile, io
+with tarfile.open(sys.argv[1], "w:gz") as t:
+    for name in ("a.txt", "d/b.txt"):
+        info = tarfile.TarInfo(name); info.size = 1
+        t.addfile(info, io.BytesIO(b"x"))
+"""#, archive)
+        do {
+            _ = try Unpack.extract(archive: archive, name: "flat.tar.gz", into: scratch.staging, stripComponents: 2)
+            Issue.record("unpacked")
+        } catch {
+            #expect(error == .stripped(archive: "flat.tar.gz", entry: nil, count: 2))
+            #expect(error.description.contains("strip_components 2 leaves nothing of any entry's path"))
+        }
+    }
+}

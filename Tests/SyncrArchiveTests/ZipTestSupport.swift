@@ -185,6 +185,7 @@ extension ArchiveError {
         switch self {
         case .corrupt(_, let entry, _), .unsupported(_, let entry, _), .limit(_, let entry, _): return entry
         case .checksum(_, let entry, _), .unsafePath(_, let entry, _), .duplicate(_, let entry): return entry
+        case .stripped(_, let entry, _): return entry
         case .io, .interrupted: return nil
         }
     }
