@@ -24,11 +24,16 @@ public struct ExtractionLimits: Sendable, Equatable {
     public var maxRatio: Int64?
     /// Entries smaller than this are not held to `maxRatio`.
     public var ratioFloor: Int64
+    /// Bytes of entry names at most, over all entries: every name is kept while unpacking (to
+    /// refuse duplicates, and to set folder modes at the end), and a tar.gz of 28 bytes per
+    /// entry compressed could otherwise make a million names of 4 KiB, gigabytes in memory.
+    public var maxNameBytes: Int
 
     public init(maxEntries: Int = 1_000_000, maxTotalBytes: Int64? = nil,
                 maxTotalBytesSetting: String = "the size limit", maxTotalBytesRaise: String = "raise the size limit",
                 checkFreeSpace: Bool = true,
-                maxRatio: Int64? = nil, ratioFloor: Int64 = 1 << 20) {
+                maxRatio: Int64? = nil, ratioFloor: Int64 = 1 << 20, maxNameBytes: Int = 64 << 20) {
+        self.maxNameBytes = maxNameBytes
         self.maxEntries = maxEntries
         self.maxTotalBytes = maxTotalBytes
         self.maxTotalBytesSetting = maxTotalBytesSetting
@@ -60,6 +65,10 @@ public final class ExtractionTarget {
     /// while Swift's `String` equality would take `café` composed and decomposed for one name
     /// and refuse a valid archive holding both.
     private var seen: Set<[UInt8]> = []
+    private var nameBytes = 0
+    /// The folders made so far: a folder entry repeated (`tar -cf x.tar d d/sub` stores `d/sub`
+    /// twice) is harmless, and GNU tar takes it.
+    private var folders: Set<[UInt8]> = []
     /// Folder modes to apply at the end, so a read-only folder can still be filled first.
     private var folderModes: [(path: String, mode: mode_t)] = []
 
@@ -125,6 +134,10 @@ public final class ExtractionTarget {
             throw .limit(archive: archive, entry: nil, detail: "more than \(limits.maxEntries) entries")
         }
         let key = components.joined(separator: "/")
+        nameBytes += key.utf8.count
+        if nameBytes > limits.maxNameBytes {
+            throw .limit(archive: archive, entry: nil, detail: "the entries' names add up to more than \(Self.text(Int64(limits.maxNameBytes)))")
+        }
         guard seen.insert(Array(key.utf8)).inserted else { throw .duplicate(archive: archive, entry: entry) }
         return key
     }
@@ -156,7 +169,10 @@ public final class ExtractionTarget {
 
     /// A folder entry.
     public func directory(_ components: [String], mode: mode_t, entry: String) throws(ArchiveError) {
+        let name = Array(components.joined(separator: "/").utf8)
+        if folders.contains(name) { return }
         _ = try admit(components, entry: entry)
+        folders.insert(name)
         let path = try parentPath(components, entry: entry)
         var st = stat()
         if lstat(path, &st) == 0 {

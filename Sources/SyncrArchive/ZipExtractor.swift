@@ -59,6 +59,12 @@ public enum ZipExtractor {
         for entry in reader.entries {
             let full: [String]
             do { full = try SafePath.components(entry.name) } catch {
+                // `./`: the archive's own root, which the staging folder is (some writers store
+                // it; the tar reader skips it too).
+                if error == .empty, entry.isDirectory, !SafePath.split(entry.name).isEmpty,
+                   SafePath.split(entry.name).allSatisfy(SafePath.isDot) {
+                    continue
+                }
                 throw .unsafePath(archive: archive, entry: entry.name, detail: error.description)
             }
             guard let components = SafePath.strip(full, max(stripComponents, 0)) else {

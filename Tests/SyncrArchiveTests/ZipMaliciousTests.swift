@@ -409,3 +409,52 @@ with tarfile.open(sys.argv[1], "w:gz") as t:
         }
     }
 }
+
+/// What other tools write and unpack: a zip's `./` entry, a tar's repeated folder entry.
+@Suite(.timeLimit(.minutes(5))) struct ArchiveCompatibilityTests {
+    @Test func aZipsOwnRootEntryIsSkipped() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("dot.zip")
+        try ZipSpec.write([.folder("./"), .file("a.txt", "ok")], to: archive)
+        let summary = try Unpack.extract(archive: archive, name: "dot.zip", into: scratch.staging, stripComponents: 0)
+        #expect(summary.files == 1)
+    }
+
+    @Test func aRepeatedFolderEntryIsTaken() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("dupdir.tar")
+        try Python.run(#"""
+import sys, tarfile, io
+with tarfile.open(sys.argv[1], "w") as t:
+    for name in ("d", "d/sub", "d/sub"):
+        info = tarfile.TarInfo(name); info.type = tarfile.DIRTYPE; info.mode = 0o755; t.addfile(info)
+    info = tarfile.TarInfo("d/sub/f"); info.size = 1; t.addfile(info, io.BytesIO(b"x"))
+"""#, archive)
+        let summary = try Unpack.extract(archive: archive, name: "dupdir.tar", into: scratch.staging, stripComponents: 0)
+        #expect(summary.files == 1)
+        // A file and a folder of one name stay refused.
+        let clash = scratch.input("clash.tar")
+        try Python.run(#"""
+import sys, tarfile, io
+with tarfile.open(sys.argv[1], "w") as t:
+    info = tarfile.TarInfo("d"); info.size = 1; t.addfile(info, io.BytesIO(b"x"))
+    info = tarfile.TarInfo("d"); info.type = tarfile.DIRTYPE; t.addfile(info)
+"""#, clash)
+        let other = try ZipScratch()
+        #expect(throws: ArchiveError.self) {
+            try Unpack.extract(archive: clash, name: "clash.tar", into: other.staging, stripComponents: 0)
+        }
+    }
+
+    /// Names are kept while unpacking: their total is bounded, so memory is too.
+    @Test func theNamesTotalIsLimited() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("names.zip")
+        try ZipSpec.write((0..<20).map { .file(String(repeating: "n", count: 100) + "\($0)") }, to: archive)
+        var limits = ExtractionLimits()
+        limits.maxNameBytes = 1000
+        #expect(throws: ArchiveError.self) {
+            try Unpack.extract(archive: archive, name: "names.zip", into: scratch.staging, stripComponents: 0, limits: limits)
+        }
+    }
+}
