@@ -86,7 +86,14 @@ struct ZipSourceScanner {
                 throw .unsupported(archive: archive, entry: String(decoding: prefix, as: UTF8.self) + raw,
                                    detail: "the name is not valid UTF-8 (zip names are stored as UTF-8); rename it")
             }
-            if name != "." { children.append(name) }
+            if name != "." {
+                // What the reader refuses, the writer does not store: the round trip holds.
+                if bytes.contains(UInt8(ascii: "\\")) {
+                    throw .unsupported(archive: archive, entry: String(decoding: prefix, as: UTF8.self) + name,
+                                       detail: "a backslash in the name, which unzip tools on Windows take for a folder separator and syncr refuses when unpacking; rename it")
+                }
+                children.append(name)
+            }
         }
         for child in children {
             let full = path + "/" + child

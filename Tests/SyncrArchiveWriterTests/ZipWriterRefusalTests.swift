@@ -30,6 +30,22 @@ import Testing
         #expect(summary.symbolicLinks == 1)
     }
 
+    /// What syncr refuses when unpacking it does not write: a link out hidden in a Character
+    /// (`../\u{301}x`), a backslash in a name.
+    @Test func aLinkOutHiddenInACharacterAndABackslashAreRefused() throws {
+        let scratch = try Scratch("hidden")
+        try scratch.write("tree/a.txt", Data("a".utf8))
+        try FileManager.default.createSymbolicLink(atPath: scratch.path + "/tree/l", withDestinationPath: "../\u{301}outside")
+        #expect(throws: ArchiveError.self) { try ZipWriter.write(directory: scratch.path + "/tree", to: scratch.path + "/out.zip") }
+        try FileManager.default.removeItem(atPath: scratch.path + "/tree/l")
+        try scratch.write("tree/back\\slash.txt", Data("b".utf8))
+        #expect {
+            try ZipWriter.write(directory: scratch.path + "/tree", to: scratch.path + "/out.zip")
+        } throws: { error in
+            "\(error)".contains("back\\slash.txt: a backslash in the name")
+        }
+    }
+
     @Test func fifoIsRefusedByName() throws {
         let scratch = try Scratch("fifo")
         try scratch.write("tree/a.txt", Data("a".utf8))
