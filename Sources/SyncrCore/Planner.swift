@@ -187,7 +187,8 @@ public enum Planner {
             return Decision(action: .skip, offset: 0, bytes: 0, reason: "up to date (unpacked; \(how))")
         }
         let why = !vouched ? "the archive was not checked against the \(checksums[0].algorithm) pinned for it"
-            : local.tree == nil ? "the folder is missing" : "the folder was changed since it was unpacked"
+            : local.tree == nil ? "the folder is missing"
+            : "the folder was changed since it was unpacked: it is replaced as a whole, and what was added to it or changed there goes"
         if let total = state.size, local.dataSize == total {
             return Decision(action: .resume, offset: total, bytes: 0, reason: "\(why); unpacking again from the cache")
         }

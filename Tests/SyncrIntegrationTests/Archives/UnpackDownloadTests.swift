@@ -56,7 +56,7 @@ struct UnpackDownloadTests {
         let item = try #require(items(try jsonObject(changed.stdout)).first)
         #expect(item["action"] as? String == "resume")
         #expect(item["bytes"] as? Int == 0)
-        #expect(item["reason"] as? String == "the folder was changed since it was unpacked; unpacking again from the cache", "\(item)")
+        #expect(item["reason"] as? String == "the folder was changed since it was unpacked: it is replaced as a whole, and what was added to it or changed there goes; unpacking again from the cache", "\(item)")
         let table = try await project.run(["plan"])
         #expect(table.stdout.contains("resume   vendor/tool") && !table.stdout.contains("from byte"), "\(table.stdout)")
         let before = try await nginx.settledAccessLog().filter { $0.method == "GET" }.count
