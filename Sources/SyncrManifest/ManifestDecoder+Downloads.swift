@@ -8,6 +8,9 @@ extension ManifestDecoder {
             /// A folder some destination lies under (the first entry that needs it), not a
             /// destination itself.
             var isFolder: Bool
+            /// A destination that is a folder written as a whole (unpacked, or mirrored from
+            /// an `s3://` prefix).
+            var wholeFolder = false
         }
         /// Every destination, and every folder a destination lies under: one table, so that a
         /// path is hashed once whatever it turns out to be.
@@ -130,7 +133,7 @@ extension ManifestDecoder {
             destination = self.destination(to.text, at: to.mark, path: path + ".to",
                                            allowOutside: allowOutside, folder: unzip || prefix)
             if let d = destination {
-                if !claim(d, written: to.text, at: to.mark, index: index, in: &destinations) {
+                if !claim(d, written: to.text, at: to.mark, index: index, wholeFolder: unzip || prefix, in: &destinations) {
                     ok = false
                 }
             } else {
@@ -285,7 +288,7 @@ extension ManifestDecoder {
 
     /// Records `destination` for entry `index`, reporting a clash with an earlier entry.
     mutating func claim(_ destination: String, written: String, at mark: YAMLMark, index: Int,
-                        in destinations: inout DestinationIndex) -> Bool
+                        wholeFolder: Bool = false, in destinations: inout DestinationIndex) -> Bool
     {
         func refuse(_ message: String) -> Bool {
             report("downloads[\(index)].to", at: mark, message)
@@ -299,6 +302,9 @@ extension ManifestDecoder {
             if !claimed.utf8.elementsEqual(destination.utf8) {
                 return refuse("\(Self.quoted(written)) differs from the to: of downloads[\(first.index)] (line \(first.line)) only in how its accented characters are composed (NFC or NFD); write both the same way, or give one another name")
             }
+            if first.isFolder, wholeFolder {
+                return refuse("\(Self.quoted(written)) holds what downloads[\(first.index)] (line \(first.line)) writes, and this entry writes the folder as a whole (unpacked or mirrored), which would replace it; give one of them another place")
+            }
             return refuse(first.isFolder
                 ? "\(Self.quoted(written)) is a folder that downloads[\(first.index)] (line \(first.line)) writes into; a path cannot be both a file and a folder"
                 : "same destination as downloads[\(first.index)] (line \(first.line))")
@@ -310,12 +316,16 @@ extension ManifestDecoder {
                 // A folder already claimed had its ancestors checked then, and no file can be
                 // claimed where a folder is: the rest of the way up is known.
                 if first.isFolder { break }
+                if first.wholeFolder {
+                    return refuse("\(Self.quoted(written)) is inside the folder that downloads[\(first.index)] (line \(first.line)) writes as a whole (unpacked or mirrored), which would replace it; write it somewhere else")
+                }
                 return refuse("\(Self.quoted(written)) needs a folder where downloads[\(first.index)] (line \(first.line)) writes a file; a path cannot be both a file and a folder")
             }
             ancestors.append(folder)
             folder = LexicalPath.parent(of: folder)
         }
-        destinations.claims[destination] = DestinationIndex.Claim(index: index, line: mark.line, isFolder: false)
+        destinations.claims[destination] = DestinationIndex.Claim(index: index, line: mark.line, isFolder: false,
+                                                                  wholeFolder: wholeFolder)
         for a in ancestors {
             destinations.claims[a] = DestinationIndex.Claim(index: index, line: mark.line, isFolder: true)
         }

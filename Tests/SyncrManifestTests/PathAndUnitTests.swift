@@ -275,3 +275,24 @@ import Testing
         #expect(text.contains("downloads[0].sha256: expected 64 hex digits; drop the 'sha256:' in front"), "\(text)")
     }
 }
+
+/// A file inside a folder another entry unpacks: said as such, in either order (it said the
+/// unpacked folder "writes a file").
+@Suite(.timeLimit(.minutes(5))) struct WholeFolderClaimTests {
+    @Test func aFileInsideAnUnpackedFolderIsRefusedSayingSo() {
+        let unpackFirst = errors("""
+            version: 1
+            downloads:
+              - { url: "https://h/a.zip", to: vendor/app, unzip: true }
+              - { url: "https://h/x.zip", to: vendor/app/extra.zip }
+            """)
+        #expect(unpackFirst.contains("\"vendor/app/extra.zip\" is inside the folder that downloads[0] (line 3) writes as a whole"), "\(unpackFirst)")
+        let fileFirst = errors("""
+            version: 1
+            downloads:
+              - { url: "https://h/x.zip", to: vendor/app/extra.zip }
+              - { url: "https://h/a.zip", to: vendor/app, unzip: true }
+            """)
+        #expect(fileFirst.contains("\"vendor/app\" holds what downloads[0] (line 3) writes, and this entry writes the folder as a whole"), "\(fileFirst)")
+    }
+}
