@@ -127,6 +127,17 @@ public final class ExtractionTarget {
         return "\(bytes) bytes (\(tenths / 10).\(tenths % 10) \(units[unit]))"
     }
 
+    /// Why creating `path` for `entry` failed. A path too long for the system names the entry
+    /// and what to do (the full path, staging folder and all, was 4 KiB of message); other
+    /// errors stay `.io`, which callers tell a full disk by.
+    private func creationFailure(_ path: String, entry: String, errno code: Int32, doing: String) -> ArchiveError {
+        guard code == ENAMETOOLONG else {
+            return .io(path: path, errno: code, detail: "\(doing): \(String(cString: strerror(code)))")
+        }
+        return .unsupported(archive: archive, entry: entry,
+                            detail: "the path is longer than this system allows for one file (\(PATH_MAX) bytes, with the destination folder's path); unpack into a folder with a shorter path, or set strip_components")
+    }
+
     /// Counts an entry against the limits and refuses a name seen before.
     private func admit(_ components: [String], entry: String) throws(ArchiveError) -> String {
         entries += 1
@@ -161,7 +172,7 @@ public final class ExtractionTarget {
                 }
             }
             if mkdir(path, 0o755) != 0 && errno != EEXIST {
-                throw .io(path: path, errno: errno, detail: "cannot create the folder: \(String(cString: strerror(errno)))")
+                throw creationFailure(path, entry: entry, errno: errno, doing: "cannot create the folder")
             }
         }
         return root + "/" + components.joined(separator: "/")
@@ -180,7 +191,7 @@ public final class ExtractionTarget {
                 throw .unsafePath(archive: archive, entry: entry, detail: "a non-folder already stands at this name")
             }
         } else if mkdir(path, 0o755) != 0 {
-            throw .io(path: path, errno: errno, detail: "cannot create the folder: \(String(cString: strerror(errno)))")
+            throw creationFailure(path, entry: entry, errno: errno, doing: "cannot create the folder")
         }
         folderModes.append((path, Self.safeMode(mode, folder: true)))
     }
@@ -194,7 +205,7 @@ public final class ExtractionTarget {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             if errno == EEXIST { throw .duplicate(archive: archive, entry: entry) }
-            throw .io(path: path, errno: errno, detail: "cannot create: \(String(cString: strerror(errno)))")
+            throw creationFailure(path, entry: entry, errno: errno, doing: "cannot create")
         }
         return EntryWriter(target: self, fd: fd, path: path, entry: entry,
                            mode: Self.safeMode(mode, folder: false), compressedSize: compressedSize)
@@ -209,7 +220,7 @@ public final class ExtractionTarget {
         let path = try parentPath(components, entry: entry)
         if Glibc.symlink(target, path) != 0 {
             if errno == EEXIST { throw .duplicate(archive: archive, entry: entry) }
-            throw .io(path: path, errno: errno, detail: "cannot create the link: \(String(cString: strerror(errno)))")
+            throw creationFailure(path, entry: entry, errno: errno, doing: "cannot create the link")
         }
     }
 
@@ -225,7 +236,7 @@ public final class ExtractionTarget {
         }
         let path = try parentPath(components, entry: entry)
         if link(source, path) != 0 {
-            throw .io(path: path, errno: errno, detail: "cannot create the link: \(String(cString: strerror(errno)))")
+            throw creationFailure(path, entry: entry, errno: errno, doing: "cannot create the link")
         }
     }
 

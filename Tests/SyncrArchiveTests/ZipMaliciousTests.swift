@@ -458,3 +458,21 @@ with tarfile.open(sys.argv[1], "w") as t:
         }
     }
 }
+
+/// A legal path too long for the system (with the destination's path) names the entry and what
+/// to do: it named syncr's staging folder in 4 KiB of path.
+@Suite(.timeLimit(.minutes(5))) struct LongPathTests {
+    @Test func aPathTooLongForTheSystemNamesTheEntry() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("deep.zip")
+        let name = String(repeating: String(repeating: "d", count: 200) + "/", count: 22) + "f.txt"
+        try ZipSpec.write([.file(name)], to: archive)
+        do {
+            _ = try Unpack.extract(archive: archive, name: "deep.zip", into: scratch.staging, stripComponents: 0)
+            Issue.record("unpacked")
+        } catch {
+            #expect(error.entry == name)
+            #expect(error.description.contains("the path is longer than this system allows"), "\(error.description.prefix(300))")
+        }
+    }
+}

@@ -254,7 +254,7 @@ struct CLITests {
         #expect(r.status == 65)
         #expect(r.stdout.isEmpty)
         #expect(r.stderr == """
-            bad.yml:3:10: error: downloads[0].url: expected an http(s) URL, found "ftp://example.com/x"
+            bad.yml:3:10: error: downloads[0].url: expected an http(s) URL, found "ftp://example.com/x": its scheme is not http, https or s3 (the only ones syncr speaks)
               - url: ftp://example.com/x
                      ^
 
