@@ -122,6 +122,17 @@ public final class ZipReader {
 
     // MARK: - End records and central directory
 
+    /// Whether the central directory's first header is `lead` bytes past where the end record
+    /// says it starts (and not there): an archive with something in front of it.
+    private static func isShifted(_ offset: UInt64, by lead: UInt64, _ fill: (UnsafeMutableRawBufferPointer, UInt64) -> Bool) -> Bool {
+        let signature: [UInt8] = [0x50, 0x4B, 0x01, 0x02]
+        func bytes(at position: UInt64) -> [UInt8]? {
+            var out = [UInt8](repeating: 0, count: 4)
+            return out.withUnsafeMutableBytes { fill($0, position) } ? out : nil
+        }
+        return bytes(at: offset) != signature && bytes(at: offset + lead) == signature
+    }
+
     private func readCentralDirectory() throws(ArchiveError) {
         let eocdSize = ZipEndOfCentralDirectory.size
         guard fileSize >= UInt64(eocdSize) else {
@@ -202,6 +213,14 @@ public final class ZipReader {
                 ? " (the end record's fields are saturated but there is no ZIP64 locator)" : ""
             throw .corrupt(archive: archive, entry: nil,
                            detail: "the central directory (offset \(cdOffset), \(cdSize) bytes) does not end before the end record at offset \(endOfCentralDirectoryArea)\(hint); the archive is truncated or damaged")
+        }
+        // The central directory ends where the end record starts. When it ends earlier by
+        // exactly the bytes of something in front (a self-extracting stub, a script header),
+        // every offset in the archive is off by as much: say that, not what it breaks first.
+        if !isZip64, cdEnd < endOfCentralDirectoryArea, cdSize >= 4, Self.isShifted(cdOffset, by: endOfCentralDirectoryArea - cdEnd, fill) {
+            let lead = endOfCentralDirectoryArea - cdEnd
+            throw .unsupported(archive: archive, entry: nil,
+                               detail: "\(lead) bytes come before the zip archive itself (a self-extracting stub or a script header?); syncr unpacks only a plain zip: remove them (zip -J does) or fetch the plain archive")
         }
         centralDirectoryOffset = cdOffset
         if totalEntries > UInt64(maxEntries) {

@@ -476,3 +476,21 @@ with tarfile.open(sys.argv[1], "w") as t:
         }
     }
 }
+
+/// A zip with bytes in front (a self-extracting stub, `cat stub.sh a.zip`): said as such, not
+/// as a central directory header that runs past its end.
+@Suite(.timeLimit(.minutes(5))) struct PrependedZipTests {
+    @Test func bytesBeforeTheArchiveAreNamed() throws {
+        let scratch = try ZipScratch()
+        let plain = scratch.input("plain.zip")
+        try ZipSpec.write([.file("a.txt", "ok"), .file("b.txt", "ok")], to: plain)
+        let sfx = scratch.input("sfx.zip")
+        try (Data("#!/bin/sh\nexit 0\n".utf8) + Data(contentsOf: URL(fileURLWithPath: plain))).write(to: URL(fileURLWithPath: sfx))
+        do {
+            _ = try Unpack.extract(archive: sfx, name: "sfx.zip", into: scratch.staging, stripComponents: 0)
+            Issue.record("unpacked")
+        } catch {
+            #expect(error.description.contains("17 bytes come before the zip archive itself"), "\(error)")
+        }
+    }
+}
