@@ -43,6 +43,8 @@ public struct TarExtractionSummary: Sendable, Equatable {
     /// Names of the entries left out: removed by `stripComponents`, the archive's own root
     /// (`./`), and device files or FIFOs when `specialFiles` is `.skip`.
     public var skipped: [String] = []
+    /// The files and links `stripComponents` left out (not folders): the first few, and how many.
+    public var droppedFiles = DroppedFiles()
     /// Notes from the reader (ignored pax keywords, a missing second zero block).
     public var notes: [String] = []
     /// The archive was gzip-compressed.
@@ -123,6 +125,7 @@ final class TarExtractionHandler: TarEntryHandler {
         summary.entries += 1
         guard let components = try destination(entry.name, entry: entry.name) else {
             summary.skipped.append(entry.name)
+            if entry.kind != .directory, options.stripComponents > 0 { summary.droppedFiles.add(entry.name) }
             return
         }
         switch entry.kind {

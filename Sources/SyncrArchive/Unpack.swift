@@ -7,11 +7,39 @@ public struct UnpackSummary: Sendable, Equatable {
     public var entries: Int
     public var files: Int
     public var bytes: Int64
+    /// What the caller should pass on to its user, though nothing failed: files that
+    /// `strip_components` left out, and the tar reader's notes (data after the archive's end
+    /// ignored, a gzip checksum not checked).
+    public var notes: [String]
 
-    public init(entries: Int, files: Int, bytes: Int64) {
+    public init(entries: Int, files: Int, bytes: Int64, notes: [String] = []) {
         self.entries = entries
         self.files = files
         self.bytes = bytes
+        self.notes = notes
+    }
+}
+
+/// The files (and links) `strip_components` left out of an unpack, as `tar --strip-components`
+/// does: a release whose layout changed from `tool-1.2/...` to flat would otherwise lose them
+/// without a word. Keeps the first few names and the count.
+public struct DroppedFiles: Sendable, Equatable {
+    public private(set) var count = 0
+    public private(set) var first: [String] = []
+
+    public init() {}
+
+    mutating func add(_ name: String) {
+        count += 1
+        if first.count < 5 { first.append(name) }
+    }
+
+    /// The note for a user, nil when nothing was dropped.
+    func note(strip: Int) -> String? {
+        guard count > 0 else { return nil }
+        let more = count > first.count ? " and \(count - first.count) more" : ""
+        return "strip_components \(strip) left out \(count) file\(count == 1 ? "" : "s") with no more path than that: "
+            + first.joined(separator: ", ") + more
     }
 }
 
@@ -31,7 +59,8 @@ public enum Unpack {
             let summary = try TarExtractor.extract(archive: path, into: staging,
                                                    options: TarExtractionOptions(stripComponents: stripComponents,
                                                                                  limits: limits, archiveName: name))
-            return UnpackSummary(entries: summary.entries, files: summary.files, bytes: summary.bytes)
+            let notes = [summary.droppedFiles.note(strip: stripComponents)].compactMap { $0 } + summary.notes
+            return UnpackSummary(entries: summary.entries, files: summary.files, bytes: summary.bytes, notes: notes)
         }
     }
 
@@ -66,6 +95,7 @@ extension Unpack {
                       limits: ExtractionLimits) throws(ArchiveError) -> UnpackSummary {
         let summary = try ZipExtractor.extract(archiveAt: path, into: staging, archiveName: name,
                                                stripComponents: stripComponents, limits: limits)
-        return UnpackSummary(entries: summary.entries, files: summary.files, bytes: summary.bytes)
+        return UnpackSummary(entries: summary.entries, files: summary.files, bytes: summary.bytes,
+                             notes: [summary.droppedFiles.note(strip: stripComponents)].compactMap { $0 })
     }
 }

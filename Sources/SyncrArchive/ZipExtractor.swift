@@ -11,6 +11,8 @@ public struct ZipExtractionSummary: Sendable, Equatable {
     public var symlinks = 0
     /// Entries left out because `stripComponents` removed their whole name.
     public var skipped = 0
+    /// The files and links among them (not folders), the first few by name, and how many.
+    public var droppedFiles = DroppedFiles()
     /// Bytes written to files.
     public var bytes: Int64 = 0
 
@@ -69,6 +71,7 @@ public enum ZipExtractor {
             }
             guard let components = SafePath.strip(full, max(stripComponents, 0)) else {
                 summary.skipped += 1
+                if !entry.isDirectory { summary.droppedFiles.add(entry.name) }
                 continue
             }
             // Refuse what cannot be read before anything is created for the entry.

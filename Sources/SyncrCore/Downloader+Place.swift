@@ -12,7 +12,9 @@ import SyncrManifest
 extension Downloader {
     /// Puts the verified cache file in place: unpacked into a folder for `unzip:` entries,
     /// renamed onto the destination otherwise. `fingerprint` is the cache file's, as settled.
-    func place(dataPath: String, size: Int64, fingerprint: FileFingerprint?, recorder: EntryRecorder) async throws {
+    /// - Returns: what an unpack had to say (`EntryNote.unpacked`), nil for a file.
+    @discardableResult
+    func place(dataPath: String, size: Int64, fingerprint: FileFingerprint?, recorder: EntryRecorder) async throws -> EntryNote? {
         let digests = Dictionary(uniqueKeysWithValues: download.checksums.map { ($0.algorithm, $0.hex) })
         let finish: @Sendable (inout EntryState) -> Void = {
             $0.size = size
@@ -20,10 +22,11 @@ extension Downloader {
             $0.verified = digests
         }
         if download.unzip {
-            try await unpack(dataPath: dataPath, recorder: recorder, finish: finish)
-        } else {
-            try await promote(dataPath: dataPath, fingerprint: fingerprint, recorder: recorder, finish: finish)
+            let notes = try await unpack(dataPath: dataPath, recorder: recorder, finish: finish)
+            return notes.isEmpty ? nil : .unpacked(notes: notes)
         }
+        try await promote(dataPath: dataPath, fingerprint: fingerprint, recorder: recorder, finish: finish)
+        return nil
     }
 
     /// Unpacks the finished archive into a staging folder beside the destination, and swaps it in
@@ -31,7 +34,7 @@ extension Downloader {
     /// was. The archive stays in the cache, so a folder changed later is unpacked again without
     /// a download.
     func unpack(dataPath: String, recorder: EntryRecorder,
-                        finish: @Sendable (inout EntryState) -> Void) async throws {
+                        finish: @Sendable (inout EntryState) -> Void) async throws -> [String] {
         let destination = download.destination
         // Unpacking stopped by a full or read-only disk: the verified archive is recorded as
         // complete, so the next run unpacks it again from the cache instead of downloading it.
@@ -62,8 +65,9 @@ extension Downloader {
         let name = Self.archiveName(download.url.written)
         let strip = download.stripComponents
         let limits = ExtractionLimits.forDownload(download)
+        let summary: UnpackSummary
         do {
-            _ = try await BlockingIO.run {
+            summary = try await BlockingIO.run {
                 try Unpack.extract(archive: dataPath, name: name, into: staging, stripComponents: strip, limits: limits)
             }
         } catch let error as ArchiveError {
@@ -104,6 +108,7 @@ extension Downloader {
             $0.destinationTree = tree
         }
         folders.add(parent)
+        return summary.notes
     }
 
     /// The last path component of a URL (without query or fragment): what the archive's format

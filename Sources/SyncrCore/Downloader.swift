@@ -213,7 +213,9 @@ struct Downloader: Sendable {
         let (size, fingerprint) = try await settle(file, offset: fs.offset)
         try await verify(dataPath: file.path)
         await file.recorder.remember(0..<size, head: nil)
-        try await place(dataPath: file.path, size: size, fingerprint: fingerprint, recorder: file.recorder)
+        if let said = try await place(dataPath: file.path, size: size, fingerprint: fingerprint, recorder: file.recorder) {
+            note(fs, said)
+        }
         return size
     }
 

@@ -25,6 +25,9 @@ public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
     /// Links in an upload's folder that were not sent, since they lead to a folder or to
     /// nothing (a link to a file is sent as that file): their paths in the folder.
     case linksNotSent([String])
+    /// The archive was unpacked, with things worth knowing (`UnpackSummary.notes`): files that
+    /// `strip_components` left out, data after the end of a tar that was ignored.
+    case unpacked(notes: [String])
 
     /// The operator's line.
     public var description: String {
@@ -50,6 +53,8 @@ public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
         case .resumePastTheEnd:
             return "the server answered the resume request with 416 Range Not Satisfiable (the file is shorter than the "
                 + "cached bytes); restarted from byte 0"
+        case .unpacked(let notes):
+            return "unpacked, but " + notes.joined(separator: "; ")
         }
     }
 
@@ -58,6 +63,7 @@ public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .noValidatorToResume, .rangeIgnored, .noValidatorForTheRest, .resumePastTheEnd: return self
         case .linksNotSent(let paths): return .linksNotSent(paths.map(redactor.scrub))
+        case .unpacked(let notes): return .unpacked(notes: notes.map(redactor.scrub))
         case .multipartResumed(let target, let parts): return .multipartResumed(target: redactor.scrub(target), parts: parts)
         case .resumeDidNotFit(let detail): return .resumeDidNotFit(detail: redactor.scrub(detail))
         case .fellBackToOneStream(let detail): return .fellBackToOneStream(detail: detail.map(redactor.scrub))

@@ -12,6 +12,8 @@ enum ArchiveCommand {
                 Output.err("syncr: unpacked \(summary.entries) entries (\(summary.files) files, "
                     + "\(ByteSize.format(summary.bytes))) into \(options.destination)")
             }
+            // Said even with --quiet, like a warning: a file left out is worth a line.
+            for note in summary.notes { Output.err("syncr: note: \(Rendering.printable(note))") }
             return ExitCode.success
         } catch {
             Output.err("syncr: error: \(error.description)")

@@ -30,6 +30,25 @@ struct UnpackDownloadTests {
         return result
     }
 
+    /// A file `strip_components` leaves out (as tar does) is said, in the log and the report:
+    /// a release whose layout went flat lost its files without a word.
+    @Test func filesLeftOutByStripComponentsAreSaid() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        _ = try makeRelease(www, seed: 71)
+        try "top".write(to: www.url.appendingPathComponent("NOTES.txt"), atomically: true, encoding: .utf8)
+        let pack = try await runProcess(executable: "tar", arguments: ["czf", "tool.tar.gz", "NOTES.txt", "release"], cwd: www.url)
+        try #require(pack.exitCode == 0)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/tool.tar.gz")), to: vendor/tool, unzip: true, strip_components: 1 }"])
+        let r = try await project.run(["apply", "--report", "r.json"])
+        #expect(r.exitCode == 0, "\(r.stderr)")
+        let said = "unpacked, but strip_components 1 left out 1 file with no more path than that: NOTES.txt"
+        #expect(r.stderr.contains(said), "\(r.stderr)")
+        #expect(try String(contentsOf: project.file("r.json"), encoding: .utf8).contains(said))
+    }
+
     @Test func aTarballIsUnpackedSkippedRestoredAndReplaced() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         let release = try makeRelease(www, seed: 70)
