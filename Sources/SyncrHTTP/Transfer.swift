@@ -329,7 +329,19 @@ final class Transfer: @unchecked Sendable {
             return .success(response(stopped: false))
         }
         guard code == CURLE_OK else { return .failure(error(for: code)) }
+        if let cut = bodyCutShort() { return .failure(cut) }
         return .success(response(stopped: false))
+    }
+
+    /// A success answered before the request's body was sent whole (a server that replies as
+    /// soon as it has the headers, a proxy that gives up on the body): the server cannot have
+    /// taken the upload, whatever its status says, and it must not be recorded as sent.
+    private func bodyCutShort() -> TransferError? {
+        guard let body, let status = head?.status, (200..<300).contains(status) else { return nil }
+        let sent = uploadedBytes
+        guard sent < body.length else { return nil }
+        return .invalidResponse(url: request.displayURL,
+                                message: "the server answered HTTP \(status) after \(sent) of the body's \(body.length) bytes, so it cannot have taken the upload; nothing was recorded as sent")
     }
 
     private func response(stopped: Bool) -> HTTPResponse {

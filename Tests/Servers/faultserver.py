@@ -75,6 +75,10 @@ Options (combinable; evaluated in this order per request):
       Close the connection after reading `drop_body_after` bytes of a PUT or POST body
       (0 = right after the headers), for the first `drop_times` uploads (default: every
       upload); nothing is stored.
+  answer_before_body: int
+      Answer a PUT or POST with this status (e.g. 200) as soon as its headers are read,
+      without reading the body, and close the connection: a server that replies early,
+      which has not taken the upload whatever its status says. Nothing is stored.
   stall_body_after: int, stall_seconds: float, stall_times: int
       Stop reading a PUT or POST body after `stall_body_after` bytes for `stall_seconds`
       (default: until /_control/release for the path), then read on.
@@ -107,6 +111,7 @@ KNOWN_OPTIONS = {
     "stall_after": int, "stall_seconds": (int, float), "stall_times": int,
     "rate": int,
     "drop_body_after": int, "stall_body_after": int,
+    "answer_before_body": int,
 }
 
 STATUS_ON = ("all", "get", "head", "put", "post")
@@ -638,6 +643,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with STATE.lock:
             stats.content_lengths.append(length)
 
+        if "answer_before_body" in b:
+            self.close_connection = True
+            self.send_simple(b["answer_before_body"], "ok\n", {"Connection": "close"})
+            return
         injected = self.expect_status
         if injected is not None:
             # Answered instead of 100 Continue: the body was never asked for.

@@ -60,6 +60,9 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
     /// Stop reading a PUT or POST body after this many bytes (for `stallSeconds`, or until
     /// `release(path:)`; with `stallTimes`: only the first N uploads).
     var stallBodyAfter: Int? = nil
+    /// Answer a PUT or POST with this status as soon as its headers are read, without reading
+    /// the body, and close: a server that replies early (it has not taken the upload).
+    var answerBeforeBody: Int? = nil
 
     enum CodingKeys: String, CodingKey {
         case status, rate
@@ -72,6 +75,7 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
         case dropTimes = "drop_times", dropRST = "drop_rst", stallAfter = "stall_after"
         case stallSeconds = "stall_seconds", stallTimes = "stall_times"
         case dropBodyAfter = "drop_body_after", stallBodyAfter = "stall_body_after"
+        case answerBeforeBody = "answer_before_body"
     }
 }
 

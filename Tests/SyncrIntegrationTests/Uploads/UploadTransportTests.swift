@@ -218,6 +218,29 @@ struct UploadTransportTests {
         #expect(try await server.uploads().isEmpty, "a cut-off upload is never stored")
     }
 
+    /// A server that answers 200 before it read the body has not taken the upload: it must not
+    /// pass for sent (it was recorded as sent, and every later plan skipped it).
+    @Test(arguments: ["PUT", "POST"])
+    func aSuccessAnsweredBeforeTheBodyIsAFailure(method: String) async throws {
+        let dir = try TemporaryDirectory(prefix: "upload")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        let big = try makeFile(path: dir.appending("big.bin"), size: 24 << 20, seed: 13)
+        try await server.behave(path: "/early", FaultBehaviour(answerBeforeBody: 200))
+        let body: RequestBody = method == "PUT" ? .file(path: big.path)
+            : .multipart(MultipartForm(parts: [try .file(name: "f", path: big.path)]))
+        let outcome = await withEngine { await upload($0, body, to: server.url("/early")) }
+        switch outcome.result {
+        case .failure(.invalidResponse(_, let message)):
+            #expect(message.contains("so it cannot have taken the upload"), "\(message)")
+        case .failure(.connection):
+            break  // the reset reached curl before the answer: a failure too
+        default:
+            Issue.record("expected a failure, got \(outcome.result)")
+        }
+        #expect(try await server.uploads().isEmpty)
+    }
+
     @Test(arguments: ["PUT", "POST"])
     func refusedConnectionFailsBeforeSending(method: String) async throws {
         let dir = try TemporaryDirectory(prefix: "upload")
