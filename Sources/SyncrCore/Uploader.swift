@@ -507,8 +507,21 @@ struct Uploader: Sendable {
         let encoded = SafePath.split(relative).map { component in
             component.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? component
         }.joined(separator: "/")
-        func join(_ base: String) -> String { base.hasSuffix("/") ? base + encoded : base + "/" + encoded }
-        return (join(upload.url.expanded), join(upload.url.written))
+        return (join(upload.url.expanded, encoded), join(upload.url.written, encoded))
+    }
+
+    /// `base` with `relative` joined to its path: before its query (`?token=` of an upload
+    /// endpoint, which every file's request keeps), with its fragment dropped (never sent).
+    /// Appended to the whole URL, every file of a folder went to one URL with a query that
+    /// ended in its name, each replacing the last.
+    static func join(_ base: String, _ relative: String) -> String {
+        let end = base.firstIndex { $0 == "?" || $0 == "#" } ?? base.endIndex
+        let path = base[..<end]
+        var query = ""
+        if end < base.endIndex, base[end] == "?" {
+            query = String(base[end...].prefix { $0 != "#" })
+        }
+        return (path.hasSuffix("/") ? path + relative : path + "/" + relative) + query
     }
 }
 

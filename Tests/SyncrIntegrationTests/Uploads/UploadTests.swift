@@ -76,6 +76,32 @@ struct UploadTests {
         #expect(try await project.run(["plan", "--detailed-exitcode"]).exitCode == 0)
     }
 
+    /// A folder's `to:` with a query (an upload endpoint's `?token=`): each file's path goes
+    /// before the query, which every request keeps. Appended after it, every file went to one
+    /// URL, each replacing the last, and every later plan wanted to send them again.
+    @Test func putAFolderToAURLWithAQueryKeepsTheQuery() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        let site = project.file("site")
+        try FileManager.default.createDirectory(at: site.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try makeFile(path: site.appendingPathComponent("a.txt"), size: 100, seed: 58)
+        try makeFile(path: site.appendingPathComponent("sub/b.txt"), size: 200, seed: 59)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: site/, to: "\(nginx.url("/upload/q?token=abc12345#frag"))", method: put }
+            """)
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        for name in ["a.txt", "sub/b.txt"] {
+            let arrived = nginx.uploadDirectory.appendingPathComponent("q/" + name)
+            #expect(try await sha256(file: arrived) == (try await sha256(file: site.appendingPathComponent(name))), "\(name)")
+        }
+        #expect(try await project.run(["plan", "--detailed-exitcode"]).exitCode == 0)
+    }
+
     /// Links in a folder sent file by file: one to a file is sent as the file; one to a folder,
     /// or to nothing, cannot be, and plan and apply say so, naming them (they were left out
     /// without a word).
