@@ -30,11 +30,18 @@ public enum ShardEnvironment {
     /// - Throws: `ShardEnvironmentError` when no engine's variables are set, when a set is
     ///   incomplete or not numbers, or when two engines disagree.
     public static func resolve(_ environment: [String: String]) throws(ShardEnvironmentError) -> (Shard, String) {
+        // An engine's 1/1 is what it says of every job that is not split (GitLab sets
+        // CI_NODE_TOTAL=1 alone, CircleCI 0 and 1): it stands only where nothing else speaks.
         var found: [(Shard, String)] = []
+        var whole: [(Shard, String)] = []
         for source in sources {
             let index = environment[source.index].flatMap { $0.isEmpty ? nil : $0 }
             let total = environment[source.total].flatMap { $0.isEmpty ? nil : $0 }
             if index == nil && total == nil { continue }
+            if index == nil, total == "1", let one = Shard(index: 1, count: 1) {
+                whole.append((one, "\(source.total)=1 (\(source.engine), a job that is not split)"))
+                continue
+            }
             guard let index, let total else {
                 let (set, unset) = index != nil ? (source.index, source.total) : (source.total, source.index)
                 throw ShardEnvironmentError(message: "--shard auto: \(set) is set but \(unset) is not (\(source.engine)); "
@@ -48,7 +55,7 @@ public enum ShardEnvironment {
                 throw ShardEnvironmentError(message: "--shard auto: \(said) is not a shard: \(source.index) must be "
                     + "a whole number from \(range)")
             }
-            found.append((shard, said))
+            if shard.count == 1 { whole.append((shard, said)) } else { found.append((shard, said)) }
         }
         if let text = environment["SYNCR_SHARD"], !text.isEmpty {
             guard let shard = Shard(text) else {
@@ -57,6 +64,7 @@ public enum ShardEnvironment {
             }
             found.append((shard, "SYNCR_SHARD=\(text)"))
         }
+        if found.isEmpty { found = whole }
         guard let first = found.first else {
             throw ShardEnvironmentError(message: "--shard auto: none of the shard variables is set ("
                 + variables.joined(separator: ", ") + "); give the shard as --shard I/N, or set SYNCR_SHARD=I/N")

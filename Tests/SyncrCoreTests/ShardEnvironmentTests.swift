@@ -14,6 +14,13 @@ import Testing
         (["SYNCR_SHARD": "3/8"], "3/8", "SYNCR_SHARD=3/8"),
         // Two engines that agree: both are named.
         (["SYNCR_SHARD": "2/4", "CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "4", "CI": "true"], "2/4", "CI_NODE_INDEX=2, CI_NODE_TOTAL=4 (GitLab); SYNCR_SHARD=2/4"),
+        // What an engine says of a job that is not split (GitLab: CI_NODE_TOTAL=1 alone;
+        // CircleCI: 0 of 1) is the whole manifest, and gives way to any other variable
+        // (it refused every GitLab job without parallel:, and SYNCR_SHARD there).
+        (["CI_NODE_TOTAL": "1"], "1/1", "CI_NODE_TOTAL=1 (GitLab, a job that is not split)"),
+        (["CI_NODE_TOTAL": "1", "SYNCR_SHARD": "2/3"], "2/3", "SYNCR_SHARD=2/3"),
+        (["CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "1", "SYNCR_SHARD": "2/3"], "2/3", "SYNCR_SHARD=2/3"),
+        (["CI_NODE_TOTAL": "1", "BUILDKITE_PARALLEL_JOB": "1", "BUILDKITE_PARALLEL_JOB_COUNT": "2"], "2/2", "(Buildkite)"),
     ])
     func readsEachEngine(environment: [String: String], shard: String, said: String) throws {
         let (found, how) = try ShardEnvironment.resolve(environment)
