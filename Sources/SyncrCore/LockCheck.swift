@@ -37,8 +37,9 @@ public enum LockCheck {
         + "name each object as an entry of its own to lock it, or keep the prefix in a manifest run without --locked"
 
     /// What changed on the server since the lock was written (size, ETag, and where the URL
-    /// leads), or nil when the answer matches it. Last-Modified alone is not held against the
-    /// server: CDN nodes disagree about it for the same bytes.
+    /// leads), or nil when the answer matches it. Last-Modified is held against the server only
+    /// where the lock has neither SHA-256 nor ETag (CDN nodes disagree about it for the same
+    /// bytes, but there nothing else tells two files of one size apart).
     ///
     /// - Parameter finalURL: where the URL leads now, masked and without its query, as `syncr
     ///   lock` records it. Another place is named in front of any other change (a `${VAR}` in
@@ -56,6 +57,12 @@ public enum LockCheck {
             } else {
                 fileChanges.append("the server no longer sends an ETag (locked \(locked))")
             }
+        } else if entry.sha256 == nil, let locked = entry.lastModified, let now = remote.lastModified, locked != now {
+            // Nothing else tells two files of one size apart: a new date is taken for a new
+            // file (a locked run placed another file of the same size). The way out of a CDN
+            // whose nodes disagree about the date is to pin the content.
+            fileChanges.append("Last-Modified \(locked) → \(now) (the lock has neither SHA-256 nor ETag, so the date is "
+                + "all that tells two files of one size apart; pin the file by content with 'syncr lock --hash')")
         }
         var moved: String?
         if let locked = entry.finalURL, let now = finalURL, locked != now {

@@ -42,6 +42,21 @@ import Testing
         #expect(LockCheck.drift(weak, Fixture.remote(etag: nil), finalURL: entry.finalURL) == nil)
     }
 
+    /// With neither SHA-256 nor ETag locked, Last-Modified is all that tells two files of one
+    /// size apart: a new date is a change (a locked run placed another file of the same size).
+    @Test func aNewDateIsAChangeWhereNothingElsePinsTheFile() {
+        var weak = Self.entry
+        weak.etag = nil
+        weak.sha256 = nil
+        weak.lastModified = Fixture.lastModified
+        #expect(LockCheck.drift(weak, Fixture.remote(etag: nil, lastModified: Fixture.lastModified)) == nil)
+        let changed = LockCheck.drift(weak, Fixture.remote(etag: nil, lastModified: Fixture.laterModified))
+        #expect(changed?.hasPrefix("Last-Modified ") == true && changed?.contains("syncr lock --hash") == true, "\(changed ?? "")")
+        var hashed = weak
+        hashed.sha256 = Fixture.sha
+        #expect(LockCheck.drift(hashed, Fixture.remote(etag: nil, lastModified: Fixture.laterModified)) == nil, "known by SHA-256")
+    }
+
     @Test func recordVouchesOnlyForTheVerifiedUnchangedDestination() {
         var state = Fixture.complete(verified: ["sha256": Fixture.sha])
         state.destinationFingerprint = Fixture.written
