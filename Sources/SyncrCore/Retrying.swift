@@ -13,6 +13,9 @@ enum Attempt<Value: Sendable>: Sendable {
     /// Try again at once without using up the budget: the attempt showed that the next one
     /// must be different (a server that ignored Range is asked again from byte 0).
     case again
+    /// Failed in a way the policy would retry, but a repeat could act twice (a POST that may
+    /// have reached the server, without `retry: true`): the loop stops, saying why.
+    case failedUnsafeToRepeat(TransferError)
 }
 
 /// The one retry loop of syncr. Every kind of attempt (probe, single stream, piece of a
@@ -61,6 +64,9 @@ struct Retrying: Sendable {
                 return value
             case .again: continue
             case .failed(let e, let p, let r): (failure, reached, retryable) = (e, p, r)
+            case .failedUnsafeToRepeat(let e):
+                if case .cancelled = e { throw Interrupted() }
+                throw SyncError(e, retries: .init(stop: .unsafeToRepeat, kept: kept(reached)), s3: s3)
             }
             if case .cancelled = failure { throw Interrupted() }
             if failure.isAnswer { unreachable.map { $0.hosts.reached($0.url) } }

@@ -67,6 +67,9 @@ extension SyncError {
         case .exhausted(let count)?: return " (gave up after \(count) retries)"
         case .waitTooLong(let seconds)?: return " (the server asks to wait longer than \(seconds) s)"
         case .serverUnreachable?: return " (stopped: another entry used up its retries on this server, which did not answer)"
+        case .unsafeToRepeat?:
+            return " (not retried: the POST may have reached the server, and sending it again could act twice; "
+                + "set retry: true on the entry if that is safe)"
         case .notRetryable?, nil: return ""
         }
     }
@@ -103,6 +106,9 @@ extension SyncError {
                 // An entry carries credentials in any of three places (or in none, and the
                 // server wants some).
                 text += " (check the credentials: the entry's headers:, a user:password in its URL, or netrc: true)"
+            } else if status == 413 {
+                text += " (the server takes no request body this large: raise its limit, such as nginx's "
+                    + "client_max_body_size, or send a smaller file)"
             }
         } else if retries.kept > 0 {
             text += "; \(ByteSize.format(retries.kept)) kept in the cache, run again to resume"

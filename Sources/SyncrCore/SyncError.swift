@@ -100,6 +100,10 @@ extension SyncError {
             /// Not tried: another entry of the run used up its retries on this server, which
             /// nobody answered for (`UnreachableHosts`).
             case serverUnreachable
+            /// Not retried, though the failure is one worth another attempt: the request was a
+            /// POST that may have reached the server, and sending it again could act twice (the
+            /// entry's `retry: true` allows it).
+            case unsafeToRepeat
         }
 
         /// Creates the facts of a retry loop's end.

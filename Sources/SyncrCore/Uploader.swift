@@ -489,6 +489,7 @@ struct Uploader: Sendable {
             let retryable = upload.retryPost
                 ? policy.isRetryable(failure)
                 : policy.isRetryable(failure, method: request.method, requestSent: outcome.requestSent)
+            if !retryable, policy.maxRetries > 0, policy.isRetryable(failure) { return .failedUnsafeToRepeat(failure) }
             return .failed(failure, position: 0, retryable: retryable)
         }
     }

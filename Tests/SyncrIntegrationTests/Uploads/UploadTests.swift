@@ -354,6 +354,7 @@ struct UploadTests {
         let error = try #require(item["error"] as? String)
         #expect(error.contains("413") && error.contains(server.url("/api/upload")))
         #expect(error.contains("server said"))
+        #expect(error.contains("the server takes no request body this large: raise its limit"), "\(error)")
         #expect(try await server.stats()["/api/upload"].posts == 1, "a 413 is not retried")
     }
 
@@ -374,6 +375,9 @@ struct UploadTests {
         let result = try await project.run(["apply", "--json"])
         let all = items(try jsonObject(result.stdout))
         #expect(all[0]["status"] as? String == "failed", "a POST that may have arrived is not sent twice")
+        // Said, with the way to allow it: the entry has retries, and a PUT would have been retried.
+        #expect((all[0]["error"] as? String)?.contains("not retried: the POST may have reached the server, and sending it again could act twice; set retry: true on the entry if that is safe") == true,
+                "\(all[0])")
         #expect(all[1]["status"] as? String == "ok", "retry: true allows it")
         #expect(result.exitCode == 1)
     }
