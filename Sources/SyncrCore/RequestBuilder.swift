@@ -61,6 +61,12 @@ struct RequestBuilder: Sendable {
         finish(HTTPRequest(method: .head, url: url, displayURL: displayURL, headers: headers), lowSpeed: nil)
     }
 
+    /// GET of the first byte of one target of an upload: what an object store refused a HEAD
+    /// for, in the XML error a HEAD answer has no body for.
+    func firstByte(url: String, displayURL: String) -> HTTPRequest {
+        finish(HTTPRequest(url: url, displayURL: displayURL, headers: headers, range: ByteRange(start: 0, end: 0)), lowSpeed: nil)
+    }
+
     /// A PUT of one file, or a POST of a multipart form, to `url`; `extraHeaders` are the
     /// request's own (an object store's checksums and metadata).
     func upload(_ body: RequestBody, url: String, displayURL: String, contentType: String? = nil,

@@ -49,13 +49,18 @@ extension UploadPlanner {
             let target = Uploader.target(upload, relative: file.relative, isDirectory: tree.isDirectory)
             return await planner.objectDifference(upload, target: target, file: files[file.relative])
         }
-        let stale = differences.compactMap { $0 }
+        // The store refused (credentials, a missing bucket) or could not be reached: an error
+        // of the plan, as for a download, not an upload that apply would then fail.
+        if let refused = differences.lazy.compactMap({ $0.failure }).first {
+            return item.failing(refused, redactor)
+        }
+        let stale = differences.compactMap { $0.difference }
         guard stale.isEmpty else {
             // The objects the store holds as they are here are not sent again (a killed run's,
             // or all but the files that changed).
-            let inStore = zip(tree.files, differences).filter { $0.1 == nil }.map(\.0)
+            let inStore = zip(tree.files, differences).filter { $0.1.difference == nil }.map(\.0)
             item.uploadContext?.inStore = Set(inStore.map(\.relative))
-            let resumed = resumableBytes(upload, tree: tree, stale: zip(tree.files, differences).filter { $0.1 != nil }.map(\.0))
+            let resumed = resumableBytes(upload, tree: tree, stale: zip(tree.files, differences).filter { $0.1.difference != nil }.map(\.0))
             item.bytes = tree.totalSize - inStore.reduce(0) { $0 + $1.fingerprint.size } - resumed
             item.reason = redactor.scrub(stale.count == 1 ? stale[0] : "\(stale.count) objects differ (\(stale[0]), ...)")
                 + (resumed > 0 ? "; a multipart upload resumes, \(ByteSize.format(resumed)) recorded as in the store" : "")
@@ -79,25 +84,48 @@ extension UploadPlanner {
         }
     }
 
-    /// Why the object at `target` is not `file`, or nil when it is.
+    /// What the store's HEAD of one object said: it holds `file` (nil `difference`), holds
+    /// another or none (`difference` says why), or refused (`failure`).
+    struct ObjectCheck: Sendable {
+        var difference: String?
+        var failure: SyncError?
+    }
+
+    /// Whether the object at `target` is `file`. A refusal (401, 403, 400, a redirect to
+    /// another region) or a store that cannot be reached is a failure: plan said "upload" and
+    /// exited 0 on wrong credentials. A busy store (5xx, 429, 408) is a difference: apply
+    /// sends the object, retrying as for any request.
     private func objectDifference(_ upload: Upload, target: (url: String, display: String),
-                                  file: UploadRecord.SentFile?) async -> String? {
-        let request = RequestBuilder(upload: upload).head(url: target.url, displayURL: target.display)
+                                  file: UploadRecord.SentFile?) async -> ObjectCheck {
+        let builder = RequestBuilder(upload: upload)
+        let request = builder.head(url: target.url, displayURL: target.display)
+        let s3 = builder.s3?.object(at: target.display)
         switch await engine.perform(request, sink: DiscardSink()) {
         case .success(let response) where response.head.status == 404:
-            return "\(target.display) is not in the store"
+            return ObjectCheck(difference: "\(target.display) is not in the store")
         case .success(let response) where response.head.isSuccess:
             if let length = response.head.contentLength, length != file?.size {
-                return "\(target.display) is \(length) bytes in the store, \(file?.size ?? 0) here"
+                return ObjectCheck(difference: "\(target.display) is \(length) bytes in the store, \(file?.size ?? 0) here")
             }
             guard let stored = response.head.value(S3Metadata.sha256Header), stored == file?.sha256 else {
-                return "\(target.display) has another SHA-256, or none recorded by syncr"
+                return ObjectCheck(difference: "\(target.display) has another SHA-256, or none recorded by syncr")
             }
-            return nil
+            return ObjectCheck()
         case .success(let response):
-            return "\(target.display): the store answered HTTP \(response.head.status) to HEAD"
+            let status = response.head.status
+            guard status < 500, status != 429, status != 408, var error = response.statusError(url: target.display) else {
+                return ObjectCheck(difference: "\(target.display): the store answered HTTP \(status) to HEAD")
+            }
+            // The answer to a HEAD has no body: ask for one byte, whose refusal carries S3's
+            // code (SignatureDoesNotMatch, AccessDenied, NoSuchBucket).
+            if s3 != nil, case .success(let asked) = await engine.perform(builder.firstByte(url: target.url, displayURL: target.display),
+                                                                          sink: DiscardSink()),
+               let explained = asked.statusError(url: target.display) {
+                error = explained
+            }
+            return ObjectCheck(failure: SyncError(error, retries: .notRetried, s3: s3))
         case .failure(let error):
-            return "\(target.display): \(error.description)"
+            return ObjectCheck(failure: SyncError(error, retries: .notRetried, s3: s3))
         }
     }
 }
@@ -154,11 +182,14 @@ extension Uploader {
     }
 
     /// Where one file of an `s3://` upload goes: the key itself for a file, or the prefix joined
-    /// with the file's path for a folder.
+    /// with the file's path for a folder, and for a file sent to a prefix (`s3://b/reports/`,
+    /// or the bucket itself) as `aws s3 cp` does. The prefix itself as a key was a folder
+    /// marker (0 bytes on some stores), and the bucket's was a CreateBucket request.
     static func s3Target(_ upload: Upload, relative: String, isDirectory: Bool) -> (url: String, display: String)? {
         guard let object = S3Object(url: upload.url, settings: upload.settings) else { return nil }
         let base = object.location.key
-        let key = !isDirectory ? base : base.isEmpty || base.hasSuffix("/") ? base + relative : base + "/" + relative
+        let toPrefix = base.isEmpty || base.hasSuffix("/")
+        let key = !isDirectory && !toPrefix ? base : toPrefix ? base + relative : base + "/" + relative
         return (object.url(key: key), "s3://\(object.location.bucket)/\(key)")
     }
 }

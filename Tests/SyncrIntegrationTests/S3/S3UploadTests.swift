@@ -100,5 +100,31 @@ import Testing
         #expect(refused.stderr.contains("key \(prefix)big.bin"), "\(refused.stderr)")
         #expect(refused.stderr.contains("from the environment (AWS_ACCESS_KEY_ID)"), "\(refused.stderr)")
         #expect(!refused.stderr.contains(wrong) && !refused.stdout.contains(wrong))
+        // plan says so too, and fails: it said "upload" and exited 0, so a CI gate on plan
+        // passed with broken credentials.
+        let plan = try await project.run(["plan", "--json"], environment: server.environment.merging(["AWS_SECRET_ACCESS_KEY": wrong]) { $1 })
+        #expect(plan.exitCode == 1, "\(plan)")
+        let planned = items(try jsonObject(plan.stdout))
+        #expect(planned.allSatisfy { $0["action"] as? String == "error" }, "\(plan.stdout)")
+        #expect(plan.stdout.contains("SignatureDoesNotMatch") && plan.stdout.contains("from the environment (AWS_ACCESS_KEY_ID)"),
+                "\(plan.stdout)")
+        #expect(!plan.stdout.contains(wrong))
+    }
+
+    /// A file sent to a prefix (`s3://b/reports/`) or to the bucket goes under its own name, as
+    /// `aws s3 cp` puts it: the prefix itself as the key was a folder marker (0 bytes on
+    /// SeaweedFS, the run said "uploaded" every time), the bucket's a CreateBucket request.
+    @Test func aFileSentToAPrefixGoesUnderItsName() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try makeFile(path: project.file("report.txt"), size: 1_234, seed: 52)
+        let prefix = SeaweedFS.uniquePrefix("to-prefix")
+        try writeManifest(project, server: server, uploads: ["{ from: report.txt, to: \"s3://syncr-test/\(prefix)\" }"])
+        let first = try await project.run(["apply"], environment: server.environment)
+        #expect(first.exitCode == 0, "\(first)")
+        try await AWSCLI(server: server).copy("s3://syncr-test/\(prefix)report.txt", project.file("back.txt").path)
+        #expect(try await sha256(file: project.file("back.txt")) == (try await sha256(file: project.file("report.txt"))))
+        let again = try await project.run(["plan"], environment: server.environment)
+        #expect(again.stdout.contains("unchanged: the object has the same size and SHA-256"), "\(again.stdout)")
     }
 }
