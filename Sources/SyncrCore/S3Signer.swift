@@ -51,8 +51,12 @@ struct S3Object: Sendable {
     /// Signing again replaces the earlier signature: a retry signs anew, since a store refuses a
     /// signature older than 15 minutes (a large PUT that failed late, a long backoff).
     func sign(_ request: HTTPRequest) -> HTTPRequest {
-        guard let credentials = configuration.credentials else { return request }
         var request = request
+        // A key is a name, not a path: `a/../b` is its own object, and curl must not make it
+        // `b` after the signature covered `a/../b` (refused as SignatureDoesNotMatch, or, for
+        // an anonymous store, another object fetched).
+        request.pathAsIs = true
+        guard let credentials = configuration.credentials else { return request }
         request.headers.removeAll { Self.signatureHeaders.contains($0.name.lowercased()) }
         let given = request.headers.firstIndex { $0.name.lowercased() == "x-amz-content-sha256" }
         let payloadHash = given.map { request.headers.remove(at: $0).value }

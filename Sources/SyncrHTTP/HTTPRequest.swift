@@ -53,6 +53,9 @@ public struct HTTPRequest: Sendable {
     /// connection limits: TCP windows on long paths, throttling by CDNs and proxies). Others
     /// may share one HTTP/2 connection.
     public var ownConnection = false
+    /// Send the URL's path as it is, `.` and `..` segments included (`CURLOPT_PATH_AS_IS`): an
+    /// object store's key is a name, and its signature covers it as written.
+    public var pathAsIs = false
 
     public init(method: Method = .get, url: String, displayURL: String,
                 headers: [(name: String, value: String)] = [], range: ByteRange? = nil,

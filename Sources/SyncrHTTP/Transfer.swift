@@ -62,6 +62,7 @@ final class Transfer: @unchecked Sendable {
         let h = easy
         let me = Unmanaged.passUnretained(self).toOpaque()
         syncr_easy_setopt_string(h, CURLOPT_URL, request.url)
+        if request.pathAsIs { syncr_easy_setopt_long(h, CURLOPT_PATH_AS_IS, 1) }
         syncr_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
         syncr_easy_setopt_string(h, CURLOPT_PROTOCOLS_STR, "http,https")
         syncr_easy_setopt_string(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")

@@ -241,6 +241,24 @@ struct UploadTransportTests {
         #expect(try await server.uploads().isEmpty)
     }
 
+    /// An object store's key is a name: `a/../b` goes to the server as written (it went as `b`,
+    /// after the signature covered `a/../b`), where a plain URL's dot segments are resolved.
+    @Test func aPathAsIsKeepsItsDotSegments() async throws {
+        let dir = try TemporaryDirectory(prefix: "dots")
+        let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
+        defer { server.stop() }
+        try await withEngine { engine in
+            var request = HTTPRequest(method: .head, url: server.url("/keys/a/../b.txt"), displayURL: "k")
+            request.pathAsIs = true
+            _ = await engine.attempt(request, sink: BodyPrefixSink())
+            _ = await engine.attempt(HTTPRequest(method: .head, url: server.url("/plain/a/../b.txt"), displayURL: "p"),
+                                     sink: BodyPrefixSink())
+        }
+        let stats = try await server.stats()
+        #expect(stats["/keys/a/../b.txt"].requests == 1)
+        #expect(stats["/plain/b.txt"].requests == 1)
+    }
+
     @Test(arguments: ["PUT", "POST"])
     func refusedConnectionFailsBeforeSending(method: String) async throws {
         let dir = try TemporaryDirectory(prefix: "upload")
