@@ -95,6 +95,7 @@ struct S3MultipartUpload: Sendable {
     /// Sends the file; returns the bytes sent in this run and how many parts an earlier run had
     /// sent already.
     func run() async throws -> (sent: Int64, kept: Int) {
+        await abortAbandoned()
         let size = file.fingerprint.size
         let partSize = Self.partSize(size: size, preferred: upload.partSize)
         let count = Int((size + partSize - 1) / partSize)
@@ -283,13 +284,45 @@ struct S3MultipartUpload: Sendable {
     func abort(_ uploadID: String) async -> Bool {
         let request = builder.finish(HTTPRequest(method: .delete, url: object.url(key: key, query: [("uploadId", uploadID)]),
                                                  displayURL: display), lowSpeed: nil)
-        guard case .success(let response) = await engine.perform(S3Object.resigned(request, by: object), sink: DiscardSink())
-        else { return false }
-        return response.head.isSuccess || response.head.status == 404
+        // Retried as any request (a 503 SlowDown at that moment left the parts in the store,
+        // billed, for as long as the entry stayed in the manifest); the store's 404 means done.
+        let policy = RetryPolicy(maxRetries: upload.settings.retries)
+        for attempt in 0...policy.maxRetries {
+            let failure: TransferError
+            switch await engine.perform(S3Object.resigned(request, by: object), sink: DiscardSink()) {
+            case .success(let response) where response.head.isSuccess || response.head.status == 404:
+                return true
+            case .success(let response):
+                guard let error = response.statusError(url: display) else { return false }
+                failure = error
+            case .failure(let error):
+                failure = error
+            }
+            guard policy.isRetryable(failure), attempt < policy.maxRetries, !Task.isCancelled,
+                  let delay = policy.delay(attempt: attempt, retryAfter: nil, now: Int64(time(nil))) else { return false }
+            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+        }
+        return false
     }
 
     /// Where the record of an upload that could not be aborted is kept, for prune to abort.
     func abandonedRecordPath(_ uploadID: String) -> String { recordPath(naming: uploadID) }
+
+    /// Aborts the uploads of this object that an earlier run gave up on and could not abort (a
+    /// store that failed the DELETE): their records were kept for that, but only `cache prune`
+    /// of an entry gone from the manifest tried again, so while the entry stayed, the store
+    /// kept (and billed) their parts. One listing of the cache per large file.
+    func abortAbandoned() async {
+        let prefix = Cache.uploadKey(upload) + "."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: cache.directory) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".multipart") {
+            let path = cache.directory + "/" + name
+            guard path != recordPath, let bytes = FS.readAll(path, limit: Cache.listRecordLimit),
+                  let record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)),
+                  record.key == key, record.bucket == object.location.bucket else { continue }
+            if await abort(record.uploadID) { FS.remove(path) }
+        }
+    }
 
     /// The body of a 2xx answer as text (nil for a 404 when `missingIsNil`).
     func call(_ request: HTTPRequest, sink: BodyPrefixSink, missingIsNil: Bool = false) async throws -> String? {

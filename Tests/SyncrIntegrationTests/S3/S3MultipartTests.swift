@@ -169,6 +169,26 @@ import Testing
         #expect(try await sha256(file: back) == (try await sha256(file: project.file("big.bin"))))
     }
 
+    /// An upload an earlier run gave up on and could not abort (the store failed the DELETE: its
+    /// record was kept under another name) is aborted by the next apply of the same entry, not
+    /// only by a prune once the entry is gone: its parts stayed in the store, billed.
+    @Test func anUploadAnEarlierRunCouldNotAbortIsAbortedNextTime() async throws {
+        let (server, project, key, _, recordText) = try await killedUpload("left", seed: 47)
+        let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
+        let uploadID = try #require(record?["uploadID"] as? String)
+        let cache = project.file(".syncr/cache")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: cache.path).first { $0.hasSuffix(".multipart") })
+        let entryKey = String(name.prefix { $0 != "." })
+        try FileManager.default.moveItem(at: cache.appendingPathComponent(name),
+                                         to: cache.appendingPathComponent(entryKey + ".given-up.multipart"))
+        let again = try await project.run(["apply"], environment: server.environment)
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        let uploads = try await AWSCLI(server: server).run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
+        #expect(!uploads.stdout.contains(uploadID), "\(uploads.stdout)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: cache.path)
+        #expect(!names.contains { $0.hasSuffix(".multipart") }, "\(names)")
+    }
+
     /// `syncr cache prune` with a manifest that no longer has the upload removes its record and
     /// aborts the multipart upload in the store; without the store's credentials it keeps both.
     @Test func pruneAbortsAnAbandonedUpload() async throws {
