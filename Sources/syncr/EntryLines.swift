@@ -16,7 +16,7 @@ struct EntryLines: Sendable {
                 ? ": \(ByteSize.format(size - (item.bytes ?? 0))) of \(ByteSize.format(size)) cached"
                 : " (\(ByteSize.format(size)))"
         }
-        return "[\(number)/\(entryCount)] \(what)" + (item.kind == .upload ? "" : " from \(item.url)")
+        return "[\(number)/\(entryCount)] \(what)" + (item.kind == .upload ? "" : " from \(Rendering.printable(item.url))")
     }
 
     /// `  done download out/a.bin: 1.0 MiB in 0.52 s, 1.9 MiB/s` (action, size, time, average
@@ -39,7 +39,7 @@ struct EntryLines: Sendable {
             // Interrupted entries are listed after the summary.
             return nil
         case .failed:
-            return "  \(palette.red("FAILED")) \(name): \(result.error?.description ?? "unknown error")"
+            return "  \(palette.red("FAILED")) \(name): \(Rendering.printable(result.error?.description ?? "unknown error"))"
         }
     }
 
@@ -47,13 +47,13 @@ struct EntryLines: Sendable {
     /// uses no retry (0), and the line says it goes on rather than counting "retry #0".
     func retrying(_ name: String, attempt: Int, delay: Double, error: SyncError) -> String {
         guard attempt > 0 else {
-            return "  \(palette.yellow("resume")) of \(name) in \(Rendering.seconds(delay)) (it got further: no retry used): \(error)"
+            return "  \(palette.yellow("resume")) of \(name) in \(Rendering.seconds(delay)) (it got further: no retry used): \(Rendering.printable(error.description))"
         }
-        return "  \(palette.yellow("retry")) #\(attempt) of \(name) in \(Rendering.seconds(delay)): \(error)"
+        return "  \(palette.yellow("retry")) #\(attempt) of \(name) in \(Rendering.seconds(delay)): \(Rendering.printable(error.description))"
     }
 
     func note(_ name: String, _ note: EntryNote) -> String {
-        "  note: \(name): \(note)"
+        "  note: \(name): \(Rendering.printable(note.description))"
     }
 
     /// The name of an entry an index-only event is about.

@@ -122,7 +122,8 @@ enum Rendering {
                 if item.action == .error {
                     reason = "cannot plan: " + reason
                 }
-                lines.append(pad(item.action.rawValue, 9) + pad(name(item), toWidth + 2) + pad(size, 11) + pad(fetch, 11) + reason)
+                lines.append(pad(item.action.rawValue, 9) + pad(name(item), toWidth + 2) + pad(size, 11) + pad(fetch, 11)
+                    + printable(reason))
             }
         }
         if let sharding = plan.sharding { lines.append(shardLine(sharding, items: plan.items)) }

@@ -39,7 +39,7 @@ enum RunSummary {
         if transferred > 0 { text += " (\(Rendering.speed(bytes: transferred, seconds: report.seconds)))" }
         var lines = [text + "."]
         for f in failed {
-            lines.append("  failed: \(Rendering.name(f.item)): \(f.error?.description ?? "unknown error")")
+            lines.append("  failed: \(Rendering.name(f.item)): \(Rendering.printable(f.error?.description ?? "unknown error"))")
         }
         return lines
     }
