@@ -47,6 +47,16 @@ public struct S3Configuration: Sendable, Equatable {
         let files = try SharedFiles(environment: environment)
         let profile = options.profile ?? env("AWS_PROFILE") ?? "default"
         let url = options.endpoint ?? env("AWS_ENDPOINT_URL_S3") ?? env("AWS_ENDPOINT_URL")
+        if options.endpoint == nil, let url {
+            // Checked as the manifest's endpoint is: without a scheme, curl's "Protocol not
+            // supported" named neither the variable nor the fix.
+            let variable = env("AWS_ENDPOINT_URL_S3") != nil ? "AWS_ENDPOINT_URL_S3" : "AWS_ENDPOINT_URL"
+            let lower = url.lowercased()
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > (lower.hasPrefix("https") ? 8 : 7),
+                  !url.contains("?"), !url.contains("#"), !url.contains("@"), !url.contains(" ") else {
+                throw .badEndpoint(variable: variable, value: url)
+            }
+        }
         let region = options.region ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION")
             ?? files.config?.sections[configSection(profile)]?["region"] ?? "us-east-1"
         let endpoint = S3Endpoint(url: url.map(trimmedEndpoint), region: region, pathStyle: options.pathStyle ?? (url != nil))
@@ -103,6 +113,8 @@ public enum S3ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case noCredentials(profile: String, explicitProfile: Bool, looked: [String])
     case secretMissing(source: String)
     case unreadable(path: String, reason: String)
+    /// The endpoint an environment variable gives is not an http(s) URL.
+    case badEndpoint(variable: String, value: String)
 
     public var description: String {
         switch self {
@@ -116,6 +128,9 @@ public enum S3ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(source) has an access key ID but no secret access key; set AWS_SECRET_ACCESS_KEY (or aws_secret_access_key)"
         case .unreadable(let path, let reason):
             return "cannot read \(path): \(reason)"
+        case .badEndpoint(let variable, let value):
+            return "\(variable)=\(value) is not an http(s) URL like http://127.0.0.1:8333 (no user, query or fragment); "
+                + "set it to one, with its scheme"
         }
     }
 }

@@ -103,4 +103,17 @@ import SyncrS3
         #expect(!text.contains("ci-secret") && !text.contains("ci-token"))
         #expect(config.credentials!.secrets == ["ci-secret", "ci-token"])
     }
+
+    /// An endpoint from the environment is held to the manifest's rule, naming the variable
+    /// (without a scheme, curl said "Protocol not supported").
+    @Test(arguments: ["127.0.0.1:9000", "ftp://h", "http://u:p@h", "http://h/?x"])
+    func anEnvironmentEndpointThatIsNoURLIsNamed(value: String) {
+        let env = ["HOME": home, "AWS_ACCESS_KEY_ID": "AKIDENV", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": value]
+        #expect(throws: S3ConfigError.badEndpoint(variable: "AWS_ENDPOINT_URL", value: value)) {
+            try S3Configuration.resolve(S3Options(), environment: env)
+        }
+        #expect(throws: Never.self) {
+            try S3Configuration.resolve(S3Options(endpoint: "http://127.0.0.1:9000"), environment: env)
+        }
+    }
 }
