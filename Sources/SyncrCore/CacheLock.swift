@@ -25,6 +25,9 @@ public enum CacheLockError: Error, Sendable, CustomStringConvertible {
             var text = "\(path): cannot \(operation): \(String(cString: strerror(code)))"
             if code == ENOLCK || code == EOPNOTSUPP || code == EINVAL {
                 text += " (the cache's file system does not support locks; choose a local cache folder with --cache)"
+            } else if code == ENOTDIR || code == EEXIST {
+                text += " (a file stands where the cache folder, or a folder above it, goes: name a folder with cache: in "
+                    + "the manifest or --cache, or move the file away)"
             }
             return text
         }

@@ -147,4 +147,11 @@ import Testing
             return path.hasSuffix("/file/cache")
         }
     }
+
+    /// A file where the cache folder goes (`cache: afile`): said, with what to do.
+    @Test func aFileWhereTheCacheGoesIsSaid() {
+        let text = CacheLockError.cannotLock(path: "/p/afile", operation: "create the cache folder", errno: ENOTDIR).description
+        #expect(text.hasSuffix("(a file stands where the cache folder, or a folder above it, goes: name a folder with cache: in the manifest or --cache, or move the file away)"),
+                "\(text)")
+    }
 }
