@@ -76,6 +76,13 @@ public enum ManifestLoader {
                                           directory, against: FileBytes.currentDirectory()),
                                       environment: environment)
         decoder.headersUnexpanded = headersUnexpanded
+        // libyaml reads UTF-16 too, but every message would then quote the lines' raw bytes
+        // (NULs between the letters), and every other tool expects UTF-8.
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+            throw ManifestError(diagnostics: [Diagnostic(file: path, location: nil, path: "",
+                message: "the manifest is UTF-16 (it starts with a UTF-16 byte order mark); save it as UTF-8",
+                sourceLine: nil, hint: nil)])
+        }
         let root: YAMLNode?
         do {
             root = try YAMLParser(bytes: bytes).parseDocument()

@@ -296,3 +296,17 @@ import Testing
         #expect(fileFirst.contains("\"vendor/app\" holds what downloads[0] (line 3) writes, and this entry writes the folder as a whole"), "\(fileFirst)")
     }
 }
+
+/// A UTF-16 manifest is refused saying so (its messages quoted lines with NULs in them).
+@Suite(.timeLimit(.minutes(5))) struct EncodingTests {
+    @Test func utf16IsRefused() throws {
+        var bytes: [UInt8] = [0xFF, 0xFE]
+        for unit in "version: 1\ndownloads: []\n".utf16 { bytes += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        do {
+            _ = try ManifestLoader.parse(bytes: bytes, path: "syncr.yml", directory: "/work/proj", environment: [:])
+            Issue.record("parsed")
+        } catch {
+            #expect(error.description.contains("the manifest is UTF-16"), "\(error)")
+        }
+    }
+}
