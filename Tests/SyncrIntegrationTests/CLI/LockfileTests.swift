@@ -184,6 +184,26 @@ struct LockfileTests {
         #expect(none.exitCode == 65)
     }
 
+    /// A lock written when fewer query names were taken for credentials (a `?ticket=` in clear)
+    /// still matches its manifest, and is never printed as it is: compared masked by today's
+    /// rules, it broke every locked run after an upgrade and printed the ticket.
+    @Test func aLockWrittenUnderOlderMaskingStillMatches() async throws {
+        let s = try await Self.setUp()
+        defer { s.nginx.stop() }
+        let env = Self.environment(s)
+        try s.project.writeManifest(downloads: ["{ url: \"\(s.nginx.url("/b.bin"))?ticket=ST-12345-abcdef\", to: out/b.bin }"])
+        _ = try await s.project.run(["lock"], environment: env)
+        let lock = s.project.file("syncr.lock")
+        let text = try String(contentsOf: lock, encoding: .utf8)
+        #expect(text.contains("ticket=***"), "\(text)")
+        try text.replacingOccurrences(of: "ticket=***", with: "ticket=ST-12345-abcdef").write(to: lock, atomically: true, encoding: .utf8)
+        let r = try await s.project.run(["plan", "--locked"], environment: env)
+        #expect(r.exitCode == 0, "\(r.stderr)")
+        try s.project.writeManifest(downloads: ["{ url: \"\(s.nginx.url("/a.bin"))?ticket=ST-12345-abcdef\", to: out/b.bin }"])
+        let moved = try await s.project.run(["plan", "--locked"], environment: env)
+        #expect(moved.exitCode == 65 && moved.stderr.contains("locks ") && !moved.stderr.contains("ST-12345"), "\(moved.stderr)")
+    }
+
     /// nginx serving `t.tar.gz`, which holds `top/a.txt` ("hello").
     static func servedArchive() async throws -> (TemporaryDirectory, Nginx) {
         let www = try TemporaryDirectory(prefix: "www-lock-unzip")
