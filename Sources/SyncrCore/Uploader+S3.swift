@@ -1,6 +1,7 @@
 import Foundation
 import SyncrHTTP
 import SyncrManifest
+import SyncrLock
 import SyncrS3
 
 /// The object metadata syncr stores with every object it uploads: the SHA-256 of its bytes, so
@@ -45,12 +46,18 @@ extension UploadPlanner {
         }
         // One HEAD per object, up to `jobs` at once: a folder of small files is bound by round trips.
         let planner = self
+        // Once the store refused these credentials, the other objects are not asked: a folder
+        // of 10,000 files sent two requests each before the first refusal was acted on.
+        let refused = Locked(false)
         let differences = await Session.mapBounded(tree.files, width: jobs) { file in
+            if refused.withLock({ $0 }) { return ObjectCheck(difference: "not asked") }
             let target = Uploader.target(upload, relative: file.relative, isDirectory: tree.isDirectory)
-            return await planner.objectDifference(upload, target: target, file: files[file.relative])
+            let check = await planner.objectDifference(upload, target: target, file: files[file.relative])
+            if check.failure != nil { refused.withLock { $0 = true } }
+            return check
         }
-        // The store refused (credentials, a missing bucket) or could not be reached: an error
-        // of the plan, as for a download, not an upload that apply would then fail.
+        // The store refused the credentials (or the bucket is missing): an error of the plan,
+        // as for a download, not an upload that apply would then fail.
         if let refused = differences.lazy.compactMap({ $0.failure }).first {
             return item.failing(refused, redactor)
         }
@@ -91,15 +98,17 @@ extension UploadPlanner {
         var failure: SyncError?
     }
 
-    /// Whether the object at `target` is `file`. A refusal (401, 403, 400, a redirect to
-    /// another region) or a store that cannot be reached is a failure: plan said "upload" and
-    /// exited 0 on wrong credentials. A busy store (5xx, 429, 408) is a difference: apply
-    /// sends the object, retrying as for any request.
+    /// Whether the object at `target` is `file`. The store refusing the request itself (a
+    /// wrong secret or key ID, an expired token, another region, a missing bucket: S3's code
+    /// from a one-byte GET, since a HEAD answer has no body) is a failure: plan said "upload"
+    /// and exited 0 on wrong credentials. Anything else that is not an answer about the object
+    /// is a difference, so that apply sends it, retrying as for any request: a plain
+    /// AccessDenied (credentials that may write but not read, a common least-privilege role),
+    /// a busy store, a connection lost.
     private func objectDifference(_ upload: Upload, target: (url: String, display: String),
                                   file: UploadRecord.SentFile?) async -> ObjectCheck {
         let builder = RequestBuilder(upload: upload)
         let request = builder.head(url: target.url, displayURL: target.display)
-        let s3 = builder.s3?.object(at: target.display)
         switch await engine.perform(request, sink: DiscardSink()) {
         case .success(let response) where response.head.status == 404:
             return ObjectCheck(difference: "\(target.display) is not in the store")
@@ -113,21 +122,24 @@ extension UploadPlanner {
             return ObjectCheck()
         case .success(let response):
             let status = response.head.status
-            guard status < 500, status != 429, status != 408, var error = response.statusError(url: target.display) else {
-                return ObjectCheck(difference: "\(target.display): the store answered HTTP \(status) to HEAD")
-            }
-            // The answer to a HEAD has no body: ask for one byte, whose refusal carries S3's
-            // code (SignatureDoesNotMatch, AccessDenied, NoSuchBucket).
-            if s3 != nil, case .success(let asked) = await engine.perform(builder.firstByte(url: target.url, displayURL: target.display),
-                                                                          sink: DiscardSink()),
-               let explained = asked.statusError(url: target.display) {
-                error = explained
-            }
-            return ObjectCheck(failure: SyncError(error, retries: .notRetried, s3: s3))
+            let unknown = ObjectCheck(difference: "\(target.display): the store answered HTTP \(status) to HEAD, so syncr cannot "
+                + "tell whether it holds this file")
+            guard (400..<500).contains(status), status != 408, status != 429,
+                  case .success(let asked) = await engine.perform(builder.firstByte(url: target.url, displayURL: target.display),
+                                                                  sink: DiscardSink()),
+                  let error = asked.statusError(url: target.display), case .status(_, _, _, let body) = error,
+                  let code = S3ErrorResponse(parsing: body)?.code, Self.refusals.contains(code) else { return unknown }
+            return ObjectCheck(failure: SyncError(error, retries: .notRetried, s3: builder.s3?.object(at: target.display)))
         case .failure(let error):
-            return ObjectCheck(failure: SyncError(error, retries: .notRetried, s3: s3))
+            return ObjectCheck(difference: "\(target.display): \(error.description)")
         }
     }
+
+    /// S3's codes that say no request of these credentials to this store can succeed, a PUT
+    /// neither: a plan that went on would only fail in apply.
+    static let refusals: Set<String> = ["InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken",
+                                        "TokenRefreshRequired", "AuthorizationHeaderMalformed", "PermanentRedirect",
+                                        "NoSuchBucket", "InvalidBucketName", "AccountProblem"]
 }
 
 extension Uploader {

@@ -111,6 +111,27 @@ import Testing
         #expect(!plan.stdout.contains(wrong))
     }
 
+    /// Credentials that may write but not read (a least-privilege publishing role): the HEAD
+    /// is refused with AccessDenied, which says nothing about the object, so the file is sent.
+    /// Taking that refusal for the plan's failure stopped such uploads before their PUT.
+    @Test func writeOnlyCredentialsStillUpload() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try makeFile(path: project.file("out.bin"), size: 2_345, seed: 53)
+        let key = SeaweedFS.uniquePrefix("write-only") + "out.bin"
+        try writeManifest(project, server: server, uploads: ["{ from: out.bin, to: \"s3://syncr-test/\(key)\" }"])
+        let writer = server.environment.merging(["AWS_ACCESS_KEY_ID": SeaweedFS.writerKey]) { $1 }
+        let plan = try await project.run(["plan", "--json"], environment: writer)
+        #expect(plan.exitCode == 0, "\(plan)")
+        #expect(items(try jsonObject(plan.stdout)).first?["action"] as? String == "upload", "\(plan.stdout)")
+        #expect(plan.stdout.contains("the store answered HTTP 403 to HEAD, so syncr cannot tell whether it holds this file"),
+                "\(plan.stdout)")
+        let applied = try await project.run(["apply"], environment: writer)
+        #expect(applied.exitCode == 0, "\(applied)")
+        try await AWSCLI(server: server).copy("s3://syncr-test/\(key)", project.file("back.bin").path)
+        #expect(try await sha256(file: project.file("back.bin")) == (try await sha256(file: project.file("out.bin"))))
+    }
+
     /// A file sent to a prefix (`s3://b/reports/`) or to the bucket goes under its own name, as
     /// `aws s3 cp` puts it: the prefix itself as the key was a folder marker (0 bytes on
     /// SeaweedFS, the run said "uploaded" every time), the bucket's a CreateBucket request.

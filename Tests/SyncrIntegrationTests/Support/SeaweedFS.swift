@@ -30,6 +30,9 @@ actor SeaweedFS {
     }
 
     static let accessKey = "SYNCRTESTACCESSKEY01"
+    /// A second identity that may write and nothing else (no Read, no List): a least-privilege
+    /// publishing role, whose HEAD is refused.
+    static let writerKey = "SYNCRTESTWRITEONLY01"
     /// With `/` and `+`, which a signer must not encode or mangle.
     static let secretKey = "syncr/test+Secret/KEY0123456789abcdefghij"
     /// Created at start; tests put their objects under keys of their own in these.
@@ -71,7 +74,9 @@ actor SeaweedFS {
         try String(getpid()).write(to: folder.appending("owner.pid"), atomically: true, encoding: .utf8)
         let config = folder.appending("s3.json")
         let identities: [String: Any] = ["identities": [["name": "syncr", "credentials": [["accessKey": Self.accessKey, "secretKey": Self.secretKey]],
-                                                         "actions": ["Admin", "Read", "Write", "List", "Tagging"]]]]
+                                                         "actions": ["Admin", "Read", "Write", "List", "Tagging"]],
+                                                        ["name": "writer", "credentials": [["accessKey": Self.writerKey, "secretKey": Self.secretKey]],
+                                                         "actions": ["Write"]]]]
         try JSONSerialization.data(withJSONObject: identities).write(to: config)
         let weed = try Self.executable()
         var lastLog = ""
