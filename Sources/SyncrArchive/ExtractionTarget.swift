@@ -32,7 +32,7 @@ public struct ExtractionLimits: Sendable, Equatable {
     public init(maxEntries: Int = 1_000_000, maxTotalBytes: Int64? = nil,
                 maxTotalBytesSetting: String = "the size limit", maxTotalBytesRaise: String = "raise the size limit",
                 checkFreeSpace: Bool = true,
-                maxRatio: Int64? = nil, ratioFloor: Int64 = 1 << 20, maxNameBytes: Int = 64 << 20) {
+                maxRatio: Int64? = nil, ratioFloor: Int64 = 1 << 20, maxNameBytes: Int = 256 << 20) {
         self.maxNameBytes = maxNameBytes
         self.maxEntries = maxEntries
         self.maxTotalBytes = maxTotalBytes
@@ -140,17 +140,25 @@ public final class ExtractionTarget {
 
     /// Counts an entry against the limits and refuses a name seen before.
     private func admit(_ components: [String], entry: String) throws(ArchiveError) -> String {
+        let key = components.joined(separator: "/")
+        try count(key)
+        guard seen.insert(Array(key.utf8)).inserted else { throw .duplicate(archive: archive, entry: entry) }
+        return key
+    }
+
+    /// Counts an entry, and its name's bytes, against the limits: every entry read, also one
+    /// left out (by `strip_components`, a repeated folder), whose name the caller may keep.
+    public func count(_ name: String) throws(ArchiveError) {
         entries += 1
         if entries > limits.maxEntries {
             throw .limit(archive: archive, entry: nil, detail: "more than \(limits.maxEntries) entries")
         }
-        let key = components.joined(separator: "/")
-        nameBytes += key.utf8.count
+        nameBytes += name.utf8.count
         if nameBytes > limits.maxNameBytes {
-            throw .limit(archive: archive, entry: nil, detail: "the entries' names add up to more than \(Self.text(Int64(limits.maxNameBytes)))")
+            throw .limit(archive: archive, entry: nil,
+                         detail: "the entries' names add up to more than \(Self.text(Int64(limits.maxNameBytes))), which this "
+                            + "archive's size does not need: it is built to fill memory")
         }
-        guard seen.insert(Array(key.utf8)).inserted else { throw .duplicate(archive: archive, entry: entry) }
-        return key
     }
 
     /// Makes sure every folder above `components` exists as a real folder (not a link), creating
@@ -181,7 +189,10 @@ public final class ExtractionTarget {
     /// A folder entry.
     public func directory(_ components: [String], mode: mode_t, entry: String) throws(ArchiveError) {
         let name = Array(components.joined(separator: "/").utf8)
-        if folders.contains(name) { return }
+        if folders.contains(name) {
+            try count(entry)
+            return
+        }
         _ = try admit(components, entry: entry)
         folders.insert(name)
         let path = try parentPath(components, entry: entry)

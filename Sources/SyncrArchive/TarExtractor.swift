@@ -40,8 +40,8 @@ public struct TarExtractionSummary: Sendable, Equatable {
     public var hardLinks = 0
     /// Bytes of file data written.
     public var bytes: Int64 = 0
-    /// Names of the entries left out: removed by `stripComponents`, the archive's own root
-    /// (`./`), and device files or FIFOs when `specialFiles` is `.skip`.
+    /// Names of the entries left out (the first 1,000): removed by `stripComponents`, the
+    /// archive's own root (`./`), and device files or FIFOs when `specialFiles` is `.skip`.
     public var skipped: [String] = []
     /// The files and links `stripComponents` left out (not folders): the first few, and how many.
     public var droppedFiles = DroppedFiles()
@@ -124,7 +124,10 @@ final class TarExtractionHandler: TarEntryHandler {
     func begin(_ entry: TarEntry) throws(ArchiveError) {
         summary.entries += 1
         guard let components = try destination(entry.name, entry: entry.name) else {
-            summary.skipped.append(entry.name)
+            // Counted like any entry, and only the first names kept: a tar.gz of millions of
+            // stripped headers compresses a thousandfold and created nothing to stop it.
+            try target.count(entry.name)
+            if summary.skipped.count < 1000 { summary.skipped.append(entry.name) }
             if entry.kind != .directory, options.stripComponents > 0 { summary.droppedFiles.add(entry.name) }
             return
         }
@@ -155,7 +158,8 @@ final class TarExtractionHandler: TarEntryHandler {
                 throw .unsupported(archive: archive, entry: entry.name,
                                    detail: "\(what): syncr unpacks only files, folders and links")
             case .skip:
-                summary.skipped.append(entry.name)
+                try target.count(entry.name)
+                if summary.skipped.count < 1000 { summary.skipped.append(entry.name) }
             }
         }
     }

@@ -446,6 +446,27 @@ with tarfile.open(sys.argv[1], "w") as t:
         }
     }
 
+    /// Entries `strip_components` leaves out count against the limits too: a tar.gz of
+    /// stripped headers created nothing, and every name was kept.
+    @Test func strippedTarEntriesCountAgainstTheLimits() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("flat.tar.gz")
+        try Python.run(#"""
+import sys, tarfile, io
+with tarfile.open(sys.argv[1], "w:gz") as t:
+    for i in range(50):
+        info = tarfile.TarInfo("n" * 100 + str(i)); info.size = 0
+        t.addfile(info, io.BytesIO(b""))
+    info = tarfile.TarInfo("d/kept"); info.size = 1
+    t.addfile(info, io.BytesIO(b"x"))
+"""#, archive)
+        var limits = ExtractionLimits()
+        limits.maxEntries = 20
+        #expect(throws: ArchiveError.limit(archive: "flat.tar.gz", entry: nil, detail: "more than 20 entries")) {
+            try Unpack.extract(archive: archive, name: "flat.tar.gz", into: scratch.staging, stripComponents: 1, limits: limits)
+        }
+    }
+
     /// Names are kept while unpacking: their total is bounded, so memory is too.
     @Test func theNamesTotalIsLimited() throws {
         let scratch = try ZipScratch()
