@@ -14,7 +14,11 @@ struct RunSetup {
     /// Loads what `flags` name; prints the problem and gives the exit code when it cannot.
     /// - Parameter hashManifest: a report will name the manifest (`manifestSHA256`); a run
     ///   without one does not hash it.
-    static func load(_ flags: RunFlags, connections: Int? = nil, hashManifest: Bool = false) async -> Result<RunSetup, ExitFailure> {
+    /// - Parameter reports: apply's `--report` and `--junit` (flag, path): one that names a
+    ///   download is refused as soon as the manifest is read, before any other check (the
+    ///   failure then keeps the earlier reports: removing them would remove the download).
+    static func load(_ flags: RunFlags, connections: Int? = nil, hashManifest: Bool = false,
+                     reports: [(flag: String, path: String)] = []) async -> Result<RunSetup, ExitFailure> {
         let path = Lockfile.path(forManifest: flags.manifest)
         let wantsLock = flags.shard != nil || flags.locked
         // The lock is read while the manifest is parsed: at 100,000 entries each takes a second.
@@ -25,6 +29,15 @@ struct RunSetup {
         guard let manifest = loadManifest(flags.manifest, read: { if hashManifest { manifestSHA256 = ManifestIdentity.sha256(of: $0) } }) else {
             _ = await lockRead
             return .failure(ExitFailure(ExitCode.invalidManifest))
+        }
+        for (flag, path) in reports {
+            guard let download = manifest.download(writing: path) else { continue }
+            Output.err("syncr: error: \(flag) \(Rendering.printable(path)): downloads[\(download.index)] (\(Rendering.printable(download.to))) "
+                + "writes there; give the report a file of its own")
+            _ = await lockRead
+            var failure = ExitFailure(ExitCode.usage)
+            failure.keepsReports = true
+            return .failure(failure)
         }
         var options = RunOptions(cacheDirectory: flags.cacheDirectory, jobs: flags.jobs, connections: connections,
                                  force: flags.force, fsync: flags.noFsync ? false : nil)
@@ -90,6 +103,8 @@ struct RunSetup {
 /// An exit code chosen before the run started, the reason already printed.
 struct ExitFailure: Error {
     var code: Int32
+    /// The earlier report files must stay: a report path names a download.
+    var keepsReports = false
     init(_ code: Int32) { self.code = code }
 }
 
@@ -131,17 +146,14 @@ enum ApplyCommand {
         let flags = options.run
         let setup: RunSetup
         let reports = flags.json || options.reportPath != nil || options.junitPath != nil
-        switch await RunSetup.load(flags, connections: options.connections, hashManifest: reports) {
+        let reportPaths = [("--report", options.reportPath), ("--junit", options.junitPath)].compactMap { flag, path in
+            path.map { (flag: flag, path: $0) }
+        }
+        switch await RunSetup.load(flags, connections: options.connections, hashManifest: reports, reports: reportPaths) {
         case .success(let s): setup = s
         case .failure(let failure):
-            removeEarlierReports(options)
+            if !failure.keepsReports { removeEarlierReports(options) }
             return failure.code
-        }
-        for (flag, path) in [("--report", options.reportPath), ("--junit", options.junitPath)] {
-            guard let path, let download = setup.manifest.download(writing: path) else { continue }
-            Output.err("syncr: error: \(flag) \(Rendering.printable(path)): downloads[\(download.index)] (\(Rendering.printable(download.to))) "
-                + "writes there; give the report a file of its own")
-            return ExitCode.usage
         }
         removeEarlierReports(options)
         let reporter = DeferredReporter()

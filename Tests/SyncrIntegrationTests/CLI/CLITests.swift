@@ -152,6 +152,10 @@ struct CLITests {
         #expect(r.status == 64)
         #expect(r.stderr.contains(message), "\(r.stderr)")
         #expect(try String(contentsOfFile: harness.folder + "/b.txt", encoding: .utf8) == "kept")
+        // Also where another check of the command line fails too (a --cache that clashes).
+        let both = try await harness.run(["apply", "--cache", "pkg/.c"] + flags)
+        #expect(both.status == 64, "\(both.stderr)")
+        #expect(try String(contentsOfFile: harness.folder + "/b.txt", encoding: .utf8) == "kept")
     }
 
     /// A cache folder given on the command line is held to the rule the manifest's cache: is:
