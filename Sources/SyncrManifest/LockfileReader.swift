@@ -14,13 +14,18 @@ public enum LockfileReader {
     /// - Throws: `LockfileError` naming the file, the position and the key when it cannot be
     ///   read or is not a version-1 lock.
     public static func load(path: String) throws(LockfileError) -> Lockfile? {
-        switch FileBytes.contents(of: path, limit: ManifestLoader.maximumSize) {
+        switch FileBytes.contents(of: path, limit: maximumSize) {
         case .success(let bytes): return try parse(bytes: bytes, path: path)
         case .failure(let failure) where failure.code == ENOENT: return nil
         case .failure(let failure):
-            throw LockfileError(description: "\(path): error: cannot read the lockfile: \(failure.message)")
+            let hint = failure.code == EFBIG ? "; is it the right file? A lock of 100,000 entries is about 40 MiB" : ""
+            throw LockfileError(description: "\(path): error: cannot read the lockfile: \(failure.message)\(hint)")
         }
     }
+
+    /// The largest lockfile read: eight times the largest manifest, since a lock entry (URL,
+    /// final URL, validators, SHA-256) is several times the manifest entry it pins.
+    public static let maximumSize = 8 * ManifestLoader.maximumSize
 
     /// Parses lockfile text; `path` names it in messages.
     public static func parse(bytes: [UInt8], path: String) throws(LockfileError) -> Lockfile {

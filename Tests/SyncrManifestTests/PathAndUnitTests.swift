@@ -264,6 +264,7 @@ import Testing
             """)
         #expect(text.contains("downloads[0].to: ${...} is not expanded in a download's to:"), "\(text)")
         #expect(text.contains("uploads[0].from: ${...} is not expanded in an upload's from:"), "\(text)")
+        #expect(errors("version: 1\ncache: ${RUNNER_TEMP}/syncr\n").contains("cache: ${...} is not expanded in cache:"))
     }
 }
 
