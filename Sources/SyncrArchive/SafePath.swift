@@ -39,6 +39,13 @@ public enum SafePath {
         path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// Whether a first component reads as a Windows drive: an ASCII letter, then a colon.
+    static func looksLikeDrive(_ part: String) -> Bool {
+        let bytes = part.utf8
+        guard bytes.count >= 2, bytes.dropFirst().first == UInt8(ascii: ":"), let letter = bytes.first else { return false }
+        return (letter | 0x20) >= UInt8(ascii: "a") && (letter | 0x20) <= UInt8(ascii: "z")
+    }
+
     /// Whether a component is `.` or `..`, byte for byte.
     static func isDot(_ part: String) -> Bool { part.utf8.elementsEqual([0x2E]) }
     static func isDotDot(_ part: String) -> Bool { part.utf8.elementsEqual([0x2E, 0x2E]) }
@@ -51,10 +58,7 @@ public enum SafePath {
         if bytes.contains(UInt8(ascii: "\\")) { throw .backslash }
         if bytes.first == UInt8(ascii: "/") { throw .absolute }
         let parts = split(name)
-        if let first = parts.first?.utf8, first.count >= 2, first.dropFirst().first == UInt8(ascii: ":"),
-           let letter = first.first, (letter | 0x20) >= UInt8(ascii: "a"), (letter | 0x20) <= UInt8(ascii: "z") {
-            throw .driveLetter
-        }
+        if let first = parts.first, looksLikeDrive(first) { throw .driveLetter }
         var result: [String] = []
         for part in parts {
             if isDot(part) { continue }

@@ -92,6 +92,11 @@ struct ZipSourceScanner {
                     throw .unsupported(archive: archive, entry: String(decoding: prefix, as: UTF8.self) + name,
                                        detail: "a backslash in the name, which unzip tools on Windows take for a folder separator and syncr refuses when unpacking; rename it")
                 }
+                // `c:notes.txt` at the top reads as a drive letter on Windows, and the reader refuses it.
+                if prefix.isEmpty, SafePath.looksLikeDrive(name) {
+                    throw .unsupported(archive: archive, entry: name,
+                                       detail: "the name starts like a Windows drive (a letter and a colon), which syncr refuses when unpacking; rename it")
+                }
                 children.append(name)
             }
         }

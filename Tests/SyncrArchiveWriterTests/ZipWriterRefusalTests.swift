@@ -44,6 +44,13 @@ import Testing
         } throws: { error in
             "\(error)".contains("back\\slash.txt: a backslash in the name")
         }
+        try FileManager.default.removeItem(atPath: scratch.path + "/tree/back\\slash.txt")
+        try scratch.write("tree/c:notes.txt", Data("c".utf8))
+        #expect {
+            try ZipWriter.write(directory: scratch.path + "/tree", to: scratch.path + "/out.zip")
+        } throws: { error in
+            "\(error)".contains("c:notes.txt: the name starts like a Windows drive")
+        }
     }
 
     @Test func fifoIsRefusedByName() throws {
