@@ -175,9 +175,13 @@ extension ManifestDecoder {
     mutating func hexDigest(_ node: YAMLNode, path: String, length: Int) -> String? {
         guard let text = string(node, path: path, expected: "\(length) hex digits") else { return nil }
         // `sha256:e3b0...` as lockfiles and registries write it, `sha256-...` as SRI does.
-        if let colon = text.firstIndex(where: { $0 == ":" || $0 == "-" }),
-           ["sha256", "md5"].contains(text[..<colon].lowercased()) {
-            report(path, at: node.mark, "expected \(length) hex digits; drop the '\(text[...colon])' in front")
+        if let mark = text.firstIndex(where: { $0 == ":" || $0 == "-" }),
+           case let named = text[..<mark].lowercased(), ["sha256", "md5"].contains(named) {
+            let key = path.split(separator: ".").last.map(String.init) ?? ""
+            let advice = text[mark] == "-"
+                ? "that is a Subresource Integrity value, whose digest is base64: give the digest in hex (printf '%s' '\(text[text.index(after: mark)...])' | base64 -d | od -An -tx1 | tr -d ' \\n')"
+                : named != key ? "that is a \(named) digest: give it as \(named): instead" : "drop the '\(text[...mark])' in front"
+            report(path, at: node.mark, "expected \(length) hex digits; \(advice)")
             return nil
         }
         var count = 0

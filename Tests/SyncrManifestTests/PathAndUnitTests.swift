@@ -274,6 +274,10 @@ import Testing
         let hex = String(repeating: "ab", count: 32)
         let text = errors("version: 1\ndownloads:\n  - { url: \"https://h/a\", to: a, sha256: \"sha256:\(hex)\" }\n")
         #expect(text.contains("downloads[0].sha256: expected 64 hex digits; drop the 'sha256:' in front"), "\(text)")
+        let md5 = errors("version: 1\ndownloads:\n  - { url: \"https://h/a\", to: a, sha256: \"md5:\(hex.prefix(32))\" }\n")
+        #expect(md5.contains("that is a md5 digest: give it as md5: instead"), "\(md5)")
+        let sri = errors("version: 1\ndownloads:\n  - { url: \"https://h/a\", to: a, sha256: \"sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\" }\n")
+        #expect(sri.contains("that is a Subresource Integrity value, whose digest is base64"), "\(sri)")
     }
 }
 
