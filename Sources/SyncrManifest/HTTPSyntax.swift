@@ -52,7 +52,12 @@ enum HTTPSyntax {
         let bytes = Array(text.utf8)
         if bytes.contains(0x20) { return "a URL cannot contain a space; write each as %20" }
         if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return "a URL cannot contain a line break or control character" }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+        // `localhost:8080/x`: what follows the colon is a port, not `//`.
+        let portAfter = bytes.firstIndex(of: UInt8(ascii: ":")).map { colon in
+            let rest = bytes[(colon + 1)...].prefix { $0 != UInt8(ascii: "/") }
+            return !rest.isEmpty && rest.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        } ?? false
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), !portAfter,
               bytes[..<colon].allSatisfy({ isTokenByte($0) }), colon > 0 else {
             return "it has no scheme; write http://, https:// or s3:// in front"
         }
@@ -64,8 +69,12 @@ enum HTTPSyntax {
         let authority = bytes[(colon + 3)...].prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
         let hostPort = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[($0 + 1)...] } ?? authority[...]
         if hostPort.isEmpty || hostPort.first == UInt8(ascii: ":") { return "it has no host" }
-        if hostPort.first == UInt8(ascii: "["), !hostPort.contains(UInt8(ascii: "]")) {
-            return "its IPv6 address has no closing ]"
+        if hostPort.first == UInt8(ascii: "[") {
+            guard let close = hostPort.firstIndex(of: UInt8(ascii: "]")) else { return "its IPv6 address has no closing ]" }
+            if close == hostPort.startIndex + 1 { return "it has no host (empty brackets)" }
+            if close + 1 < hostPort.endIndex, hostPort[close + 1] != UInt8(ascii: ":") {
+                return "only a :port may follow the ] of an IPv6 address"
+            }
         }
         return "its port must be a number from 0 to 65535"
     }

@@ -202,6 +202,9 @@ import Testing
         ("http:/example.com/x", "expected // after http:"),
         ("https:///x", "it has no host"),
         ("http://[::1/x", "its IPv6 address has no closing ]"),
+        ("localhost:8080/file.bin", "it has no scheme; write http://, https:// or s3:// in front"),
+        ("http://[]/x", "it has no host (empty brackets)"),
+        ("http://[::1]x/", "only a :port may follow the ] of an IPv6 address"),
     ])
     func theReasonIsGiven(url: String, reason: String) {
         let text = errors("version: 1\ndownloads:\n  - { url: \"\(url)\", to: a }\n")
