@@ -134,8 +134,9 @@ public final class ExtractionTarget {
         guard code == ENAMETOOLONG else {
             return .io(path: path, errno: code, detail: "\(doing): \(String(cString: strerror(code)))")
         }
+        let what = doing.hasSuffix("link") ? "the path, or the link's target," : "the path"
         return .unsupported(archive: archive, entry: entry,
-                            detail: "the path is longer than this system allows for one file (\(PATH_MAX) bytes, with the destination folder's path); unpack into a folder with a shorter path, or set strip_components")
+                            detail: "\(what) is longer than this system allows for one file (\(PATH_MAX) bytes, with the destination folder's path); unpack into a folder with a shorter path, or set strip_components")
     }
 
     /// Counts an entry against the limits and refuses a name seen before.

@@ -64,16 +64,14 @@ public enum Unpack {
         }
     }
 
-    /// The format the first bytes show where they are unmistakable (zip, gzip), else the one
-    /// the name's extension says (an old tar has no magic), else a tar the bytes show. The bytes
+    /// The format the first bytes show (zip, gzip, a ustar header), else the one the name's
+    /// extension says (an old v7 tar has no magic, nor does a zip with a stub in front). The bytes
     /// come first: a zip served as `latest.tar.gz` was read as a tar cut short, and the error
     /// sent its user looking for a network problem. (A release asset is often served under a
     /// name that says nothing, like `download?id=4`: then only the bytes tell.)
     static func format(of path: String, name: String) throws(ArchiveError) -> ArchiveFormat {
-        let sniffed = try sniff(path)
-        if let sniffed, sniffed != .tar { return sniffed }
+        if let sniffed = try sniff(path) { return sniffed }
         if let known = ArchiveFormat.fromExtension(name) { return known }
-        if let sniffed { return sniffed }
         throw .unsupported(archive: name, entry: nil,
                            detail: "not a zip, tar or tar.gz archive (neither its name nor its first bytes say so)")
     }

@@ -35,11 +35,12 @@ enum NetrcSecrets {
         guard reads(manifest) else { return nil }
         let path = path
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd < 0 else {
-            close(fd)
-            return nil
-        }
-        return .netrcUnreadable(path: path, errno: errno)
+        guard fd >= 0 else { return .netrcUnreadable(path: path, errno: errno) }
+        defer { close(fd) }
+        // A folder opens too (a NETRC=/home/me/ typo), and curl reads nothing from it.
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) != S_IFDIR else { return .netrcUnreadable(path: path, errno: EISDIR) }
+        return nil
     }
 
     /// The values after each `password` token and, where the same `machine` (or `default`)

@@ -369,6 +369,19 @@ open(sys.argv[1], "wb").write(body + cdh + eocd)
         #expect(try String(contentsOfFile: scratch.staging + "/a.txt", encoding: .utf8) == "zipped")
     }
 
+    /// A tar (ustar magic) served as `.zip` is read as a tar.
+    @Test func aTarNamedZipIsUnpackedAsATar() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("real.tar")
+        try Python.run(#"""
+import sys, tarfile, io
+with tarfile.open(sys.argv[1], "w", format=tarfile.USTAR_FORMAT) as t:
+    info = tarfile.TarInfo("a.txt"); info.size = 3
+    t.addfile(info, io.BytesIO(b"tar"))
+"""#, archive)
+        #expect(try Unpack.format(of: archive, name: "download.zip") == .tar)
+    }
+
     @Test func whatTheBytesCannotTellTheNameDoes() throws {
         let scratch = try ZipScratch()
         let archive = scratch.input("noise.bin")

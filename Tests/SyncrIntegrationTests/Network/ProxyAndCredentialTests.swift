@@ -181,6 +181,9 @@ struct ProxyAndCredentialTests {
         #expect(plan.stdout.contains("netrc: true, but \(missing) cannot be read (No such file or directory)"), "\(plan.stdout)")
         let apply = try await harness.run(["apply"], environment: ["HOME": home.path, "NETRC": missing])
         #expect(apply.stderr.contains("syncr: warning: netrc: true, but \(missing) cannot be read"), "\(apply.stderr)")
+        // A folder opens as well, and curl reads nothing from it.
+        let aFolder = try await harness.run(["plan"], environment: ["HOME": home.path, "NETRC": home.path])
+        #expect(aFolder.stdout.contains("netrc: true, but \(home.path) cannot be read (Is a directory)"), "\(aFolder.stdout)")
     }
 
     /// A presigned URL written into the manifest: its signature and credential are masked in
