@@ -2,15 +2,27 @@ extension ManifestDecoder {
     /// Where each destination came from, to find two entries writing the same file, or one
     /// writing a file where another needs a folder.
     struct DestinationIndex {
+        /// How an entry fills a folder, for messages.
+        enum FolderKind {
+            case unpacked, mirrored
+
+            var words: String {
+                switch self {
+                case .unpacked: return "unpacks, replacing the folder as a whole"
+                case .mirrored: return "mirrors an s3:// prefix into, where an object may take the same name"
+                }
+            }
+        }
+
         struct Claim {
             var index: Int
             var line: Int
             /// A folder some destination lies under (the first entry that needs it), not a
             /// destination itself.
             var isFolder: Bool
-            /// A destination that is a folder written as a whole (unpacked, or mirrored from
-            /// an `s3://` prefix).
-            var wholeFolder = false
+            /// A destination that is a folder an entry fills: unpacked (and replaced as a
+            /// whole), or mirrored from an `s3://` prefix.
+            var wholeFolder: FolderKind?
         }
         /// Every destination, and every folder a destination lies under: one table, so that a
         /// path is hashed once whatever it turns out to be.
@@ -133,7 +145,8 @@ extension ManifestDecoder {
             destination = self.destination(to.text, at: to.mark, path: path + ".to",
                                            allowOutside: allowOutside, folder: unzip || prefix)
             if let d = destination {
-                if !claim(d, written: to.text, at: to.mark, index: index, wholeFolder: unzip || prefix, in: &destinations) {
+                let folderKind: DestinationIndex.FolderKind? = unzip ? .unpacked : prefix ? .mirrored : nil
+                if !claim(d, written: to.text, at: to.mark, index: index, wholeFolder: folderKind, in: &destinations) {
                     ok = false
                 }
             } else {
@@ -292,7 +305,7 @@ extension ManifestDecoder {
 
     /// Records `destination` for entry `index`, reporting a clash with an earlier entry.
     mutating func claim(_ destination: String, written: String, at mark: YAMLMark, index: Int,
-                        wholeFolder: Bool = false, in destinations: inout DestinationIndex) -> Bool
+                        wholeFolder: DestinationIndex.FolderKind? = nil, in destinations: inout DestinationIndex) -> Bool
     {
         func refuse(_ message: String) -> Bool {
             report("downloads[\(index)].to", at: mark, message)
@@ -306,8 +319,8 @@ extension ManifestDecoder {
             if !claimed.utf8.elementsEqual(destination.utf8) {
                 return refuse("\(Self.quoted(written)) differs from the to: of downloads[\(first.index)] (line \(first.line)) only in how its accented characters are composed (NFC or NFD); write both the same way, or give one another name")
             }
-            if first.isFolder, wholeFolder {
-                return refuse("\(Self.quoted(written)) holds what downloads[\(first.index)] (line \(first.line)) writes, and this entry writes the folder as a whole (unpacked or mirrored), which would replace it; give one of them another place")
+            if first.isFolder, let wholeFolder {
+                return refuse("\(Self.quoted(written)) holds what downloads[\(first.index)] (line \(first.line)) writes, in the folder this entry \(wholeFolder.words); give one of them another place")
             }
             return refuse(first.isFolder
                 ? "\(Self.quoted(written)) is a folder that downloads[\(first.index)] (line \(first.line)) writes into; a path cannot be both a file and a folder"
@@ -320,8 +333,8 @@ extension ManifestDecoder {
                 // A folder already claimed had its ancestors checked then, and no file can be
                 // claimed where a folder is: the rest of the way up is known.
                 if first.isFolder { break }
-                if first.wholeFolder {
-                    return refuse("\(Self.quoted(written)) is inside the folder that downloads[\(first.index)] (line \(first.line)) writes as a whole (unpacked or mirrored), which would replace it; write it somewhere else")
+                if let kind = first.wholeFolder {
+                    return refuse("\(Self.quoted(written)) is inside the folder that downloads[\(first.index)] (line \(first.line)) \(kind.words); write it somewhere else")
                 }
                 return refuse("\(Self.quoted(written)) needs a folder where downloads[\(first.index)] (line \(first.line)) writes a file; a path cannot be both a file and a folder")
             }

@@ -47,6 +47,7 @@ struct RunSetup {
             let folder = Manifest.resolvedPath(cache)
             for d in clashes {
                 let what = d.unzip ? "is unpacked over it or into it"
+                    : d.s3?.isPrefix == true ? "mirrors an s3:// prefix over it or into it"
                     : folder.hasPrefix(d.destination + "/") ? "writes a file where a folder above it is" : "writes into it"
                 Output.err("syncr: error: --cache \(cache): downloads[\(d.index)] (\(Rendering.printable(d.to))) "
                     + what + "; give the cache a folder of its own")

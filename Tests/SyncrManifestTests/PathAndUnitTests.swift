@@ -294,14 +294,14 @@ import Testing
               - { url: "https://h/a.zip", to: vendor/app, unzip: true }
               - { url: "https://h/x.zip", to: vendor/app/extra.zip }
             """)
-        #expect(unpackFirst.contains("\"vendor/app/extra.zip\" is inside the folder that downloads[0] (line 3) writes as a whole"), "\(unpackFirst)")
+        #expect(unpackFirst.contains("\"vendor/app/extra.zip\" is inside the folder that downloads[0] (line 3) unpacks, replacing the folder as a whole"), "\(unpackFirst)")
         let fileFirst = errors("""
             version: 1
             downloads:
               - { url: "https://h/x.zip", to: vendor/app/extra.zip }
               - { url: "https://h/a.zip", to: vendor/app, unzip: true }
             """)
-        #expect(fileFirst.contains("\"vendor/app\" holds what downloads[0] (line 3) writes, and this entry writes the folder as a whole"), "\(fileFirst)")
+        #expect(fileFirst.contains("\"vendor/app\" holds what downloads[0] (line 3) writes, in the folder this entry unpacks, replacing the folder as a whole"), "\(fileFirst)")
     }
 }
 
