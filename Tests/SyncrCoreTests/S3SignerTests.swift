@@ -51,6 +51,17 @@ import SyncrS3
         }
     }
 
+    /// A key is sent as written, dot segments and all, signed or not: curl resolved `a/../b`
+    /// after the signature covered it.
+    @Test func everyStoreRequestKeepsItsPathAsItIs() {
+        let request = HTTPRequest(url: Self.object.url(key: "a/../b.txt"), displayURL: "x")
+        #expect(!request.pathAsIs)
+        #expect(Self.object.sign(request).pathAsIs)
+        let anonymous = S3Object(location: Self.object.location, configuration: S3Configuration(
+            endpoint: Self.object.configuration.endpoint, credentials: nil))
+        #expect(anonymous.sign(request).pathAsIs)
+    }
+
     @Test func splitsWhatURLMade() {
         let url = Self.object.url(key: "k", query: [("uploadId", "a/b+c"), ("partNumber", "3")])
         let (host, path, query) = S3Object.split(url)
