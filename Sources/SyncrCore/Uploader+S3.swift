@@ -1,7 +1,7 @@
 import Foundation
 import SyncrHTTP
-import SyncrManifest
 import SyncrLock
+import SyncrManifest
 import SyncrS3
 
 /// The object metadata syncr stores with every object it uploads: the SHA-256 of its bytes, so
