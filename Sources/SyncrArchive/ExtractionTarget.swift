@@ -66,9 +66,6 @@ public final class ExtractionTarget {
     /// and refuse a valid archive holding both.
     private var seen: Set<[UInt8]> = []
     private var nameBytes = 0
-    /// The folders made so far: a folder entry repeated (`tar -cf x.tar d d/sub` stores `d/sub`
-    /// twice) is harmless, and GNU tar takes it.
-    private var folders: Set<[UInt8]> = []
     /// Folder modes to apply at the end, so a read-only folder can still be filled first.
     private var folderModes: [(path: String, mode: mode_t)] = []
 
@@ -189,13 +186,15 @@ public final class ExtractionTarget {
 
     /// A folder entry.
     public func directory(_ components: [String], mode: mode_t, entry: String) throws(ArchiveError) {
-        let name = Array(components.joined(separator: "/").utf8)
-        if folders.contains(name) {
+        // A folder entry repeated (`tar -cf x.tar d d/sub` stores `d/sub` twice) is harmless,
+        // and GNU tar takes it: a name seen before that is a real folder on disk was one.
+        let key = components.joined(separator: "/")
+        var made = stat()
+        if seen.contains(Array(key.utf8)), lstat(root + "/" + key, &made) == 0, (made.st_mode & S_IFMT) == S_IFDIR {
             try count(entry)
             return
         }
         _ = try admit(components, entry: entry)
-        folders.insert(name)
         let path = try parentPath(components, entry: entry)
         var st = stat()
         if lstat(path, &st) == 0 {

@@ -284,25 +284,14 @@ struct S3MultipartUpload: Sendable {
     func abort(_ uploadID: String) async -> Bool {
         let request = builder.finish(HTTPRequest(method: .delete, url: object.url(key: key, query: [("uploadId", uploadID)]),
                                                  displayURL: display), lowSpeed: nil)
-        // Retried as any request (a 503 SlowDown at that moment left the parts in the store,
-        // billed, for as long as the entry stayed in the manifest); the store's 404 means done.
-        let policy = RetryPolicy(maxRetries: upload.settings.retries)
-        for attempt in 0...policy.maxRetries {
-            let failure: TransferError
-            switch await engine.perform(S3Object.resigned(request, by: object), sink: DiscardSink()) {
-            case .success(let response) where response.head.isSuccess || response.head.status == 404:
-                return true
-            case .success(let response):
-                guard let error = response.statusError(url: display) else { return false }
-                failure = error
-            case .failure(let error):
-                failure = error
-            }
-            guard policy.isRetryable(failure), attempt < policy.maxRetries, !Task.isCancelled,
-                  let delay = policy.delay(attempt: attempt, retryAfter: nil, now: Int64(time(nil))) else { return false }
-            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+        // Through the one retry loop, as any request of the upload (a 503 SlowDown at that
+        // moment left the parts in the store, billed); the store's 404 means done.
+        do {
+            _ = try await call(request, sink: BodyPrefixSink(limit: 64 << 10), missingIsNil: true)
+            return true
+        } catch {
+            return false
         }
-        return false
     }
 
     /// Where the record of an upload that could not be aborted is kept, for prune to abort.

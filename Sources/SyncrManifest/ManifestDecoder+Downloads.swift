@@ -79,7 +79,7 @@ extension ManifestDecoder {
             case "to":
                 if let text = string(entry.value, path: keyPath, expected: "a file path") {
                     to = (text, entry.value.mark)
-                    if text.contains("${") {
+                    if text.holdsReference {
                         report(keyPath, at: entry.value.mark,
                                "${...} is not expanded in a download's to: (only in url, headers and form fields), so this would make a folder named as written; write the path itself")
                         ok = false
@@ -187,22 +187,13 @@ extension ManifestDecoder {
     /// A checksum of exactly `length` hex digits, lowercased.
     mutating func hexDigest(_ node: YAMLNode, path: String, length: Int) -> String? {
         guard let text = string(node, path: path, expected: "\(length) hex digits") else { return nil }
-        // `sha256:e3b0...` as lockfiles and registries write it, `sha256-...` as SRI does.
-        if let mark = text.firstIndex(where: { $0 == ":" || $0 == "-" }),
-           case let named = text[..<mark].lowercased(), ["sha256", "md5"].contains(named) {
-            let key = path.split(separator: ".").last.map(String.init) ?? ""
-            let advice = text[mark] == "-"
-                ? "that is a Subresource Integrity value, whose digest is base64: give the digest in hex (printf '%s' '\(text[text.index(after: mark)...])' | base64 -d | od -An -tx1 | tr -d ' \\n')"
-                : named != key ? "that is a \(named) digest: give it as \(named): instead" : "drop the '\(text[...mark])' in front"
-            report(path, at: node.mark, "expected \(length) hex digits; \(advice)")
-            return nil
-        }
         var count = 0
         for s in text.unicodeScalars {
             count += 1
             guard s.properties.isASCIIHexDigit else {
-                report(path, at: node.mark,
-                       "expected \(length) hex digits, found a non-hex character \(Self.quotedCharacter(s)) at position \(count)")
+                let advice = Self.digestPrefixAdvice(text, key: path.split(separator: ".").last.map(String.init) ?? "")
+                report(path, at: node.mark, advice.map { "expected \(length) hex digits; \($0)" }
+                    ?? "expected \(length) hex digits, found a non-hex character \(Self.quotedCharacter(s)) at position \(count)")
                 return nil
             }
         }
@@ -211,6 +202,19 @@ extension ManifestDecoder {
             return nil
         }
         return text.lowercased()
+    }
+
+    /// What to do with a digest written with its algorithm in front: `sha256:e3b0...` as
+    /// lockfiles and registries write it, `sha256-...` as SRI does (base64). Asked only of a
+    /// value that is not hex: every entry's digest passes `hexDigest`.
+    static func digestPrefixAdvice(_ text: String, key: String) -> String? {
+        guard let mark = text.firstIndex(where: { $0 == ":" || $0 == "-" }),
+              case let named = text[..<mark].lowercased(), ["sha256", "md5"].contains(named) else { return nil }
+        if text[mark] == "-" {
+            return "that is a Subresource Integrity value, whose digest is base64: give the digest in hex "
+                + "(printf '%s' '\(text[text.index(after: mark)...])' | base64 -d | od -An -tx1 | tr -d ' \\n')"
+        }
+        return named != key ? "that is a \(named) digest: give it as \(named): instead" : "drop the '\(text[...mark])' in front"
     }
 
     /// The absolute, normalized destination of `to`, or nil after reporting why it is refused.

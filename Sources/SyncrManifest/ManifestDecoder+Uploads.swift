@@ -194,7 +194,7 @@ extension ManifestDecoder {
     /// existence here: the planner does that when it runs.
     mutating func uploadSource(_ node: YAMLNode, path: String) -> (written: String, source: String)? {
         guard let text = pathText(node, path: path, expected: "a file or folder path") else { return nil }
-        guard !text.contains("${") else {
+        guard !text.holdsReference else {
             report(path, at: node.mark, "${...} is not expanded in an upload's from: (only in to, headers and form fields); write the path itself")
             return nil
         }

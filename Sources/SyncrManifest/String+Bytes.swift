@@ -13,4 +13,8 @@ extension String {
         }
         return found ?? utf8.contains(byte)
     }
+
+    /// Whether the string holds a `${`: asked of every entry's paths (which are not expanded),
+    /// so the byte search for `$` comes first.
+    var holdsReference: Bool { containsByte(UInt8(ascii: "$")) && contains("${") }
 }
