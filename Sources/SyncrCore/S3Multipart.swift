@@ -13,6 +13,9 @@ struct MultipartRecord: Codable, Sendable {
     struct Part: Codable, Sendable, Equatable {
         var etag: String
         var size: Int64
+        /// The part's SHA-256 (base64), as sent in `x-amz-checksum-sha256`: the completion
+        /// repeats it.
+        var sha256: String?
     }
     var uploadID: String
     var bucket: String
@@ -28,6 +31,10 @@ struct MultipartRecord: Codable, Sendable {
     var pathStyle: Bool?
     var profile: String?
     var anonymous: Bool?
+    /// The checksum the upload was created for (`x-amz-checksum-algorithm`). nil in a record of
+    /// an upload created without one (an earlier syncr's, whose parts carried Content-MD5):
+    /// parts with a SHA-256 cannot join it, so it is aborted rather than resumed.
+    var checksum: String?
 
     /// What names the upload, read from a record the full decoding refuses (a field damaged,
     /// or a version of syncr that wrote other fields): enough to abort it.
@@ -40,7 +47,14 @@ struct MultipartRecord: Codable, Sendable {
 
 /// One multipart upload of one file to an object store: CreateMultipartUpload (or the one a
 /// killed run left, checked with ListParts), its missing parts in parallel (one per connection
-/// of the entry), each with its Content-MD5, then CompleteMultipartUpload.
+/// of the entry), each with its SHA-256 in `x-amz-checksum-sha256`, then CompleteMultipartUpload.
+///
+/// Why SHA-256 and not Content-MD5: with SHA instructions it hashes 2.4 times as fast as MD5
+/// here (1.78 GB/s against 0.75), and the parts' SHA-256s are computed beside the whole
+/// file's on the other core (`S3PartDigests`) at the same pace, so that they are all known
+/// when the upload starts and no part is hashed while the store competes for the CPU. A part's
+/// ETag is still its MD5, but only a resumed upload on a store that keeps no part checksums
+/// (SeaweedFS) needs it, to check the parts an earlier run sent.
 ///
 /// Memory is bounded by the parts in flight: each part is read from the file as curl sends it,
 /// and hashed before in 1 MiB reads.
@@ -54,8 +68,11 @@ struct S3MultipartUpload: Sendable {
     let engine: any Transport
     let retrying: Retrying
     let progress: UploadProgress
-    /// Part number -> MD5 (hex) of parts already hashed while planning (`S3PartDigests`).
-    var knownMD5s: [Int: String] = [:]
+    /// Part number -> SHA-256 (hex) of parts already hashed while planning (`S3PartDigests`).
+    var knownSHA256s: [Int: String] = [:]
+
+    /// What the upload is created for, and each part carries.
+    static let checksumAlgorithm = "SHA256"
 
     /// S3 takes at most 10,000 parts.
     static let maxParts: Int64 = 10_000
@@ -88,7 +105,7 @@ struct S3MultipartUpload: Sendable {
         guard let bytes = FS.readAll(recordPath(in: cache, upload: upload, naming: key), limit: Cache.listRecordLimit),
               let record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)),
               record.source == file.fingerprint, record.key == key, record.bucket == bucket,
-              record.partSize == partSize(size: file.fingerprint.size, preferred: upload.partSize) else { return 0 }
+              record.checksum == checksumAlgorithm, record.partSize == partSize(size: file.fingerprint.size, preferred: upload.partSize) else { return 0 }
         return record.parts.values.reduce(0) { $0 + $1.size }
     }
 
@@ -106,7 +123,8 @@ struct S3MultipartUpload: Sendable {
             record = MultipartRecord(uploadID: try await create(), bucket: object.location.bucket, key: key,
                                      partSize: partSize, source: file.fingerprint, endpoint: endpoint.url,
                                      region: endpoint.region, pathStyle: endpoint.pathStyle,
-                                     profile: upload.settings.s3.profile, anonymous: object.configuration.credentials == nil)
+                                     profile: upload.settings.s3.profile, anonymous: object.configuration.credentials == nil,
+                                     checksum: Self.checksumAlgorithm)
             try save(record!)
         }
         let started = record!
@@ -165,7 +183,7 @@ struct S3MultipartUpload: Sendable {
             return nil
         }
         guard record.source == file.fingerprint, record.partSize == partSize, record.key == key,
-              record.bucket == object.location.bucket else {
+              record.bucket == object.location.bucket, record.checksum == Self.checksumAlgorithm else {
             await giveUp(record.uploadID)
             return nil
         }
@@ -177,18 +195,29 @@ struct S3MultipartUpload: Sendable {
         for (number, part) in listed where number <= count {
             let length = min(partSize, file.fingerprint.size - Int64(number - 1) * partSize)
             guard part.size == length else { continue }
-            // The part's ETag is its MD5: the bytes the store holds are the file's. The parts
-            // hashed beside the file's SHA-256 this run are not read again.
-            var md5 = knownMD5s[number]
-            if md5 == nil {
-                md5 = try await Self.rangeDigests(file.path, offset: Int64(number - 1) * partSize, length: length,
-                                                  sha256: false).md5
+            let sha256 = try await partSHA256(number, offset: Int64(number - 1) * partSize, length: length)
+            if try await holdsThisFile(part, sha256: sha256, offset: Int64(number - 1) * partSize, length: length) {
+                parts[number] = .init(etag: part.etag, size: length, sha256: Uploader.base64(hex: sha256))
             }
-            if md5 == part.etag.lowercased() { parts[number] = .init(etag: part.etag, size: length) }
         }
         record.parts = parts
         try save(record)
         return record
+    }
+
+    /// Whether a part the store holds is these bytes of the file: by the SHA-256 it lists (S3
+    /// does for an upload created with a checksum), else by its ETag, which is the MD5 of its
+    /// bytes (SeaweedFS lists no checksum).
+    func holdsThisFile(_ part: ListPartsPage.Part, sha256: String, offset: Int64, length: Int64) async throws -> Bool {
+        if let listed = part.checksumSHA256 { return listed == Uploader.base64(hex: sha256) }
+        let md5 = try await BlockingIO.run { [path = file.path] in try Self.digest(.md5, of: path, offset: offset, length: length) }
+        return md5 == part.etag.lowercased()
+    }
+
+    /// The SHA-256 (hex) of a part: hashed beside the file's SHA-256 while planning, else now.
+    func partSHA256(_ number: Int, offset: Int64, length: Int64) async throws -> String {
+        if let known = knownSHA256s[number] { return known }
+        return try await BlockingIO.run { [path = file.path] in try Self.digest(.sha256, of: path, offset: offset, length: length) }
     }
 
     /// ListParts over every page; nil when the store no longer knows the upload.
@@ -214,7 +243,8 @@ struct S3MultipartUpload: Sendable {
     func create() async throws -> String {
         var request = HTTPRequest(method: .post, url: object.url(key: key, query: [("uploads", "")]), displayURL: display,
                                   headers: [(S3Metadata.sha256Header, sha256),
-                                            ("Content-Type", upload.contentType ?? ContentType.forFilename(file.relative))])
+                                            ("Content-Type", upload.contentType ?? ContentType.forFilename(file.relative)),
+                                            ("x-amz-checksum-algorithm", Self.checksumAlgorithm)])
         request = builder.finish(request, lowSpeed: nil)
         guard let text = try await call(request, sink: BodyPrefixSink(limit: 64 << 10)),
               let id = ListPartsPage.uploadID(text) else {
@@ -226,30 +256,30 @@ struct S3MultipartUpload: Sendable {
     func sendPart(_ number: Int, partSize: Int64, uploadID: String, book: PartBook) async throws -> Int64 {
         let offset = Int64(number - 1) * partSize
         let length = min(partSize, file.fingerprint.size - offset)
-        // Content-MD5 is the part's integrity check (the store verifies it, and its ETag is that
-        // MD5); the payload is not hashed again for the signature (UNSIGNED-PAYLOAD): that would
-        // cost a SHA-256 of every byte on both sides, and the CPU is the limit on a small machine.
-        let md5: String
-        if let known = knownMD5s[number] {
-            md5 = known
-        } else {
-            md5 = try await Self.rangeDigests(file.path, offset: offset, length: length, sha256: false).md5
-        }
+        // x-amz-checksum-sha256 is the part's integrity check, which the store verifies; the
+        // payload is not signed as well (UNSIGNED-PAYLOAD): the store would hash every byte a
+        // second time, and the CPU is the limit on a small machine.
+        let sha256 = Uploader.base64(hex: try await partSHA256(number, offset: offset, length: length))
         var request = HTTPRequest(method: .put,
                                   url: object.url(key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)]),
                                   displayURL: display,
-                                  headers: [("Content-MD5", Uploader.base64(hex: md5))],
+                                  headers: [("x-amz-checksum-sha256", sha256)],
                                   body: .fileRange(path: file.path, offset: offset, length: length))
         request = builder.finish(request, lowSpeed: nil)
         let response = try await callResponse(request, sink: DiscardSink())
-        let etag = response.head.value("ETag").map(ListPartsPage.unquotedETag) ?? md5
-        try await book.finished(number, part: .init(etag: etag, size: length))
+        // A store that gives no ETag (a proxy that drops it) is completed with the part's MD5,
+        // which is what S3 and its clones give.
+        var etag = response.head.value("ETag").map(ListPartsPage.unquotedETag) ?? ""
+        if etag.isEmpty {
+            etag = try await BlockingIO.run { [path = file.path] in try Self.digest(.md5, of: path, offset: offset, length: length) }
+        }
+        try await book.finished(number, part: .init(etag: etag, size: length, sha256: sha256))
         progress.requestDone(length)
         return length
     }
 
     func complete(_ record: MultipartRecord) async throws {
-        let xml = ListPartsPage.completion(record.parts.map { ($0.key, $0.value.etag) })
+        let xml = ListPartsPage.completion(record.parts.map { .init(number: $0.key, etag: $0.value.etag, sha256: $0.value.sha256) })
         let path = recordPath + ".complete"
         try FS.writeAtomically(Array(xml.utf8), to: path, durable: false)
         defer { FS.remove(path) }
@@ -340,20 +370,13 @@ struct S3MultipartUpload: Sendable {
         try FS.writeAtomically(Array(try JSONEncoder().encode(record)), to: recordPath, durable: cache.flushes)
     }
 
-    /// MD5 and (unless not wanted: then "") SHA-256, hex, of `length` bytes of a file from
-    /// `offset`, read in 1 MiB pieces.
-    static func rangeDigests(_ path: String, offset: Int64, length: Int64,
-                             sha256: Bool = true) async throws -> (md5: String, sha256: String) {
-        try await BlockingIO.run { try readDigests(path, offset: offset, length: length, sha256: sha256) }
-    }
-
-    /// The same, on the calling thread.
-    static func readDigests(_ path: String, offset: Int64, length: Int64,
-                            sha256: Bool) throws -> (md5: String, sha256: String) {
+    /// The digest (hex) of `length` bytes of a file from `offset`, read in 1 MiB pieces, on the
+    /// calling thread.
+    static func digest(_ algorithm: Digest.Algorithm, of path: String, offset: Int64, length: Int64) throws -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
         defer { close(fd) }
-        let md5 = Digest(.md5), sha = sha256 ? Digest(.sha256) : nil
+        let digest = Digest(algorithm)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var done: Int64 = 0
         while done < length {
@@ -361,13 +384,10 @@ struct S3MultipartUpload: Sendable {
             let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset + done)) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { throw FileError(path: path, operation: "read", errno: n < 0 ? errno : EIO) }
-            buffer.withUnsafeBytes {
-                md5.update(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
-                sha?.update(UnsafeRawBufferPointer(rebasing: $0[0..<n]))
-            }
+            buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             done += Int64(n)
         }
-        return (md5.finalizeHex(), sha?.finalizeHex() ?? "")
+        return digest.finalizeHex()
     }
 }
 

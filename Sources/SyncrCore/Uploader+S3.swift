@@ -165,7 +165,7 @@ extension Uploader {
     /// A file at or above `multipart_threshold`: a multipart upload, resumed when an earlier run
     /// left one. Notes how many parts an earlier run had sent.
     func multipart(_ file: UploadTree.File, target: (url: String, display: String), sha256: String,
-                   knownMD5s: [Int: String], notes: inout [EntryNote]) async throws -> Int64 {
+                   knownSHA256s: [Int: String], notes: inout [EntryNote]) async throws -> Int64 {
         // An s3:// target always has its store here: an entry whose store cannot be resolved
         // fails before any request (`S3Stores.failure`), and `S3MultipartUpload` relies on it too.
         let object = requests.s3!.object(at: target.display)
@@ -176,7 +176,7 @@ extension Uploader {
         retrying.unreachable = unreachable.map { ($0, target.url, target.display) }
         var multipart = S3MultipartUpload(upload: upload, file: file, key: key, sha256: sha256, cache: cache,
                                           engine: engine, retrying: retrying, progress: uploadProgress)
-        multipart.knownMD5s = knownMD5s
+        multipart.knownSHA256s = knownSHA256s
         let (sent, kept) = try await multipart.run()
         if kept > 0 { notes.append(.multipartResumed(target: target.display, parts: kept)) }
         return sent

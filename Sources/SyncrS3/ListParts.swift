@@ -9,11 +9,29 @@ public struct ListPartsPage: Sendable, Equatable {
         public var size: Int64
         /// ISO 8601, as the store wrote it (such strings sort by time).
         public var lastModified: String
-        public init(number: Int, etag: String, size: Int64, lastModified: String) {
+        /// The part's SHA-256 (base64), listed by S3 for an upload created with that checksum;
+        /// nil where the store lists none (SeaweedFS).
+        public var checksumSHA256: String?
+        public init(number: Int, etag: String, size: Int64, lastModified: String, checksumSHA256: String? = nil) {
             self.number = number
             self.etag = etag
             self.size = size
             self.lastModified = lastModified
+            self.checksumSHA256 = checksumSHA256
+        }
+    }
+
+    /// One part of a CompleteMultipartUpload request.
+    public struct CompletedPart: Sendable, Equatable {
+        public var number: Int
+        public var etag: String
+        /// The SHA-256 (base64) the part was sent with, which S3 requires again here for an
+        /// upload created with that checksum.
+        public var sha256: String?
+        public init(number: Int, etag: String, sha256: String? = nil) {
+            self.number = number
+            self.etag = etag
+            self.sha256 = sha256
         }
     }
 
@@ -32,7 +50,8 @@ public struct ListPartsPage: Sendable, Equatable {
                let etag = S3ErrorResponse.element("ETag", in: text) {
                 parts.append(Part(number: number, etag: Self.unquoted(etag),
                                   size: Int64(S3ErrorResponse.element("Size", in: text) ?? "") ?? -1,
-                                  lastModified: S3ErrorResponse.element("LastModified", in: text) ?? ""))
+                                  lastModified: S3ErrorResponse.element("LastModified", in: text) ?? "",
+                                  checksumSHA256: S3ErrorResponse.element("ChecksumSHA256", in: text).flatMap { $0.isEmpty ? nil : $0 }))
             }
             rest = rest[close.upperBound...]
         }
@@ -59,12 +78,19 @@ public struct ListPartsPage: Sendable, Equatable {
         S3ErrorResponse.element("UploadId", in: xml).flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// The body of CompleteMultipartUpload for parts (number, ETag), in order.
-    public static func completion(_ parts: [(number: Int, etag: String)]) -> String {
+    /// The body of CompleteMultipartUpload for `parts`, in order. An ETag is the store's own
+    /// text (RFC 9110 lets it hold `&` and `<`), so it is escaped; base64 needs no escaping.
+    public static func completion(_ parts: [CompletedPart]) -> String {
         "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-            + parts.sorted { $0.number < $1.number }
-                .map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\"\($0.etag)\"</ETag></Part>" }.joined()
+            + parts.sorted { $0.number < $1.number }.map { part in
+                "<Part><PartNumber>\(part.number)</PartNumber><ETag>\"\(escaped(part.etag))\"</ETag>"
+                    + (part.sha256.map { "<ChecksumSHA256>\($0)</ChecksumSHA256>" } ?? "") + "</Part>"
+            }.joined()
             + "</CompleteMultipartUpload>"
+    }
+
+    static func escaped(_ text: String) -> String {
+        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
     }
 
     /// An ETag header's value without its quotes.

@@ -132,11 +132,12 @@ import SyncrManifest
     }
 
     /// The record an earlier run left of upload `uploadID` of the file as `source` describes it.
-    static func record(_ uploadID: String, source: FileFingerprint,
-                       parts: [Int: MultipartRecord.Part] = [:]) -> MultipartRecord {
+    /// `checksum` nil: an upload an earlier syncr created without a checksum algorithm.
+    static func record(_ uploadID: String, source: FileFingerprint, parts: [Int: MultipartRecord.Part] = [:],
+                       checksum: String? = S3MultipartUpload.checksumAlgorithm) -> MultipartRecord {
         MultipartRecord(uploadID: uploadID, bucket: "bucket", key: "big.bin", partSize: 5 << 20, source: source,
                         parts: parts, endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true,
-                        profile: nil, anonymous: true)
+                        profile: nil, anonymous: true, checksum: checksum)
     }
 
     /// `upload`, with a record of an earlier run's upload "OLD" of the file as it was before it
@@ -185,22 +186,48 @@ import SyncrManifest
 
 /// A killed upload resumed against a scripted store whose ListParts answer comes in two pages
 /// and lists part 2 twice (as SeaweedFS does for a part sent again): the parts the store holds
-/// with the file's MD5 are kept, the rest are sent, each with its Content-MD5.
+/// with the file's MD5 are kept, the rest are sent, each with its x-amz-checksum-sha256.
 @Suite(.timeLimit(.minutes(5))) struct S3MultipartResumeTests {
-    static func part(_ number: Int, etag: String, at time: String) -> String {
+    static func part(_ number: Int, etag: String, at time: String, sha256: String? = nil) -> String {
         "<Part><PartNumber>\(number)</PartNumber><ETag>&quot;\(etag)&quot;</ETag><LastModified>\(time)</LastModified>"
+            + (sha256.map { "<ChecksumSHA256>\(Uploader.base64(hex: $0))</ChecksumSHA256>" } ?? "")
             + "<Size>\(5 << 20)</Size></Part>"
+    }
+
+    /// Part number -> the SHA-256 (base64) each part `store` was sent had in its header.
+    static func checksums(_ store: ScriptedTransport) -> [Int: String] {
+        var parts: [Int: String] = [:]
+        for put in store.requests where put.method == .put {
+            guard let number = (1...3).first(where: { put.url.contains("partNumber=\($0)") }) else { continue }
+            parts[number] = put.headers.first { $0.name == "x-amz-checksum-sha256" }?.value
+        }
+        return parts
+    }
+
+    /// The body of a CompleteMultipartUpload request, read as it is sent (the file goes after).
+    static func completionBody(_ request: HTTPRequest) -> String? {
+        guard case .file(let path)? = request.body else { return nil }
+        return try? String(contentsOfFile: path, encoding: .utf8)
+    }
+
+    /// What the completion must say: every part with the SHA-256 of its bytes.
+    static func expectedParts(_ bytes: [UInt8], etags: [Int: String]) -> String {
+        let shas = S3PartDigestsTests.parts(bytes)
+        return (1...3).map { "<Part><PartNumber>\($0)</PartNumber><ETag>\"\(etags[$0]!)\"</ETag>"
+            + "<ChecksumSHA256>\(Uploader.base64(hex: shas[$0]!))</ChecksumSHA256></Part>" }.joined()
     }
 
     @Test func everyPageIsReadTheNewestCopyWinsAndOnlyMismatchesAreSentAgain() async throws {
         let tmp = try TemporaryFolder()
         let pages = Locked<[String]>([])  // written once the file's parts are known
+        let completion = Locked<String?>(nil)
         let store = ScriptedTransport { request, _ in
             switch request.method {
             case .get:
                 let page = request.url.contains("part-number-marker=1") ? 1 : 0
                 return .status(200, body: pages.withLock { $0[page] })
             case .post:
+                completion.withLock { $0 = Self.completionBody(request) }
                 return .status(200, body: "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>")
             default: return .status(200, ["ETag": "\"etag\""])
             }
@@ -224,13 +251,64 @@ import SyncrManifest
         #expect(sent == 12 << 20 + 5 - 5 << 20)
         #expect(store.requests.filter { $0.method == .get }.count == 2, "both pages of ListParts are read")
         #expect(!store.requests.contains { $0.method == .post && $0.url.contains("uploads") }, "no new upload")
-        let puts = store.requests.filter { $0.method == .put }
-        let numbers = puts.compactMap { put in (1...3).first { put.url.contains("partNumber=\($0)") } }
-        #expect(numbers.sorted() == [2, 3])
-        for (put, number) in zip(puts, numbers) {
-            let sentMD5 = put.headers.first { $0.name == "Content-MD5" }?.value
-            #expect(sentMD5 == Uploader.base64(hex: md5s[number - 1]), "part \(number)'s Content-MD5")
+        let shas = S3PartDigestsTests.parts(bytes)
+        #expect(Self.checksums(store) == [2: Uploader.base64(hex: shas[2]!), 3: Uploader.base64(hex: shas[3]!)])
+        // The kept part is completed with the ETag the store listed and its bytes' SHA-256.
+        #expect(completion.withLock { $0 }?.contains(Self.expectedParts(bytes, etags: [1: md5s[0], 2: "etag", 3: "etag"])) == true,
+                "\(completion.withLock { $0 } ?? "no completion")")
+        #expect(try S3MultipartRecordTests.records(multipart).isEmpty)
+    }
+
+    /// A store that lists each part's SHA-256 (S3, for an upload created with that checksum) is
+    /// believed over the ETags, which S3 does not make from the bytes everywhere (SSE-KMS): a
+    /// part whose listed SHA-256 is the file's is kept whatever its ETag, one whose SHA-256 is
+    /// not is sent again, and so is the part not listed.
+    @Test func listedPartChecksumsDecideWhichPartsAreKept() async throws {
+        let tmp = try TemporaryFolder()
+        let page = Locked("")
+        let store = ScriptedTransport { request, _ in
+            switch request.method {
+            case .get: return .status(200, body: page.withLock { $0 })
+            case .post: return .status(200, body: "<CompleteMultipartUploadResult/>")
+            default: return .status(200, ["ETag": "\"sent\""])
+            }
         }
+        let (multipart, bytes) = try S3MultipartRecordTests.upload(tmp, store: store)
+        let shas = S3PartDigestsTests.parts(bytes)
+        page.withLock { $0 = "<ListPartsResult><IsTruncated>false</IsTruncated>"
+            + Self.part(1, etag: "kms-not-an-md5-1", at: "2026-12-01T10:00:00Z", sha256: shas[1]!)
+            + Self.part(2, etag: S3PartDigestsTests.md5(bytes[5 << 20..<10 << 20]), at: "2026-12-01T10:00:01Z",
+                        sha256: shas[3]!) + "</ListPartsResult>" }
+        try multipart.save(S3MultipartRecordTests.record("RUN", source: multipart.file.fingerprint))
+
+        let (_, kept) = try await multipart.run()
+        #expect(kept == 1)
+        #expect(Self.checksums(store).keys.sorted() == [2, 3], "part 2's listed SHA-256 is not its bytes' (its ETag is)")
+    }
+
+    /// An upload an earlier syncr created without a checksum algorithm (its parts carried
+    /// Content-MD5) cannot take parts with a SHA-256: it is aborted, not listed, and a new one is
+    /// created for SHA-256, its parts all sent with theirs.
+    @Test func anUploadCreatedWithoutAChecksumIsAbortedAndStartedAgain() async throws {
+        let tmp = try TemporaryFolder()
+        let completion = Locked<String?>(nil)
+        let store = ScriptedTransport { request, _ in
+            if request.method == .post, request.url.contains("uploadId=NEW") { completion.withLock { $0 = Self.completionBody(request) } }
+            return S3MultipartRecordTests.reply(request, abortStatus: 204)
+        }
+        let (multipart, bytes) = try S3MultipartRecordTests.upload(tmp, store: store)
+        try multipart.save(S3MultipartRecordTests.record("RUN", source: multipart.file.fingerprint,
+                                                         parts: [1: .init(etag: "e1", size: 5 << 20)], checksum: nil))
+
+        let (sent, kept) = try await multipart.run()
+        #expect(kept == 0 && sent == 12 << 20 + 5)
+        #expect(store.requests.contains { $0.method == .delete && $0.url.contains("uploadId=RUN") }, "the old upload is aborted")
+        #expect(!store.requests.contains { $0.method == .get }, "and not listed")
+        let create = try #require(store.requests.first { $0.method == .post && $0.url.contains("uploads") })
+        #expect(create.headers.contains { $0.name == "x-amz-checksum-algorithm" && $0.value == "SHA256" })
+        let shas = S3PartDigestsTests.parts(bytes)
+        #expect(Self.checksums(store) == shas.mapValues { Uploader.base64(hex: $0) })
+        #expect(completion.withLock { $0 }?.contains(Self.expectedParts(bytes, etags: [1: "etag", 2: "etag", 3: "etag"])) == true)
         #expect(try S3MultipartRecordTests.records(multipart).isEmpty)
     }
 }

@@ -5,8 +5,8 @@ import SyncrDigest
 import SyncrLock
 import SyncrManifest
 
-/// The part MD5s computed beside a file's SHA-256 are the parts' real MD5s, numbered as the
-/// multipart upload numbers them, and they never hold up the SHA-256.
+/// The part SHA-256s computed beside a file's SHA-256 are the parts' real SHA-256s, numbered as
+/// the multipart upload numbers them, and they never hold up the file's.
 @Suite(.timeLimit(.minutes(5))) struct S3PartDigestsTests {
     /// A 12 MiB + 5 byte file, a threshold of 5 MiB and 5 MiB parts: 3 parts, the last short.
     static func setUp(_ tmp: TemporaryFolder) throws -> (Upload, UploadTree, [UInt8]) {
@@ -26,14 +26,22 @@ import SyncrManifest
         Digest.hex(.md5, of: Array(bytes))
     }
 
-    /// Not stopped, every part gets its MD5, numbered as the upload numbers parts.
-    @Test func everyPartHasItsMD5WhenNotStopped() throws {
+    static func sha256(_ bytes: ArraySlice<UInt8>) -> String {
+        Digest.hex(.sha256, of: Array(bytes))
+    }
+
+    /// Part number -> SHA-256 of the 3 parts of `setUp`'s file.
+    static func parts(_ bytes: [UInt8]) -> [Int: String] {
+        [1: sha256(bytes[0..<5 << 20]), 2: sha256(bytes[5 << 20..<10 << 20]), 3: sha256(bytes[(10 << 20)...])]
+    }
+
+    /// Not stopped, every part gets its SHA-256, numbered as the upload numbers parts.
+    @Test func everyPartHasItsSHA256WhenNotStopped() throws {
         let tmp = try TemporaryFolder()
         let (upload, tree, bytes) = try Self.setUp(tmp)
         let parts = S3PartDigests.compute(tree.files, preferred: upload.partSize, until: Locked(false))
         let found = try #require(parts.byFile["big.bin"])
-        #expect(found == [1: Self.md5(bytes[0..<5 << 20]), 2: Self.md5(bytes[5 << 20..<10 << 20]),
-                          3: Self.md5(bytes[(10 << 20)...])])
+        #expect(found == Self.parts(bytes))
     }
 
     /// Beside a hashing that takes a while, whatever parts were done are right.
@@ -45,21 +53,21 @@ import SyncrManifest
             return 7
         }
         #expect(value == 7)
-        let expected = [1: Self.md5(bytes[0..<5 << 20]), 2: Self.md5(bytes[5 << 20..<10 << 20]), 3: Self.md5(bytes[(10 << 20)...])]
-        for (number, md5) in parts.byFile["big.bin"] ?? [:] { #expect(expected[number] == md5, "part \(number)") }
+        let expected = Self.parts(bytes)
+        for (number, sha256) in parts.byFile["big.bin"] ?? [:] { #expect(expected[number] == sha256, "part \(number)") }
     }
 
-    /// A SHA-256 that is done at once stops the MD5s: whatever was computed is right, and the
-    /// rest is left to the upload.
-    @Test func aQuickHashingStopsTheMD5s() async throws {
+    /// A file hash that is done at once stops the part hashes: whatever was computed is right,
+    /// and the rest is left to the upload.
+    @Test func aQuickHashingStopsThePartHashes() async throws {
         let tmp = try TemporaryFolder()
         let (upload, tree, bytes) = try Self.setUp(tmp)
         let (_, parts) = try await S3PartDigests.beside(upload, tree: tree) { 0 }
-        let expected = [1: Self.md5(bytes[0..<5 << 20]), 2: Self.md5(bytes[5 << 20..<10 << 20]), 3: Self.md5(bytes[(10 << 20)...])]
-        for (number, md5) in parts.byFile["big.bin"] ?? [:] { #expect(expected[number] == md5, "part \(number)") }
+        let expected = Self.parts(bytes)
+        for (number, sha256) in parts.byFile["big.bin"] ?? [:] { #expect(expected[number] == sha256, "part \(number)") }
     }
 
-    /// A hashing failure is the caller's error, after the MD5s stopped.
+    /// A hashing failure is the caller's error, after the part hashes stopped.
     @Test func aHashingFailureIsThrown() async throws {
         struct Boom: Error {}
         let tmp = try TemporaryFolder()
@@ -69,7 +77,7 @@ import SyncrManifest
         }
     }
 
-    /// Files below the threshold go up in one PutObject: no part MD5s.
+    /// Files below the threshold go up in one PutObject: no part hashes.
     @Test func smallFilesHaveNone() async throws {
         let tmp = try TemporaryFolder()
         var (upload, tree, _) = try Self.setUp(tmp)

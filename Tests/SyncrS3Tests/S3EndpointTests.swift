@@ -49,10 +49,25 @@ import SyncrS3
         let newest = ListPartsPage.newest(page.parts)
         #expect(newest[2]?.etag == "bbb")
         #expect(newest[1]?.etag == "aaa")
+        #expect(page.parts.allSatisfy { $0.checksumSHA256 == nil }, "SeaweedFS lists no part checksums")
     }
 
+    /// S3 lists each part's SHA-256 for an upload created with that checksum.
+    @Test func listPartsGivesEachPartsChecksum() throws {
+        let xml = """
+            <ListPartsResult><ChecksumAlgorithm>SHA256</ChecksumAlgorithm><IsTruncated>false</IsTruncated>            <Part><PartNumber>1</PartNumber><ETag>&quot;aaa&quot;</ETag><ChecksumSHA256>n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=</ChecksumSHA256>            <Size>5</Size></Part></ListPartsResult>
+            """
+        let page = try #require(ListPartsPage(parsing: xml))
+        #expect(page.parts.map(\.checksumSHA256) == ["n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="])
+    }
+
+    /// Parts in order, each with the SHA-256 it was sent with; an ETag (the store's own text)
+    /// escaped.
     @Test func completionBody() {
-        #expect(ListPartsPage.completion([(2, "b"), (1, "a")]) == "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Part><PartNumber>1</PartNumber><ETag>\"a\"</ETag></Part><Part><PartNumber>2</PartNumber><ETag>\"b\"</ETag></Part></CompleteMultipartUpload>")
+        let parts: [ListPartsPage.CompletedPart] = [.init(number: 2, etag: "b", sha256: "Yg=="), .init(number: 1, etag: "a&<x>")]
+        #expect(ListPartsPage.completion(parts) == "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+            + "<Part><PartNumber>1</PartNumber><ETag>\"a&amp;&lt;x&gt;\"</ETag></Part>"
+            + "<Part><PartNumber>2</PartNumber><ETag>\"b\"</ETag><ChecksumSHA256>Yg==</ChecksumSHA256></Part></CompleteMultipartUpload>")
         #expect(ListPartsPage.uploadID("<InitiateMultipartUploadResult><UploadId>abc_1</UploadId></InitiateMultipartUploadResult>") == "abc_1")
     }
 }

@@ -35,4 +35,36 @@ import Testing
         #expect(put.exitCode != 0)
         #expect(put.stderr.contains("BadDigest") || put.stderr.contains("InvalidDigest"), "\(put.stderr)")
     }
+
+    /// The store checks a part's `x-amz-checksum-sha256` (so a multipart upload's integrity
+    /// check is real here): a part whose header is the SHA-256 of other bytes is refused, and
+    /// one with its own is taken.
+    @Test func refusesAPartThatDoesNotMatchItsSHA256() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let folder = try TemporaryDirectory(prefix: "s3-part-sha")
+        let file = folder.appending("part.bin")
+        let bytes = Data((0..<(5 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try bytes.write(to: file)
+        let key = SeaweedFS.uniquePrefix("part-sha") + "f.bin"
+        let aws = AWSCLI(server: server)
+        let created = try await aws.run(["s3api", "create-multipart-upload", "--bucket", "syncr-test", "--key", key,
+                                         "--checksum-algorithm", "SHA256", "--query", "UploadId", "--output", "text"])
+        let uploadID = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(created.exitCode == 0 && !uploadID.isEmpty, "\(created)")
+        func send(_ sha256: String) async throws -> ProcessResult {
+            try await aws.run(["s3api", "upload-part", "--bucket", "syncr-test", "--key", key, "--upload-id", uploadID,
+                               "--part-number", "1", "--body", file.path, "--checksum-sha256", sha256],
+                              environment: ["AWS_MAX_ATTEMPTS": "1"])
+        }
+        // The SHA-256 of no bytes, not of the part's.
+        let wrong = try await send("47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")
+        #expect(wrong.exitCode != 0)
+        #expect(wrong.stderr.contains("BadDigest") || wrong.stderr.contains("XAmzContentChecksumMismatch"), "\(wrong.stderr)")
+        // sha256sum's hex, as base64.
+        let hex = Array(try await sha256(file: file).utf8)
+        let digest = stride(from: 0, to: hex.count, by: 2).map { UInt8(String(decoding: hex[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+        let right = try await send(Data(digest).base64EncodedString())
+        #expect(right.exitCode == 0, "\(right.stderr)")
+        _ = try await aws.run(["s3api", "abort-multipart-upload", "--bucket", "syncr-test", "--key", key, "--upload-id", uploadID])
+    }
 }

