@@ -40,7 +40,8 @@ enum ApplyOutput {
             }
         }
         if let path = options.junitPath {
-            if let problem = write(JUnitReport.xml(report, manifest: options.run.manifest, properties: origin.properties), to: path) {
+            if let problem = write(JUnitReport.xml(report, manifest: options.run.manifest, properties: origin.properties,
+                                                              shard: origin.sharding?.shard.description), to: path) {
                 Output.err("syncr: error: cannot write the --junit file \(path): \(problem)")
                 code = ExitCode.failures
             }

@@ -3,9 +3,13 @@ import SyncrCore
 /// `--junit FILE`: the run as a JUnit XML report, one test case per entry and a failure for each
 /// failed entry with its error, so that CI systems list failed fetches in their test view.
 enum JUnitReport {
-    /// - Parameter properties: `<property>`s of the suite (the manifest's SHA-256 and the shard,
-    ///   which `report merge` checks).
-    static func xml(_ report: ApplyReport, manifest: String, properties: [(String, String)] = []) -> String {
+    /// - Parameters:
+    ///   - properties: `<property>`s of the suite (the manifest's SHA-256 and the shard, which
+    ///     `report merge` checks).
+    ///   - shard: `I/N` of a sharded run, in the suite's name: the suites that `report merge`
+    ///     puts side by side would otherwise have one name, and CI test views show (or fold)
+    ///     them as one.
+    static func xml(_ report: ApplyReport, manifest: String, properties: [(String, String)] = [], shard: String? = nil) -> String {
         let failures = report.failed.count
         // An interrupted entry did not fail, but it did not finish either: an error, not a pass.
         let errors = report.interrupted.count
@@ -13,7 +17,8 @@ enum JUnitReport {
         let time = seconds(report.seconds)
         var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         out += "<testsuites name=\"syncr\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"\(errors)\" time=\"\(time)\">\n"
-        out += "  <testsuite name=\"\(escape("syncr apply " + manifest))\" tests=\"\(tests)\" failures=\"\(failures)\" "
+        let name = "syncr apply " + manifest + (shard.map { " (shard \($0))" } ?? "")
+        out += "  <testsuite name=\"\(escape(name))\" tests=\"\(tests)\" failures=\"\(failures)\" "
             + "errors=\"\(errors)\" skipped=\"0\" time=\"\(time)\">\n"
         if !properties.isEmpty {
             out += "    <properties>\n"
