@@ -31,10 +31,13 @@ struct MultipartRecord: Codable, Sendable {
     var pathStyle: Bool?
     var profile: String?
     var anonymous: Bool?
-    /// The checksum the upload was created for (`x-amz-checksum-algorithm`). nil in a record of
-    /// an upload created without one (an earlier syncr's, whose parts carried Content-MD5):
-    /// parts with a SHA-256 cannot join it, so it is aborted rather than resumed.
+    /// How the upload's parts prove their bytes (`PartChecksum`): "SHA256" for an upload
+    /// created with that checksum algorithm, "MD5" for one created without (a store that
+    /// refused the algorithm); nil, as MD5, in the record of an earlier syncr, which always
+    /// created them without.
     var checksum: String?
+
+    var partChecksum: PartChecksum { checksum == PartChecksum.sha256.rawValue ? .sha256 : .md5 }
 
     /// What names the upload, read from a record the full decoding refuses (a field damaged,
     /// or a version of syncr that wrote other fields): enough to abort it.
@@ -45,16 +48,24 @@ struct MultipartRecord: Codable, Sendable {
     }
 }
 
+/// How the parts of one multipart upload prove their bytes to the store.
+///
+/// SHA-256 where the store takes it: with SHA instructions it hashes 2.4 times as fast as MD5
+/// here (1.78 GB/s against 0.75), and the parts' SHA-256s are computed beside the whole file's
+/// on the other core (`S3PartDigests`) at the same pace, so that they are all known when the
+/// upload starts and no part is hashed while the store competes for the CPU. Content-MD5, which
+/// every S3 clone checks, where the store refuses the checksum algorithm (R2 and B2 do).
+enum PartChecksum: String, Sendable {
+    case sha256 = "SHA256"
+    case md5 = "MD5"
+}
+
 /// One multipart upload of one file to an object store: CreateMultipartUpload (or the one a
 /// killed run left, checked with ListParts), its missing parts in parallel (one per connection
-/// of the entry), each with its SHA-256 in `x-amz-checksum-sha256`, then CompleteMultipartUpload.
-///
-/// Why SHA-256 and not Content-MD5: with SHA instructions it hashes 2.4 times as fast as MD5
-/// here (1.78 GB/s against 0.75), and the parts' SHA-256s are computed beside the whole
-/// file's on the other core (`S3PartDigests`) at the same pace, so that they are all known
-/// when the upload starts and no part is hashed while the store competes for the CPU. A part's
-/// ETag is still its MD5, but only a resumed upload on a store that keeps no part checksums
-/// (SeaweedFS) needs it, to check the parts an earlier run sent.
+/// of the entry), each with its SHA-256 in `x-amz-checksum-sha256` (or its Content-MD5: see
+/// `PartChecksum`), then CompleteMultipartUpload. A store that answers a part without echoing
+/// its SHA-256 did not check it: the part's ETag, the MD5 of the bytes it holds, is checked
+/// against the file instead.
 ///
 /// Memory is bounded by the parts in flight: each part is read from the file as curl sends it,
 /// and hashed before in 1 MiB reads.
@@ -71,8 +82,6 @@ struct S3MultipartUpload: Sendable {
     /// Part number -> SHA-256 (hex) of parts already hashed while planning (`S3PartDigests`).
     var knownSHA256s: [Int: String] = [:]
 
-    /// What the upload is created for, and each part carries.
-    static let checksumAlgorithm = "SHA256"
 
     /// S3 takes at most 10,000 parts.
     static let maxParts: Int64 = 10_000
@@ -105,7 +114,7 @@ struct S3MultipartUpload: Sendable {
         guard let bytes = FS.readAll(recordPath(in: cache, upload: upload, naming: key), limit: Cache.listRecordLimit),
               let record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)),
               record.source == file.fingerprint, record.key == key, record.bucket == bucket,
-              record.checksum == checksumAlgorithm, record.partSize == partSize(size: file.fingerprint.size, preferred: upload.partSize) else { return 0 }
+              record.partSize == partSize(size: file.fingerprint.size, preferred: upload.partSize) else { return 0 }
         return record.parts.values.reduce(0) { $0 + $1.size }
     }
 
@@ -120,15 +129,17 @@ struct S3MultipartUpload: Sendable {
         let kept = record?.parts.count ?? 0
         if record == nil {
             let endpoint = object.configuration.endpoint
-            record = MultipartRecord(uploadID: try await create(), bucket: object.location.bucket, key: key,
+            let (uploadID, checksum) = try await create()
+            record = MultipartRecord(uploadID: uploadID, bucket: object.location.bucket, key: key,
                                      partSize: partSize, source: file.fingerprint, endpoint: endpoint.url,
                                      region: endpoint.region, pathStyle: endpoint.pathStyle,
                                      profile: upload.settings.s3.profile, anonymous: object.configuration.credentials == nil,
-                                     checksum: Self.checksumAlgorithm)
+                                     checksum: checksum.rawValue)
             try save(record!)
         }
         let started = record!
         let uploadID = started.uploadID
+        let checksum = started.partChecksum
         let book = PartBook(record: started, save: { try self.save($0) })
         let missing = (1...count).filter { started.parts[$0] == nil }
         var sent: Int64 = 0
@@ -138,7 +149,9 @@ struct S3MultipartUpload: Sendable {
             let width = max(1, upload.settings.connections)
             func add() {
                 guard let number = next.next() else { return }
-                group.addTask { try await self.sendPart(number, partSize: partSize, uploadID: uploadID, book: book) }
+                group.addTask {
+                    try await self.sendPart(number, partSize: partSize, uploadID: uploadID, checksum: checksum, book: book)
+                }
             }
             for _ in 0..<width { add() }
             while let bytes = try await group.next() {
@@ -183,7 +196,7 @@ struct S3MultipartUpload: Sendable {
             return nil
         }
         guard record.source == file.fingerprint, record.partSize == partSize, record.key == key,
-              record.bucket == object.location.bucket, record.checksum == Self.checksumAlgorithm else {
+              record.bucket == object.location.bucket else {
             await giveUp(record.uploadID)
             return nil
         }
@@ -195,9 +208,10 @@ struct S3MultipartUpload: Sendable {
         for (number, part) in listed where number <= count {
             let length = min(partSize, file.fingerprint.size - Int64(number - 1) * partSize)
             guard part.size == length else { continue }
-            let sha256 = try await partSHA256(number, offset: Int64(number - 1) * partSize, length: length)
-            if try await holdsThisFile(part, sha256: sha256, offset: Int64(number - 1) * partSize, length: length) {
-                parts[number] = .init(etag: part.etag, size: length, sha256: Uploader.base64(hex: sha256))
+            let offset = Int64(number - 1) * partSize
+            let sha256 = record.partChecksum == .sha256 ? try await partSHA256(number, offset: offset, length: length) : nil
+            if try await holdsThisFile(part, sha256: sha256, offset: offset, length: length) {
+                parts[number] = .init(etag: part.etag, size: length, sha256: sha256.map(Uploader.base64(hex:)))
             }
         }
         record.parts = parts
@@ -207,11 +221,21 @@ struct S3MultipartUpload: Sendable {
 
     /// Whether a part the store holds is these bytes of the file: by the SHA-256 it lists (S3
     /// does for an upload created with a checksum), else by its ETag, which is the MD5 of its
-    /// bytes (SeaweedFS lists no checksum).
-    func holdsThisFile(_ part: ListPartsPage.Part, sha256: String, offset: Int64, length: Int64) async throws -> Bool {
-        if let listed = part.checksumSHA256 { return listed == Uploader.base64(hex: sha256) }
-        let md5 = try await BlockingIO.run { [path = file.path] in try Self.digest(.md5, of: path, offset: offset, length: length) }
-        return md5 == part.etag.lowercased()
+    /// bytes (SeaweedFS lists no checksum; nor does any store for an MD5 upload).
+    func holdsThisFile(_ part: ListPartsPage.Part, sha256: String?, offset: Int64, length: Int64) async throws -> Bool {
+        if let sha256, let listed = part.checksumSHA256 { return listed == Uploader.base64(hex: sha256) }
+        return try await partMD5(offset: offset, length: length) == part.etag.lowercased()
+    }
+
+    /// Whether an ETag is an MD5 in hex, as S3 and its clones make a part's from its bytes
+    /// (unless encrypted with KMS keys).
+    static func isMD5(_ etag: String) -> Bool {
+        etag.utf8.count == 32 && etag.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 | 0x20 >= 97 && $0 | 0x20 <= 102) }
+    }
+
+    /// The MD5 (hex) of a part, read now.
+    func partMD5(offset: Int64, length: Int64) async throws -> String {
+        try await BlockingIO.run { [path = file.path] in try Self.digest(.md5, of: path, offset: offset, length: length) }
     }
 
     /// The SHA-256 (hex) of a part: hashed beside the file's SHA-256 while planning, else now.
@@ -240,11 +264,29 @@ struct S3MultipartUpload: Sendable {
 
     var display: String { "s3://\(object.location.bucket)/\(key)" }
 
-    func create() async throws -> String {
+    /// Starts an upload whose parts carry SHA-256s; a store that refuses the checksum
+    /// algorithm gets one whose parts carry Content-MD5.
+    func create() async throws -> (uploadID: String, checksum: PartChecksum) {
+        do {
+            return (try await create(.sha256), .sha256)
+        } catch let failure as SyncError where Self.refusesChecksums(failure) {
+            return (try await create(.md5), .md5)
+        }
+    }
+
+    /// A store's refusal of `x-amz-checksum-algorithm` (R2 answers 501 Not Implemented, B2 400
+    /// "Unsupported header 'x-amz-checksum-algorithm'"), told from a refusal of the upload.
+    static func refusesChecksums(_ failure: SyncError) -> Bool {
+        guard let status = failure.httpStatus else { return false }
+        return status == 501 || (status == 400 && failure.description.lowercased().contains("checksum"))
+    }
+
+    func create(_ checksum: PartChecksum) async throws -> String {
+        var headers = [(S3Metadata.sha256Header, sha256),
+                       ("Content-Type", upload.contentType ?? ContentType.forFilename(file.relative))]
+        if checksum == .sha256 { headers.append(("x-amz-checksum-algorithm", checksum.rawValue)) }
         var request = HTTPRequest(method: .post, url: object.url(key: key, query: [("uploads", "")]), displayURL: display,
-                                  headers: [(S3Metadata.sha256Header, sha256),
-                                            ("Content-Type", upload.contentType ?? ContentType.forFilename(file.relative)),
-                                            ("x-amz-checksum-algorithm", Self.checksumAlgorithm)])
+                                  headers: headers)
         request = builder.finish(request, lowSpeed: nil)
         guard let text = try await call(request, sink: BodyPrefixSink(limit: 64 << 10)),
               let id = ListPartsPage.uploadID(text) else {
@@ -253,29 +295,51 @@ struct S3MultipartUpload: Sendable {
         return id
     }
 
-    func sendPart(_ number: Int, partSize: Int64, uploadID: String, book: PartBook) async throws -> Int64 {
+    func sendPart(_ number: Int, partSize: Int64, uploadID: String, checksum: PartChecksum,
+                  book: PartBook) async throws -> Int64 {
         let offset = Int64(number - 1) * partSize
         let length = min(partSize, file.fingerprint.size - offset)
-        // x-amz-checksum-sha256 is the part's integrity check, which the store verifies; the
+        // The checksum header is the part's integrity check, which the store verifies; the
         // payload is not signed as well (UNSIGNED-PAYLOAD): the store would hash every byte a
         // second time, and the CPU is the limit on a small machine.
-        let sha256 = Uploader.base64(hex: try await partSHA256(number, offset: offset, length: length))
+        var md5: String?, sha256: String?
+        if checksum == .sha256 {
+            sha256 = Uploader.base64(hex: try await partSHA256(number, offset: offset, length: length))
+        } else {
+            md5 = try await partMD5(offset: offset, length: length)
+        }
         var request = HTTPRequest(method: .put,
                                   url: object.url(key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)]),
                                   displayURL: display,
-                                  headers: [("x-amz-checksum-sha256", sha256)],
+                                  headers: sha256.map { [("x-amz-checksum-sha256", $0)] } ?? [("Content-MD5", Uploader.base64(hex: md5!))],
                                   body: .fileRange(path: file.path, offset: offset, length: length))
         request = builder.finish(request, lowSpeed: nil)
         let response = try await callResponse(request, sink: DiscardSink())
-        // A store that gives no ETag (a proxy that drops it) is completed with the part's MD5,
-        // which is what S3 and its clones give.
-        var etag = response.head.value("ETag").map(ListPartsPage.unquotedETag) ?? ""
-        if etag.isEmpty {
-            etag = try await BlockingIO.run { [path = file.path] in try Self.digest(.md5, of: path, offset: offset, length: length) }
-        }
+        let etag = try await checkedETag(response.head, part: number, offset: offset, length: length, sha256: sha256, md5: md5)
         try await book.finished(number, part: .init(etag: etag, size: length, sha256: sha256))
         progress.requestDone(length)
         return length
+    }
+
+    /// The ETag the completion names a sent part by. A SHA-256 the store did not echo was not
+    /// checked (a store that ignores the header, an older Ceph): the part's ETag, where it is
+    /// an MD5, must then be that of the file's bytes. A store that gives no ETag (a proxy that
+    /// drops it) is completed with the part's MD5, which is what S3 and its clones give.
+    func checkedETag(_ head: HTTPResponseHead, part number: Int, offset: Int64, length: Int64,
+                     sha256: String?, md5: String?) async throws -> String {
+        let etag = head.value("ETag").map(ListPartsPage.unquotedETag) ?? ""
+        var md5 = md5
+        if let sha256, head.value("x-amz-checksum-sha256") != sha256 {
+            let held = try await partMD5(offset: offset, length: length)
+            guard !Self.isMD5(etag) || etag.lowercased() == held else {
+                throw SyncError.other(message: "\(display): the store holds other bytes for part \(number) than the file's "
+                                      + "(its ETag \(etag) is not their MD5 \(held)); run again to send the part again")
+            }
+            md5 = held
+        }
+        if !etag.isEmpty { return etag }
+        if let md5 { return md5 }
+        return try await partMD5(offset: offset, length: length)
     }
 
     func complete(_ record: MultipartRecord) async throws {

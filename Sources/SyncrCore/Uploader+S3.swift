@@ -76,7 +76,22 @@ extension UploadPlanner {
         item.action = .skip
         item.bytes = 0
         item.reason = "unchanged: the object\(tree.files.count == 1 ? " has" : "s have") the same size and SHA-256"
+        item.uploadContext?.finishedMultipart = finishedMultipart(upload, tree: tree)
         return item
+    }
+
+    /// The large files whose multipart record is still in the cache although their object is
+    /// complete in the store: a run killed after CompleteMultipartUpload, before it removed the
+    /// record. Apply forgets them (`Uploader.forgetFinishedMultipart`): left, `syncr cache`
+    /// listed an unfinished upload for good. One `stat` per large file.
+    private func finishedMultipart(_ upload: Upload, tree: UploadTree) -> [String] {
+        guard let s3 = RequestBuilder(upload: upload).s3 else { return [] }
+        return tree.files.filter { file in
+            guard file.fingerprint.size >= upload.multipartThreshold else { return false }
+            let display = Uploader.target(upload, relative: file.relative, isDirectory: tree.isDirectory).display
+            let path = S3MultipartUpload.recordPath(in: cache, upload: upload, naming: s3.object(at: display).location.key)
+            return FS.kind(path) == .file
+        }.map(\.relative)
     }
 
     /// Bytes of the `stale` files that earlier runs' multipart uploads recorded as in the store
@@ -180,6 +195,33 @@ extension Uploader {
         let (sent, kept) = try await multipart.run()
         if kept > 0 { notes.append(.multipartResumed(target: target.display, parts: kept)) }
         return sent
+    }
+
+    /// Aborts and forgets the multipart uploads the plan found left behind by a run killed as
+    /// it finished them (`UploadPlanner.finishedMultipart`). The store no longer knows such an
+    /// upload (its abort answers 404); one it still knows (a run killed as it sent the parts of
+    /// the object already in the store, with `--force`) would never be finished, so it is
+    /// aborted too. A record whose abort fails stays where it is, for the next run to try again.
+    func forgetFinishedMultipart() async {
+        guard let context = item.uploadContext, !context.finishedMultipart.isEmpty, let s3 = requests.s3 else { return }
+        let names = Set(context.finishedMultipart)
+        for file in context.tree.files where names.contains(file.relative) {
+            if Task.isCancelled { return }
+            let target = Self.target(upload, file: file, tree: context.tree)
+            let key = s3.object(at: target.display).location.key
+            let path = S3MultipartUpload.recordPath(in: cache, upload: upload, naming: key)
+            guard let bytes = FS.readAll(path, limit: Cache.listRecordLimit),
+                  let record = try? JSONDecoder().decode(MultipartRecord.Name.self, from: Data(bytes)) else {
+                FS.remove(path)
+                continue
+            }
+            var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
+                                    reporter: nil, redactor: redactor)
+            retrying.s3 = s3.object(at: target.display)
+            let multipart = S3MultipartUpload(upload: upload, file: file, key: key, sha256: "", cache: cache,
+                                              engine: engine, retrying: retrying, progress: uploadProgress)
+            if await multipart.abort(record.uploadID) { FS.remove(path) }
+        }
     }
 
     /// Base64 of the bytes a hex string spells.

@@ -19,11 +19,14 @@ struct UploadContext: Sendable {
     /// `zip: true`: `tree` is the folder, zipped into the cache by apply (plan never writes);
     /// what is sent is the archive.
     var zipFolder = false
-    /// `s3://`: the `Content-MD5`s of parts computed while the files were hashed.
+    /// `s3://`: the SHA-256s of parts computed while the files were hashed.
     var partDigests = S3PartDigests()
     /// `s3://`: the files (relative paths) whose objects the plan found in the store with their
     /// size and SHA-256; they are not sent again.
     var inStore: Set<String> = []
+    /// `s3://`, an entry up to date: the files whose multipart record outlived their completed
+    /// upload, which apply forgets.
+    var finishedMultipart: [String] = []
 }
 
 extension Cache {
@@ -65,8 +68,8 @@ struct UploadPlanner: Sendable {
     let force: Bool
     /// Files asked about at once (the run's `jobs`).
     let jobs: Int
-    /// Planning for apply: the parts of a multipart upload have their MD5s computed beside the
-    /// file's SHA-256 (a plan alone does not need them).
+    /// Planning for apply: the parts of a multipart upload have their SHA-256s computed beside
+    /// the file's (a plan alone does not need them).
     var prefetchPartDigests = false
 
     func plan(_ upload: Upload) async -> PlanItem {
@@ -315,7 +318,9 @@ struct Uploader: Sendable {
                               seconds: seconds, notes: notes.map { $0.scrubbed(redactor) })
         }
         switch item.action {
-        case .skip: return result(.skipped)
+        case .skip:
+            await forgetFinishedMultipart()
+            return result(.skipped)
         case .error: return result(.failed(item.error ?? .other(message: item.reason)))
         default: break
         }

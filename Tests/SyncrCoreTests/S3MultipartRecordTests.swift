@@ -134,7 +134,7 @@ import SyncrManifest
     /// The record an earlier run left of upload `uploadID` of the file as `source` describes it.
     /// `checksum` nil: an upload an earlier syncr created without a checksum algorithm.
     static func record(_ uploadID: String, source: FileFingerprint, parts: [Int: MultipartRecord.Part] = [:],
-                       checksum: String? = S3MultipartUpload.checksumAlgorithm) -> MultipartRecord {
+                       checksum: String? = PartChecksum.sha256.rawValue) -> MultipartRecord {
         MultipartRecord(uploadID: uploadID, bucket: "bucket", key: "big.bin", partSize: 5 << 20, source: source,
                         parts: parts, endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true,
                         profile: nil, anonymous: true, checksum: checksum)
@@ -287,28 +287,93 @@ import SyncrManifest
     }
 
     /// An upload an earlier syncr created without a checksum algorithm (its parts carried
-    /// Content-MD5) cannot take parts with a SHA-256: it is aborted, not listed, and a new one is
-    /// created for SHA-256, its parts all sent with theirs.
-    @Test func anUploadCreatedWithoutAChecksumIsAbortedAndStartedAgain() async throws {
+    /// Content-MD5) goes on as it began: the part the store holds with the file's MD5 is kept,
+    /// the others are sent with their Content-MD5 (a SHA-256 would be refused), and the
+    /// completion names no part checksum.
+    @Test func anUploadCreatedWithoutAChecksumGoesOnWithContentMD5() async throws {
         let tmp = try TemporaryFolder()
         let completion = Locked<String?>(nil)
+        let listed = Locked("")
         let store = ScriptedTransport { request, _ in
-            if request.method == .post, request.url.contains("uploadId=NEW") { completion.withLock { $0 = Self.completionBody(request) } }
+            if request.method == .get { return .status(200, body: listed.withLock { $0 }) }
+            if request.method == .post, request.url.contains("uploadId=RUN") { completion.withLock { $0 = Self.completionBody(request) } }
             return S3MultipartRecordTests.reply(request, abortStatus: 204)
         }
         let (multipart, bytes) = try S3MultipartRecordTests.upload(tmp, store: store)
-        try multipart.save(S3MultipartRecordTests.record("RUN", source: multipart.file.fingerprint,
-                                                         parts: [1: .init(etag: "e1", size: 5 << 20)], checksum: nil))
+        let md5 = S3PartDigestsTests.md5(bytes[0..<5 << 20])
+        listed.withLock { $0 = "<ListPartsResult><IsTruncated>false</IsTruncated>"
+            + Self.part(1, etag: md5, at: "2026-12-01T10:00:00Z") + "</ListPartsResult>" }
+        try multipart.save(S3MultipartRecordTests.record("RUN", source: multipart.file.fingerprint, checksum: nil))
 
         let (sent, kept) = try await multipart.run()
-        #expect(kept == 0 && sent == 12 << 20 + 5)
-        #expect(store.requests.contains { $0.method == .delete && $0.url.contains("uploadId=RUN") }, "the old upload is aborted")
-        #expect(!store.requests.contains { $0.method == .get }, "and not listed")
-        let create = try #require(store.requests.first { $0.method == .post && $0.url.contains("uploads") })
-        #expect(create.headers.contains { $0.name == "x-amz-checksum-algorithm" && $0.value == "SHA256" })
-        let shas = S3PartDigestsTests.parts(bytes)
-        #expect(Self.checksums(store) == shas.mapValues { Uploader.base64(hex: $0) })
-        #expect(completion.withLock { $0 }?.contains(Self.expectedParts(bytes, etags: [1: "etag", 2: "etag", 3: "etag"])) == true)
-        #expect(try S3MultipartRecordTests.records(multipart).isEmpty)
+        #expect(kept == 1 && sent == 12 << 20 + 5 - 5 << 20)
+        #expect(!store.requests.contains { $0.method == .post && $0.url.contains("uploads") }, "no new upload")
+        let puts = store.requests.filter { $0.method == .put }
+        #expect(puts.count == 2 && puts.allSatisfy { put in
+            put.headers.contains { $0.name == "Content-MD5" } && !put.headers.contains { $0.name == "x-amz-checksum-sha256" }
+        })
+        let body = try #require(completion.withLock { $0 })
+        #expect(body.contains("<ETag>\"\(md5)\"</ETag>") && !body.contains("ChecksumSHA256"), "\(body)")
+    }
+
+    /// A store that refuses the checksum algorithm (R2: 501; B2: 400 naming the header) gets an
+    /// upload created without it, whose parts carry Content-MD5; a refusal for another reason
+    /// is the upload's failure.
+    @Test(arguments: [(501, "<Error><Code>NotImplemented</Code><Message>Header x-amz-checksum-algorithm is not implemented</Message></Error>", true),
+                      (400, "<Error><Code>InvalidArgument</Code><Message>Unsupported header 'x-amz-checksum-algorithm' received for this API call.</Message></Error>", true),
+                      (400, "<Error><Code>InvalidBucketName</Code><Message>The specified bucket is not valid.</Message></Error>", false)])
+    func aStoreThatRefusesTheChecksumAlgorithmGetsContentMD5Parts(status: Int, body: String, fallsBack: Bool) async throws {
+        let tmp = try TemporaryFolder()
+        let store = ScriptedTransport { request, _ in
+            if request.method == .post, request.url.contains("uploads"), request.headers.contains(where: { $0.name == "x-amz-checksum-algorithm" }) {
+                return .status(status, body: body)
+            }
+            return S3MultipartRecordTests.reply(request, abortStatus: 204)
+        }
+        let (multipart, bytes) = try S3MultipartRecordTests.upload(tmp, store: store)
+        guard fallsBack else {
+            await #expect(throws: SyncError.self) { try await multipart.run() }
+            #expect(store.requests.filter { $0.method == .post }.count == 1, "not asked again")
+            return
+        }
+        let (sent, _) = try await multipart.run()
+        #expect(sent == 12 << 20 + 5)
+        let creates = store.requests.filter { $0.method == .post && $0.url.contains("uploads") }
+        #expect(creates.count == 2 && !creates[1].headers.contains { $0.name == "x-amz-checksum-algorithm" })
+        var md5s: [Int: String] = [:]
+        for put in store.requests where put.method == .put {
+            guard let number = (1...3).first(where: { put.url.contains("partNumber=\($0)") }) else { continue }
+            md5s[number] = put.headers.first { $0.name == "Content-MD5" }?.value
+        }
+        let parts = [bytes[0..<5 << 20], bytes[5 << 20..<10 << 20], bytes[(10 << 20)...]]
+        #expect(md5s == [1: Uploader.base64(hex: S3PartDigestsTests.md5(parts[0])), 2: Uploader.base64(hex: S3PartDigestsTests.md5(parts[1])),
+                         3: Uploader.base64(hex: S3PartDigestsTests.md5(parts[2]))])
+    }
+
+    /// A store that answers a part without echoing its SHA-256 did not check it: the part's
+    /// ETag, an MD5, must be that of the file's bytes, or the upload fails naming the part (and
+    /// is left to resume, where the part is sent again). An ETag that is no MD5 is taken.
+    @Test(arguments: [("right", true), ("wrong", false), ("opaque", true)])
+    func aPartWhoseSHA256IsNotEchoedIsCheckedByItsETag(etag kind: String, succeeds: Bool) async throws {
+        let tmp = try TemporaryFolder()
+        let md5s = Locked<[Int: String]>([:])
+        let store = ScriptedTransport { request, _ in
+            guard request.method == .put, let number = (1...3).first(where: { request.url.contains("partNumber=\($0)") }) else {
+                return S3MultipartRecordTests.reply(request, abortStatus: 204)
+            }
+            let right = md5s.withLock { $0[number]! }
+            let etag = kind == "right" || number != 2 ? right : kind == "wrong" ? String(repeating: "0", count: 32) : "kms-\(number)"
+            return .status(200, ["ETag": "\"\(etag)\""])
+        }
+        let (multipart, bytes) = try S3MultipartRecordTests.upload(tmp, store: store)
+        md5s.withLock { $0 = [1: S3PartDigestsTests.md5(bytes[0..<5 << 20]), 2: S3PartDigestsTests.md5(bytes[5 << 20..<10 << 20]),
+                              3: S3PartDigestsTests.md5(bytes[(10 << 20)...])] }
+        if succeeds {
+            _ = try await multipart.run()
+        } else {
+            await #expect(throws: SyncError.self) { try await multipart.run() }
+            #expect(!store.requests.contains { $0.method == .post && $0.url.contains("uploadId=NEW") }, "never completed")
+            #expect(try S3MultipartRecordTests.records(multipart).count == 1, "kept to resume")
+        }
     }
 }

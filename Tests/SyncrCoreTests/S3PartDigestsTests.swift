@@ -6,7 +6,7 @@ import SyncrLock
 import SyncrManifest
 
 /// The part SHA-256s computed beside a file's SHA-256 are the parts' real SHA-256s, numbered as
-/// the multipart upload numbers them, and they never hold up the file's.
+/// the multipart upload numbers them, and they stop when the file's is done.
 @Suite(.timeLimit(.minutes(5))) struct S3PartDigestsTests {
     /// A 12 MiB + 5 byte file, a threshold of 5 MiB and 5 MiB parts: 3 parts, the last short.
     static func setUp(_ tmp: TemporaryFolder) throws -> (Upload, UploadTree, [UInt8]) {

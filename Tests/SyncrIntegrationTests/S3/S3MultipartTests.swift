@@ -124,6 +124,32 @@ import Testing
         #expect(try await sha256(file: back) == (try await sha256(file: project.file("big.bin"))))
     }
 
+    /// A run killed after CompleteMultipartUpload, before it removed its record (played by
+    /// putting back the record a killed run left, once a rerun completed that upload): `plan`
+    /// finds the object up to date and leaves the record (it never writes); `apply` skips the
+    /// entry and forgets the record, which `syncr cache` had listed as an unfinished upload.
+    @Test func aRecordThatOutlivedItsCompletedUploadIsForgotten() async throws {
+        let (server, project, _, _, recordText) = try await killedUpload("outlived", seed: 47)
+        let cache = project.file(".syncr/cache")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: cache.path).first { $0.hasSuffix(".multipart") })
+        let completed = try await project.run(["apply"], environment: server.environment)
+        try #require(completed.exitCode == 0, "\(completed.stderr)")
+        try recordText.write(to: cache.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        let listed = try await project.run(["cache", "--cache", ".syncr/cache"])
+        #expect(listed.stdout.contains("multipart unfinished"), "\(listed.stdout)")
+
+        let plan = try await project.run(["plan"], environment: server.environment)
+        #expect(plan.stdout.contains("unchanged"), "\(plan.stdout)")
+        #expect(FileManager.default.fileExists(atPath: cache.appendingPathComponent(name).path), "plan writes nothing")
+        let apply = try await project.run(["apply"], environment: server.environment)
+        #expect(apply.exitCode == 0, "\(apply.stderr)")
+        #expect(apply.stderr.contains("1 up to date"), "\(apply.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.hasSuffix(".multipart") }
+        #expect(left.isEmpty, "\(left)")
+        let after = try await project.run(["cache", "--cache", ".syncr/cache"])
+        #expect(!after.stdout.contains("unfinished"), "\(after.stdout)")
+    }
+
     /// A source changed since the killed upload began: that upload is aborted and a new one
     /// sends every part of the new file.
     @Test func changedSourceStartsAgain() async throws {
