@@ -275,10 +275,19 @@ struct S3MultipartUpload: Sendable {
     }
 
     /// A store's refusal of `x-amz-checksum-algorithm` (R2 answers 501 Not Implemented, B2 400
-    /// "Unsupported header 'x-amz-checksum-algorithm'"), told from a refusal of the upload.
+    /// "Unsupported header 'x-amz-checksum-algorithm'"), told from a refusal of the upload by
+    /// the store's own words (not the whole message, which names the key).
     static func refusesChecksums(_ failure: SyncError) -> Bool {
-        guard let status = failure.httpStatus else { return false }
-        return status == 501 || (status == 400 && failure.description.lowercased().contains("checksum"))
+        let status: Int, said: String
+        switch failure {
+        case .objectStore(let code, _, _, _, let storeCode, let storeMessage, _, _):
+            (status, said) = (code, (storeCode ?? "") + " " + storeMessage)
+        case .http(let code, _, let body, _):
+            (status, said) = (code, S3ErrorResponse(parsing: body).map { $0.code + " " + $0.message } ?? "")
+        default:
+            return false
+        }
+        return status == 501 || (status == 400 && said.lowercased().contains("checksum"))
     }
 
     func create(_ checksum: PartChecksum) async throws -> String {

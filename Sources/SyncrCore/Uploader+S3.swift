@@ -215,6 +215,8 @@ extension Uploader {
                 FS.remove(path)
                 continue
             }
+            // Another object's upload (named by a hash of its key) is not this entry's to end.
+            guard record.key == key, record.bucket == s3.location.bucket else { continue }
             var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
                                     reporter: nil, redactor: redactor)
             retrying.s3 = s3.object(at: target.display)
