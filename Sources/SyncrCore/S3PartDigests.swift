@@ -18,8 +18,8 @@ struct S3PartDigests: Sendable {
     /// Relative path -> part number -> SHA-256 (hex), for the parts done in time.
     var byFile: [String: [Int: String]] = [:]
 
-    /// Runs `hashing` and, beside it, the part SHA-256s of the tree's files that will go up in parts,
-    /// in file order, until `hashing` returns.
+    /// Runs `hashing` and, beside it, the part SHA-256s of the tree's files that will go up in
+    /// parts, in file order, until `hashing` returns.
     static func beside<T: Sendable>(_ upload: Upload, tree: UploadTree,
                                     _ hashing: @escaping @Sendable () throws -> T) async throws -> (T, S3PartDigests) {
         let large = tree.files.filter { $0.fingerprint.size >= upload.multipartThreshold }

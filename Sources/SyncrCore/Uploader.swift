@@ -424,8 +424,8 @@ struct Uploader: Sendable {
         }
         for file in tree.files where isLarge(file) {
             sent += try await multipart(file, target: Self.target(upload, file: file, tree: tree),
-                                        sha256: recorded[file.relative]?.sha256 ?? "", knownSHA256s: partDigests.byFile[file.relative] ?? [:],
-                                        notes: &notes)
+                                        sha256: recorded[file.relative]?.sha256 ?? "",
+                                        knownSHA256s: partDigests.byFile[file.relative] ?? [:], notes: &notes)
         }
         return (sent, notes)
     }
