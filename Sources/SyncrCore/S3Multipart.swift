@@ -126,49 +126,66 @@ struct S3MultipartUpload: Sendable {
         let partSize = Self.partSize(size: size, preferred: upload.partSize)
         let count = Int((size + partSize - 1) / partSize)
         var record = try await resumable(partSize: partSize, count: count)
-        let kept = record?.parts.count ?? 0
-        if record == nil {
-            let endpoint = object.configuration.endpoint
-            let (uploadID, checksum) = try await create()
-            record = MultipartRecord(uploadID: uploadID, bucket: object.location.bucket, key: key,
+        var kept = record?.parts.count ?? 0
+        if record == nil { record = try await begin(partSize: partSize) }
+        var book: PartBook, sent: Int64
+        do {
+            (book, sent) = try await sendMissing(of: record!, partSize: partSize, count: count)
+        } catch let failure as SyncError where record!.partChecksum == .sha256 && Self.refusesChecksums(failure) {
+            // The store took the checksum algorithm but refuses the parts' header: this upload
+            // can never be completed. A new one carries Content-MD5, as every later one to it.
+            S3Stores.noteChecksumRefusal(store)
+            await giveUp(record!.uploadID)
+            record = try await begin(partSize: partSize)
+            kept = 0
+            (book, sent) = try await sendMissing(of: record!, partSize: partSize, count: count)
+        }
+        // Every part must be of the file that was hashed: one changed while its parts went up
+        // would complete as a mix of two versions, under the first one's SHA-256. (A part only
+        // sees a change made while it is read.)
+        guard FS.fingerprint(file.path) == file.fingerprint else {
+            await giveUp(record!.uploadID)
+            throw SyncError.changedWhileSending(path: file.path)
+        }
+        try await complete(await book.record)
+        FS.remove(recordPath)
+        return (sent, kept)
+    }
+
+    /// Creates the upload and records it.
+    func begin(partSize: Int64) async throws -> MultipartRecord {
+        let endpoint = object.configuration.endpoint
+        let (uploadID, checksum) = try await create()
+        let record = MultipartRecord(uploadID: uploadID, bucket: object.location.bucket, key: key,
                                      partSize: partSize, source: file.fingerprint, endpoint: endpoint.url,
                                      region: endpoint.region, pathStyle: endpoint.pathStyle,
                                      profile: upload.settings.s3.profile, anonymous: object.configuration.credentials == nil,
                                      checksum: checksum.rawValue)
-            try save(record!)
-        }
-        let started = record!
-        let uploadID = started.uploadID
-        let checksum = started.partChecksum
-        let book = PartBook(record: started, save: { try self.save($0) })
-        let missing = (1...count).filter { started.parts[$0] == nil }
+        try save(record)
+        return record
+    }
+
+    /// The parts `record` lacks, in parallel: one per connection of the entry, each holding two
+    /// read-ahead buffers at most. Returns the book of parts and the bytes sent.
+    func sendMissing(of record: MultipartRecord, partSize: Int64, count: Int) async throws -> (PartBook, Int64) {
+        let uploadID = record.uploadID, checksum = record.partChecksum
+        let book = PartBook(record: record, save: { try self.save($0) })
+        var next = (1...count).filter { record.parts[$0] == nil }.makeIterator()
         var sent: Int64 = 0
         try await withThrowingTaskGroup(of: Int64.self) { group in
-            var next = missing.makeIterator()
-            // One part per connection of the entry; each holds two read-ahead buffers at most.
-            let width = max(1, upload.settings.connections)
             func add() {
                 guard let number = next.next() else { return }
                 group.addTask {
                     try await self.sendPart(number, partSize: partSize, uploadID: uploadID, checksum: checksum, book: book)
                 }
             }
-            for _ in 0..<width { add() }
+            for _ in 0..<max(1, upload.settings.connections) { add() }
             while let bytes = try await group.next() {
                 sent += bytes
                 add()
             }
         }
-        // Every part must be of the file that was hashed: one changed while its parts went up
-        // would complete as a mix of two versions, under the first one's SHA-256. (A part only
-        // sees a change made while it is read.)
-        guard FS.fingerprint(file.path) == file.fingerprint else {
-            await giveUp(uploadID)
-            throw SyncError.changedWhileSending(path: file.path)
-        }
-        try await complete(await book.record)
-        FS.remove(recordPath)
-        return (sent, kept)
+        return (book, sent)
     }
 
     /// Aborts an upload that will not be completed, and forgets its record; one the store will
@@ -264,31 +281,43 @@ struct S3MultipartUpload: Sendable {
 
     var display: String { "s3://\(object.location.bucket)/\(key)" }
 
+    /// The store, as the endpoint names it ("AWS" for AWS's own).
+    var store: String { object.configuration.endpoint.url ?? "AWS" }
+
     /// Starts an upload whose parts carry SHA-256s; a store that refuses the checksum
     /// algorithm gets one whose parts carry Content-MD5.
     func create() async throws -> (uploadID: String, checksum: PartChecksum) {
+        if S3Stores.refusedChecksums(store) { return (try await create(.md5), .md5) }
         do {
             return (try await create(.sha256), .sha256)
         } catch let failure as SyncError where Self.refusesChecksums(failure) {
+            S3Stores.noteChecksumRefusal(store)
             return (try await create(.md5), .md5)
         }
     }
 
-    /// A store's refusal of `x-amz-checksum-algorithm` (R2 answers 501 Not Implemented, B2 400
-    /// "Unsupported header 'x-amz-checksum-algorithm'"), told from a refusal of the upload by
-    /// the store's own words (not the whole message, which names the key).
+    /// A store's refusal of `x-amz-checksum-algorithm` or `x-amz-checksum-sha256` (R2 answers
+    /// 501 Not Implemented, B2 400 "Unsupported header 'x-amz-checksum-algorithm'"), told from a
+    /// refusal of the upload by the store's own words (not the whole message, which names the
+    /// key), and from a checksum that did not match the bytes (which is no refusal of the header).
     static func refusesChecksums(_ failure: SyncError) -> Bool {
-        let status: Int, said: String
+        let status: Int, code: String, said: String
         switch failure {
-        case .objectStore(let code, _, _, _, let storeCode, let storeMessage, _, _):
-            (status, said) = (code, (storeCode ?? "") + " " + storeMessage)
-        case .http(let code, _, let body, _):
-            (status, said) = (code, S3ErrorResponse(parsing: body).map { $0.code + " " + $0.message } ?? "")
+        case .objectStore(let value, _, _, _, let storeCode, let storeMessage, _, _):
+            (status, code, said) = (value, storeCode ?? "", storeMessage)
+        case .http(let value, _, let body, _):
+            let error = S3ErrorResponse(parsing: body)
+            (status, code, said) = (value, error?.code ?? "", error?.message ?? "")
         default:
             return false
         }
-        return status == 501 || (status == 400 && said.lowercased().contains("checksum"))
+        guard !mismatchCodes.contains(code) else { return false }
+        return status == 501 || (status == 400 && (code + " " + said).lowercased().contains("checksum"))
     }
+
+    /// S3's codes for a body whose checksum did not match it.
+    static let mismatchCodes: Set<String> = ["BadDigest", "InvalidDigest", "XAmzContentChecksumMismatch",
+                                             "XAmzContentSHA256Mismatch"]
 
     func create(_ checksum: PartChecksum) async throws -> String {
         var headers = [(S3Metadata.sha256Header, sha256),

@@ -9,6 +9,13 @@ import SyncrS3
 /// with the same block is signed with the same keys.
 enum S3Stores {
     private static let resolved = Locked<[S3Settings: Result<S3Configuration, S3ConfigError>]>([:])
+    /// Endpoints that refused a part checksum (`PartChecksum`) in this process: their later
+    /// multipart uploads carry Content-MD5 from the start, without a refused request each.
+    private static let checksumRefusals = Locked<Set<String>>([])
+
+    static func refusedChecksums(_ endpoint: String) -> Bool { checksumRefusals.withLock { $0.contains(endpoint) } }
+
+    static func noteChecksumRefusal(_ endpoint: String) { _ = checksumRefusals.withLock { $0.insert(endpoint) } }
 
     /// The store an entry with these settings talks to, or why there is none.
     static func configuration(_ settings: S3Settings) -> Result<S3Configuration, S3ConfigError> {

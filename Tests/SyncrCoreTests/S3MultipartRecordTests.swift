@@ -113,14 +113,14 @@ import SyncrManifest
     }
 
     /// The upload of a 12 MiB + 5 byte file in 5 MiB parts to an anonymous store played by
-    /// `store`, and the file's bytes.
-    static func upload(_ tmp: TemporaryFolder, store: ScriptedTransport,
-                       connections: Int = 8) throws -> (S3MultipartUpload, [UInt8]) {
+    /// `store`, and the file's bytes. A store that refuses part checksums is remembered by its
+    /// `endpoint` for the process: each such test needs one of its own.
+    static func upload(_ tmp: TemporaryFolder, store: ScriptedTransport, connections: Int = 8,
+                       endpoint: String = "http://127.0.0.1:9") throws -> (S3MultipartUpload, [UInt8]) {
         let (upload, tree, bytes) = try S3PartDigestsTests.setUp(tmp)
         var s3Upload = upload
         s3Upload.url = Template(literal: "s3://bucket/big.bin")  // a bucket name S3 accepts (3 characters at least)
-        s3Upload.settings.s3 = S3Settings(endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true,
-                                          anonymous: true)
+        s3Upload.settings.s3 = S3Settings(endpoint: endpoint, region: "us-east-1", pathStyle: true, anonymous: true)
         s3Upload.settings.retries = 0
         s3Upload.settings.connections = connections
         let cache = Cache(directory: tmp.path + "/cache", flushes: false)
@@ -330,7 +330,7 @@ import SyncrManifest
             }
             return S3MultipartRecordTests.reply(request, abortStatus: 204)
         }
-        let (multipart, bytes) = try S3MultipartRecordTests.upload(tmp, store: store)
+        let (multipart, bytes) = try S3MultipartRecordTests.upload(tmp, store: store, endpoint: "http://127.0.0.1:\(10 + status + body.count)")
         guard fallsBack else {
             await #expect(throws: SyncError.self) { try await multipart.run() }
             #expect(store.requests.filter { $0.method == .post }.count == 1, "not asked again")
@@ -348,6 +348,49 @@ import SyncrManifest
         let parts = [bytes[0..<5 << 20], bytes[5 << 20..<10 << 20], bytes[(10 << 20)...]]
         #expect(md5s == [1: Uploader.base64(hex: S3PartDigestsTests.md5(parts[0])), 2: Uploader.base64(hex: S3PartDigestsTests.md5(parts[1])),
                          3: Uploader.base64(hex: S3PartDigestsTests.md5(parts[2]))])
+    }
+
+    /// A store that takes the checksum algorithm but refuses the parts' header: that upload is
+    /// aborted (it could never be completed) and a new one goes up with Content-MD5 parts; the
+    /// next upload to that store starts with Content-MD5, without a refused request.
+    @Test func aStoreThatRefusesPartChecksumsGetsANewUploadWithContentMD5() async throws {
+        let tmp = try TemporaryFolder()
+        let creates = Locked(0)
+        let store = ScriptedTransport { request, _ in
+            if request.method == .post, request.url.contains("uploads") {
+                let n = creates.withLock { $0 += 1; return $0 }
+                return .status(200, body: "<InitiateMultipartUploadResult><UploadId>U\(n)</UploadId></InitiateMultipartUploadResult>")
+            }
+            if request.method == .put, request.headers.contains(where: { $0.name == "x-amz-checksum-sha256" }) {
+                return .status(400, body: "<Error><Code>InvalidArgument</Code><Message>x-amz-checksum-sha256 is not supported</Message></Error>")
+            }
+            return S3MultipartRecordTests.reply(request, abortStatus: 204)
+        }
+        let endpoint = "http://127.0.0.1:8"
+        let (multipart, _) = try S3MultipartRecordTests.upload(tmp, store: store, endpoint: endpoint)
+        let (sent, _) = try await multipart.run()
+        #expect(sent == 12 << 20 + 5)
+        #expect(store.requests.contains { $0.method == .delete && $0.url.contains("uploadId=U1") }, "the first upload is aborted")
+        #expect(store.requests.contains { $0.method == .post && $0.url.contains("uploadId=U2") }, "the second is completed")
+        let md5Parts = store.requests.filter { $0.method == .put && $0.headers.contains { $0.name == "Content-MD5" } }
+        #expect(md5Parts.count == 3)
+
+        let before = store.requests.count
+        let other = try TemporaryFolder()
+        let (again, _) = try S3MultipartRecordTests.upload(other, store: store, endpoint: endpoint)
+        _ = try await again.run()
+        let later = store.requests.dropFirst(before)
+        #expect(!later.contains { $0.headers.contains { $0.name.hasPrefix("x-amz-checksum") } }, "Content-MD5 from the start")
+    }
+
+    /// A checksum that did not match its bytes (BadDigest) is no refusal of the header.
+    @Test func aMismatchIsNoRefusal() {
+        let mismatch = SyncError.http(status: 400, url: "s3://b/k", body: "<Error><Code>BadDigest</Code><Message>The SHA256 checksum "
+                                      + "you specified did not match what we received.</Message></Error>", retries: .notRetried)
+        #expect(!S3MultipartUpload.refusesChecksums(mismatch))
+        let refusal = SyncError.http(status: 400, url: "s3://b/checksums/k", body: "<Error><Code>InvalidBucketName</Code>"
+                                     + "<Message>no</Message></Error>", retries: .notRetried)
+        #expect(!S3MultipartUpload.refusesChecksums(refusal), "the key's words are not the store's")
     }
 
     /// A store that answers a part without echoing its SHA-256 did not check it: the part's
