@@ -181,20 +181,26 @@ extension Uploader {
     /// left one. Notes how many parts an earlier run had sent.
     func multipart(_ file: UploadTree.File, target: (url: String, display: String), sha256: String,
                    knownSHA256s: [Int: String], notes: inout [EntryNote]) async throws -> Int64 {
-        // An s3:// target always has its store here: an entry whose store cannot be resolved
-        // fails before any request (`S3Stores.failure`), and `S3MultipartUpload` relies on it too.
-        let object = requests.s3!.object(at: target.display)
-        let key = object.location.key
-        var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
-                                reporter: reporter, redactor: redactor)
-        retrying.s3 = object
-        retrying.unreachable = unreachable.map { ($0, target.url, target.display) }
-        var multipart = S3MultipartUpload(upload: upload, file: file, key: key, sha256: sha256, cache: cache,
-                                          engine: engine, retrying: retrying, progress: uploadProgress)
+        var multipart = multipartUpload(file, target: target, sha256: sha256, quiet: false)
         multipart.knownSHA256s = knownSHA256s
         let (sent, kept) = try await multipart.run()
         if kept > 0 { notes.append(.multipartResumed(target: target.display, parts: kept)) }
         return sent
+    }
+
+    /// The multipart upload of `file` to `target`, through the entry's retry loop; `quiet` for
+    /// the cleanup of an up-to-date entry, whose retries are not reported. An s3:// target
+    /// always has its store here: an entry whose store cannot be resolved fails before any
+    /// request (`S3Stores.failure`), and `S3MultipartUpload` relies on it too.
+    private func multipartUpload(_ file: UploadTree.File, target: (url: String, display: String), sha256: String,
+                                 quiet: Bool) -> S3MultipartUpload {
+        let object = requests.s3!.object(at: target.display)
+        var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
+                                reporter: quiet ? nil : reporter, redactor: redactor)
+        retrying.s3 = object
+        if !quiet { retrying.unreachable = unreachable.map { ($0, target.url, target.display) } }
+        return S3MultipartUpload(upload: upload, file: file, key: object.location.key, sha256: sha256, cache: cache,
+                                 engine: engine, retrying: retrying, progress: uploadProgress)
     }
 
     /// Aborts and forgets the multipart uploads the plan found left behind by a run killed as
@@ -217,11 +223,7 @@ extension Uploader {
             }
             // Another object's upload (named by a hash of its key) is not this entry's to end.
             guard record.key == key, record.bucket == s3.location.bucket else { continue }
-            var retrying = Retrying(retries: upload.settings.retries, index: item.index, kind: .upload,
-                                    reporter: nil, redactor: redactor)
-            retrying.s3 = s3.object(at: target.display)
-            let multipart = S3MultipartUpload(upload: upload, file: file, key: key, sha256: "", cache: cache,
-                                              engine: engine, retrying: retrying, progress: uploadProgress)
+            let multipart = multipartUpload(file, target: target, sha256: "", quiet: true)
             if await multipart.abort(record.uploadID) { FS.remove(path) }
         }
     }

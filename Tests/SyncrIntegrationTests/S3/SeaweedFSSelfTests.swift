@@ -1,4 +1,5 @@
 import Foundation
+@testable import SyncrCore
 import Testing
 
 /// The store the s3:// tests run against behaves as they assume: it takes the AWS CLI's signed
@@ -60,10 +61,7 @@ import Testing
         let wrong = try await send("47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")
         #expect(wrong.exitCode != 0)
         #expect(wrong.stderr.contains("BadDigest") || wrong.stderr.contains("XAmzContentChecksumMismatch"), "\(wrong.stderr)")
-        // sha256sum's hex, as base64.
-        let hex = Array(try await sha256(file: file).utf8)
-        let digest = stride(from: 0, to: hex.count, by: 2).map { UInt8(String(decoding: hex[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
-        let right = try await send(Data(digest).base64EncodedString())
+        let right = try await send(Uploader.base64(hex: try await sha256(file: file)))
         #expect(right.exitCode == 0, "\(right.stderr)")
         _ = try await aws.run(["s3api", "abort-multipart-upload", "--bucket", "syncr-test", "--key", key, "--upload-id", uploadID])
     }
