@@ -14,31 +14,52 @@ final class LeftoverIndex: Sendable {
     /// The prefix every temporary name syncr puts beside a destination starts with.
     static let prefix = ".syncr-"
 
-    /// Folder → the `.syncr-` names in it when it was first asked about.
-    private let folders = Locked<[String: Set<String>]>([:])
+    /// What one folder held when it was first listed.
+    private struct Listing {
+        /// Its `.syncr-` names.
+        var names: Set<String> = []
+        /// The folder did not exist (`ENOENT`).
+        var missing = false
+    }
+
+    /// Folder → what it held when it was first asked about.
+    private let folders = Locked<[String: Listing]>([:])
 
     /// Whether `name` was in `folder` when the folder was first listed (this run); false when
     /// the folder could not be read (it does not exist yet: nothing to remove).
     func contains(_ name: String, in folder: String) -> Bool {
-        names(in: folder).contains(name)
+        listing(of: folder).names.contains(name)
     }
 
     /// Whether `folder` held any `.syncr-` name when it was first listed (this run).
     func holdsAny(in folder: String) -> Bool {
-        !names(in: folder).isEmpty
+        !listing(of: folder).names.isEmpty
     }
 
-    private func names(in folder: String) -> Set<String> {
-        if let names = folders.withLock({ $0[folder] }) { return names }
+    /// Whether `folder` did not exist when it was first listed (this run). Then no destination
+    /// in it exists either, and an entry need not look: a fresh run into a new folder saves a
+    /// failed `stat` per entry. Only this run's own entries put files there since (each
+    /// destination is one entry's alone), and anything another program put there meanwhile is
+    /// found when the file is moved into place, as it would be after a look.
+    func wasMissing(_ folder: String) -> Bool {
+        listing(of: folder).missing
+    }
+
+    private func listing(of folder: String) -> Listing {
+        if let listing = folders.withLock({ $0[folder] }) { return listing }
         // Listed outside the lock: two entries of one folder may both list it, harmlessly.
-        let names = Self.temporaryNames(in: folder)
-        folders.withLock { $0[folder] = names }
-        return names
+        let listing = Self.list(folder)
+        folders.withLock { $0[folder] = listing }
+        return listing
     }
 
     /// The names in `folder` that start with `prefix`; empty when it cannot be read.
     static func temporaryNames(in folder: String) -> Set<String> {
-        guard let dir = opendir(folder) else { return [] }
+        list(folder).names
+    }
+
+    private static func list(_ folder: String) -> Listing {
+        guard let dir = opendir(folder) else { return Listing(missing: errno == ENOENT) }
         defer { closedir(dir) }
         var names: Set<String> = []
         while let entry = readdir(dir) {
@@ -49,6 +70,6 @@ final class LeftoverIndex: Sendable {
             else { continue }
             names.insert(directoryEntryName(entry))
         }
-        return names
+        return Listing(names: names)
     }
 }

@@ -326,10 +326,10 @@ public final class Session: Sendable {
     ///
     /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first.
-    func applyItem(_ download: Download, key: String, index: CacheIndex?,
+    func applyItem(_ download: Download, key: String, index: CacheIndex?, leftovers: LeftoverIndex? = nil,
                    reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool) {
         if let skip = lockedSkip(download) { return (skip, false) }
-        let local = localFacts(download, key: key, index: index)
+        let local = localFacts(download, key: key, index: index, leftovers: leftovers)
         let nothingCached = local.state == nil && local.dataSize == nil
         func ask() async -> PlanItem {
             await questions.acquire()
@@ -433,12 +433,16 @@ public final class Session: Sendable {
 
     /// What is on disk for a download: its record, its cache file's size, and the destination.
     /// - Parameter key: the entry's `Cache.key(for:)`, when the caller has it already.
-    func localFacts(_ download: Download, key: String? = nil, index: CacheIndex?) -> LocalFacts {
+    /// - Parameter leftovers: apply's listing of destination folders: a destination in a
+    ///   folder that did not exist is not looked at.
+    func localFacts(_ download: Download, key: String? = nil, index: CacheIndex?,
+                    leftovers: LeftoverIndex? = nil) -> LocalFacts {
         let key = key ?? Cache.key(for: download)
         let may = index?.mayHave(key) ?? (record: true, data: true)
         var facts = LocalFacts()
         facts.state = cache.loadState(key, stateFile: may.record)
         facts.dataSize = may.data ? FS.fileSize(cache.dataPath(key)) : nil
+        if leftovers?.wasMissing(FS.parentFolder(download.destination)) == true { return facts }
         switch FS.kindAndFingerprint(download.destination) {
         case (.file, let fingerprint): facts.destination = fingerprint
         case (.directory, _), (.other, _): facts.destinationBlocked = true
@@ -496,7 +500,8 @@ public final class Session: Sendable {
                                     seconds: 0, notes: [])
             case .download(let download):
                 let key = Cache.key(for: download)
-                let (item, nothingCached) = await self.applyItem(download, key: key, index: index, reporter: reporter)
+                let (item, nothingCached) = await self.applyItem(download, key: key, index: index, leftovers: leftovers,
+                                                                   reporter: reporter)
                 var downloader = self.downloader(download, item.noting(download.settings), key: key, turn: turn,
                                                  reporter: reporter)
                 downloader.nothingCached = nothingCached

@@ -37,6 +37,20 @@ import Testing
         #expect(!LeftoverIndex().contains(".syncr-dddd.tmp", in: folder.path + "/not/there"))
     }
 
+    /// Only a folder that did not exist spares its entries a look at their destinations: one
+    /// that exists, or that cannot be read for another reason, does not.
+    @Test func aFolderIsMissingOnlyWhenItDidNotExistWhenFirstListed() throws {
+        let folder = try TemporaryFolder()
+        try Data("a file where a folder would be".utf8).write(to: URL(fileURLWithPath: folder.path + "/file"))
+        let index = LeftoverIndex()
+        #expect(index.wasMissing(folder.path + "/not/there"))
+        #expect(!index.wasMissing(folder.path))
+        #expect(!index.wasMissing(folder.path + "/file"), "ENOTDIR is not a missing folder")
+        try FileManager.default.createDirectory(atPath: folder.path + "/not/there", withIntermediateDirectories: true)
+        #expect(index.wasMissing(folder.path + "/not/there"), "the run's first listing counts")
+        #expect(!LeftoverIndex().wasMissing(folder.path + "/not/there"))
+    }
+
     /// The byte version gives what Foundation gives for absolute, normalized paths (others go
     /// to Foundation itself).
     @Test(arguments: ["/a/b/c.bin", "/a", "/a/./b", "/ü/ñ.bin", "/a/../b", "/a b/.c d"])

@@ -48,6 +48,40 @@ struct PipelineTests {
         #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o640)
     }
 
+    /// A destination in a folder that did not exist when the run began is not looked at (it
+    /// cannot exist); one in a folder that exists is, and the reason says what was found.
+    @Test func serverAnswers200ForAFileInANewFolderAndOneOverAFileSyncrDidNotWrite() async throws {
+        let project = try ScriptedProject()
+        try Data("someone else's".utf8).write(to: URL(fileURLWithPath: project.root + "/g.bin"))
+        let downloads = [project.download("new/deeper/f.bin"), project.download("g.bin", index: 1)]
+        let session = Session(manifest: project.manifest(downloads), transport: ScriptedTransport(serving: Self.file))
+        defer { session.close() }
+        let results = await session.apply().results
+        #expect(results.map(\.status) == [.ok, .ok], "\(results.map { $0.errorText ?? "" })")
+        #expect(results.map(\.item.reason) == ["nothing cached", "the destination exists but syncr has no record of it"])
+        #expect(project.difference("new/deeper/f.bin", from: Self.file.bytes) == nil)
+        #expect(project.difference("g.bin", from: Self.file.bytes) == nil)
+    }
+
+    /// Another program puts a file into the new folder while the entry downloads (after the
+    /// run found the folder missing and so did not look at the destination): the finished file
+    /// still replaces it, as it replaces any file found there.
+    @Test func serverAnswersWhileSomeoneWritesTheDestinationInANewFolder() async throws {
+        let project = try ScriptedProject()
+        let download = project.download("new/f.bin")
+        let folder = project.root + "/new"
+        let server = ScriptedTransport { request, _ in
+            mkdir(folder, 0o755)
+            _ = FileManager.default.createFile(atPath: download.destination, contents: Data("theirs".utf8))
+            return Self.file.answer(request)
+        }
+        let result = await project.apply(download, over: server)
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        #expect(result.item.reason == "nothing cached")
+        #expect(project.difference("new/f.bin", from: Self.file.bytes) == nil)
+        #expect(project.record("new/f.bin")?.destinationFingerprint == FS.fingerprint(download.destination))
+    }
+
     /// A folder made where the file goes while it downloads (after the plan looked) is left
     /// alone, the error says what to do, and the record does not claim the destination.
     @Test func serverAnswersWhileSomeoneMakesAFolderAtTheDestination() async throws {
