@@ -17,13 +17,14 @@ public struct S3Endpoint: Sendable, Equatable {
     public var base: String { url ?? "https://s3.\(region).amazonaws.com" }
 
     /// The request URL and the `Host` header value for `key` in `bucket` with `query`. A bucket
-    /// with a dot cannot be a host name under a wildcard certificate, so it goes path-style.
+    /// that cannot be a host name's first label goes path-style whatever the setting
+    /// (`isHostLabel`).
     public func request(bucket: String, key: String,
                         query: [(name: String, value: String)] = []) -> (url: String, host: String, path: String) {
         let (scheme, authority, basePath) = Self.split(base)
         let encodedKey = URIEncoding.encode(key, keepSlash: true)
         let host: String, path: String
-        if pathStyle || bucket.contains(".") {
+        if pathStyle || !Self.isHostLabel(bucket) {
             host = authority
             path = basePath + "/" + URIEncoding.encode(bucket) + "/" + encodedKey
         } else {
@@ -32,6 +33,18 @@ public struct S3Endpoint: Sendable, Equatable {
         }
         let queryString = Self.queryString(query)
         return ("\(scheme)://\(host)\(path)" + (queryString.isEmpty ? "" : "?" + queryString), host, path)
+    }
+
+    /// Whether `bucket` can go virtual-hosted, as the first label of the host name: lower-case
+    /// letters, digits and `-`, starting and ending with a letter or digit (the AWS SDKs' test).
+    /// A dot would not match the wildcard certificate `*.s3.<region>.amazonaws.com`; the
+    /// capitals and `_` that older buckets (and other stores) allow are no host name at all, and
+    /// DNS ignores case, so `My-Bucket.s3...` reached the bucket `my-bucket`, another one.
+    static func isHostLabel(_ bucket: String) -> Bool {
+        let bytes = Array(bucket.utf8)
+        func alphanumeric(_ b: UInt8) -> Bool { (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) }
+        guard let first = bytes.first, let last = bytes.last, alphanumeric(first), alphanumeric(last) else { return false }
+        return bytes.count <= 63 && bytes.allSatisfy { alphanumeric($0) || $0 == UInt8(ascii: "-") }
     }
 
     /// The query as sent: the same encoding the signature uses, in the order given.

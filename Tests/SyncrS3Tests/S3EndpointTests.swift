@@ -12,6 +12,22 @@ import SyncrS3
         #expect(target.host == "s3.eu-west-1.amazonaws.com")
     }
 
+    /// Older buckets (and other stores) allow capitals and `_`, which no host name holds: DNS
+    /// ignores case, so `My_Bucket.s3...` would name no bucket, and `MyBucket.s3...` another
+    /// one (`mybucket`). They go path-style; a plain name stays virtual-hosted.
+    @Test(arguments: [("MyBucket", false), ("my_bucket", false), ("-bucket", false), ("bucket-", false),
+                      ("my-bucket-01", true), ("abc", true)])
+    func bucketThatIsNoHostNameGoesPathStyle(bucket: String, virtualHosted: Bool) {
+        let target = S3Endpoint(url: nil, region: "us-east-1", pathStyle: false).request(bucket: bucket, key: "k")
+        if virtualHosted {
+            #expect(target.url == "https://\(bucket).s3.us-east-1.amazonaws.com/k")
+            #expect(target.host == "\(bucket).s3.us-east-1.amazonaws.com")
+        } else {
+            #expect(target.url == "https://s3.us-east-1.amazonaws.com/\(bucket)/k")
+            #expect(target.host == "s3.us-east-1.amazonaws.com")
+        }
+    }
+
     @Test func defaultPortIsLeftOutOfTheHost() {
         let target = S3Endpoint(url: "http://Store.Example:80/", region: "r", pathStyle: true).request(bucket: "bkt", key: "k")
         #expect(target.host == "store.example")
