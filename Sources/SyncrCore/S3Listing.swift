@@ -64,7 +64,32 @@ enum S3Listing {
                 : "\(download.url.written): no object under this prefix; check the bucket and the prefix (keys are case-sensitive)"
             return .failure(.other(message: redactor.scrub(message)))
         }
+        // Refused before any object is fetched: the second of the two failed only once it had
+        // been downloaded, when its move into place met the other.
+        let folder = download.destination.utf8.count + 1
+        if let (file, inner) = fileAndFolder(downloads.map { String(decoding: $0.destination.utf8.dropFirst(folder), as: UTF8.self) }) {
+            let message = "\(download.url.written): the object \"\(location.key)\(file)\" is also the folder of the object "
+                + "\"\(location.key)\(inner)\", and \(download.to) cannot hold a file and a folder of one name; "
+                + "rename one of them in the bucket, or name the objects one by one"
+            return .failure(.other(message: redactor.scrub(message)))
+        }
         return .success(downloads)
+    }
+
+    /// Two of the relative paths of which one is a folder of the other (the keys `a` and
+    /// `a/b`), the file's first; nil when there are none. A store holds both; a file system
+    /// cannot.
+    static func fileAndFolder(_ paths: [String]) -> (file: String, inner: String)? {
+        let files = Set(paths)
+        for path in paths {
+            var folder = path.utf8[...]
+            while let slash = folder.lastIndex(of: UInt8(ascii: "/")) {
+                folder = folder[..<slash]
+                let name = String(decoding: folder, as: UTF8.self)
+                if files.contains(name) { return (name, path) }
+            }
+        }
+        return nil
     }
 
     /// One page, through the retry loop.

@@ -44,6 +44,32 @@ import SyncrS3
         }
     }
 
+    /// A store holds the keys `a` and `a/b`; a folder cannot hold a file and a folder of one
+    /// name. The entry fails after the listing, naming both keys, and no object is fetched.
+    @Test func aKeyThatIsAlsoTheFolderOfOthersFailsTheEntryBeforeAnyDownload() async throws {
+        var download = Self.prefixDownload()
+        download.settings.s3 = S3Settings(endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true, anonymous: true)
+        // In the store's order (by bytes): `a-b` comes between `a` and `a/...`.
+        let listing = "<ListBucketResult><IsTruncated>false</IsTruncated>"
+            + ["data/a", "data/a-b", "data/a/b/c", "data/z"].map { "<Contents><Key>\($0)</Key><Size>1</Size></Contents>" }.joined()
+            + "</ListBucketResult>"
+        let store = ScriptedTransport { _, _ in .status(200, body: listing) }
+        switch await S3Listing.expand(download, engine: store, redactor: Redactor(secrets: [])) {
+        case .success(let downloads): Issue.record("listed \(downloads.map(\.destination))")
+        case .failure(let failure):
+            #expect(failure.description == "s3://bucket/data/: the object \"data/a\" is also the folder of the object "
+                + "\"data/a/b/c\", and out/ cannot hold a file and a folder of one name; rename one of them in the bucket, "
+                + "or name the objects one by one")
+        }
+        #expect(store.requests.count == 1, "only the listing was asked for")
+    }
+
+    @Test func fileAndFolderAreFoundWhateverTheOrder() {
+        #expect(S3Listing.fileAndFolder(["a/b", "a-b", "a"]).map { [$0.file, $0.inner] } == ["a", "a/b"])
+        #expect(S3Listing.fileAndFolder(["x/y/z", "x/y"]).map { [$0.file, $0.inner] } == ["x/y", "x/y/z"])
+        #expect(S3Listing.fileAndFolder(["a", "ab/c", "a-b", "a.b/c", "b/a"]) == nil)
+    }
+
     /// Two prefixes may list one object into two folders: each copy then gets its own cache
     /// entry, as two entries naming one URL do.
     @Test func anObjectListedTwiceIsMarkedShared() throws {

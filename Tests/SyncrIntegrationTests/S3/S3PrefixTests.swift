@@ -169,6 +169,29 @@ import Testing
         #expect(error.contains("only folder markers under this prefix (") && error.contains("no object to download"), "\(error)")
     }
 
+    /// A store holds the keys `a` and `a/b` (SeaweedFS too); a folder cannot hold both. The
+    /// entry fails at its listing, naming both, and no object is downloaded: the second failed
+    /// only once it had been fetched.
+    @Test func aKeyThatIsAlsoTheFolderOfOthersFailsBeforeAnyDownload() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let prefix = SeaweedFS.uniquePrefix("clash")
+        let body = project.file("body")
+        try Data("x".utf8).write(to: body)
+        for key in ["a", "a/b", "z"] {
+            let put = try await AWSCLI(server: server).run(["s3api", "put-object", "--bucket", "syncr-test", "--key", prefix + key,
+                                                            "--body", body.path])
+            try #require(put.exitCode == 0, "\(put.stderr)")
+        }
+        try project.writeManifest(defaults: "{ retries: 0, s3: { endpoint: \"\(server.endpoint)\" } }",
+                                  downloads: ["{ url: \"s3://syncr-test/\(prefix)\", to: out/ }"])
+        let result = try await project.run(["apply"], environment: server.environment)
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(result.stderr.contains("the object \"\(prefix)a\" is also the folder of the object \"\(prefix)a/b\""),
+                "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: project.file("out").path), "nothing was downloaded")
+    }
+
     /// A prefix in a bucket that does not exist fails its entry with S3's code, before any
     /// object is asked about.
     @Test func missingBucketFailsTheListing() async throws {
