@@ -82,6 +82,15 @@ struct ManifestDecoder {
         return nil
     }
 
+    /// For a syntax error on a line indented with a tab: libyaml says only that a character
+    /// "cannot start any token", and an editor shows the tab as spaces.
+    func tabHint(at mark: YAMLMark?) -> String? {
+        guard let mark, let bounds = lineBounds(mark.line) else { return nil }
+        let indentation = bytes[bounds].prefix { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard indentation.contains(UInt8(ascii: "\t")) else { return nil }
+        return "line \(mark.line) is indented with a tab, and YAML indents with spaces only; replace the tab with spaces"
+    }
+
     /// The length of the line break at `i` (CR LF is one), 0 for none.
     static func breakWidth(_ bytes: [UInt8], at i: Int) -> Int {
         switch bytes[i] {

@@ -87,7 +87,8 @@ public enum ManifestLoader {
         do {
             root = try YAMLParser(bytes: bytes).parseDocument()
         } catch {
-            decoder.report("", at: error.mark, error.message, hint: decoder.unusualBreakHint())
+            decoder.report("", at: error.mark, error.message,
+                           hint: decoder.unusualBreakHint() ?? decoder.tabHint(at: error.mark))
             throw ManifestError(diagnostics: decoder.diagnostics)
         }
         guard let manifest = decoder.decodeManifest(root) else {

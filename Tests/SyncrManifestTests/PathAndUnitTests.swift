@@ -255,6 +255,27 @@ import Testing
     }
 }
 
+/// YAML indents with spaces only; a tab in the indentation is named, wherever on the line
+/// libyaml stopped.
+@Suite(.timeLimit(.minutes(5))) struct TabIndentationTests {
+    @Test(arguments: [("version: 1\ndownloads:\n\t- { url: \"https://h/a\", to: a }\n", "syncr.yml:3:1: error"),
+                      ("version: 1\ndownloads:\n  - url: \"https://h/a\"\n  \tto: a\n", "syncr.yml:4:3: error"),
+                      ("version: 1\ndownloads:\n  - url: \"https://h/a\"\n\t  to: a\n", "syncr.yml:4:1: error")])
+    func aTabInTheIndentationIsNamed(manifest: String, position: String) {
+        let text = errors(manifest)
+        #expect(text.contains(position), "\(text)")
+        let line = position.split(separator: ":")[1]
+        #expect(text.contains("hint: line \(line) is indented with a tab, and YAML indents with spaces only; replace the tab with spaces"),
+                "\(text)")
+    }
+
+    /// A tab inside a value is no indentation: an error elsewhere gets no such hint.
+    @Test func aTabInAValueIsNotBlamed() {
+        let text = errors("version: 1\ndownloads:\n  - { url: \"https://h/a\", to: \"a\tb\", retries: [ }\n")
+        #expect(!text.contains("indented with a tab"), "\(text)")
+    }
+}
+
 /// Paths are not expanded: a `${...}` in a download's `to:` made a folder named `${HOME}`.
 @Suite(.timeLimit(.minutes(5))) struct UnexpandedPathTests {
     @Test func aReferenceInAPathIsRefused() {
