@@ -7,9 +7,10 @@ enum InitCommand {
     static let help = """
     Usage: syncr init [FILE]
 
-    Writes a commented starter manifest to FILE (default: syncr.yml in the current folder):
-    one download that works as written, and every other key shown in comments. It validates
-    as written and needs no environment variable. An existing FILE is never replaced.
+    Writes a commented starter manifest to FILE (default: syncr.yml in the current folder;
+    FOLDER/syncr.yml when FILE is a folder): one download that works as written, and every
+    other key shown in comments. It validates as written and needs no environment variable.
+    An existing FILE is never replaced.
 
     Options:
       -h, --help            Show this help.
@@ -23,11 +24,13 @@ enum InitCommand {
     }
 
     static func run(_ options: InitOptions) -> Int32 {
-        let path = options.path
+        let path = manifestPath(options.path)
         switch write(starter, to: path) {
         case .written:
-            Output.err("syncr: wrote \(path); check it with 'syncr validate\(path == "syncr.yml" ? "" : " " + path)', "
-                + "then 'syncr plan' and 'syncr apply'.")
+            // The commands that follow read syncr.yml in the current folder unless told another.
+            let named = path == "syncr.yml" ? "" : " " + path
+            Output.err("syncr: wrote \(path); check it with 'syncr validate\(named)', "
+                + "then 'syncr plan\(named)' and 'syncr apply\(named)'.")
             return ExitCode.success
         case .exists:
             Output.err("syncr: error: \(path) already exists; init never replaces a manifest. "
@@ -41,6 +44,15 @@ enum InitCommand {
     }
 
     enum Outcome { case written, exists, failed(String, Int32) }
+
+    /// Where the manifest goes: `path`, or `syncr.yml` in it when it names a folder (one that
+    /// exists, or any written with a trailing `/`), as `git init DIR` works in DIR. A folder
+    /// was taken for a manifest that "already exists".
+    static func manifestPath(_ path: String) -> String {
+        var st = stat()
+        guard path.hasSuffix("/") || (stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR) else { return path }
+        return (path.hasSuffix("/") ? path : path + "/") + "syncr.yml"
+    }
 
     /// Writes a temporary file beside `path`, then hard-links it to `path`: `link` fails when
     /// the name exists, so the file appears whole or not at all and is never written over, even

@@ -52,12 +52,34 @@ struct InitTests {
         try harness.write("syncr.yml", "keep: me\n")
         let r = try await harness.run(["init", "other.yml"])
         #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("then 'syncr plan other.yml' and 'syncr apply other.yml'"), "\(r.stderr)")
         let v = try await harness.run(["validate", "--quiet", "other.yml"])
         #expect(v.status == 0)
         #expect(try String(contentsOfFile: harness.folder + "/syncr.yml", encoding: .utf8) == "keep: me\n")
         // A second init of the same name is refused too.
         let again = try await harness.run(["init", "other.yml"])
         #expect(again.status == 1)
+    }
+
+    /// A folder names where the manifest goes, as `git init DIR` does: it was taken for a
+    /// manifest that "already exists". The commands to run next name the file.
+    @Test func aFolderGetsSyncrYmlInIt() async throws {
+        let harness = try CLIHarness()
+        try FileManager.default.createDirectory(atPath: harness.folder + "/project", withIntermediateDirectories: true)
+        for (argument, written) in [("project", "project/syncr.yml"), ("other/", "other/syncr.yml")] {
+            if argument == "other/" {
+                try FileManager.default.createDirectory(atPath: harness.folder + "/other", withIntermediateDirectories: true)
+            }
+            let r = try await harness.run(["init", argument])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stderr.contains("wrote \(written); check it with 'syncr validate \(written)', then 'syncr plan \(written)' "
+                + "and 'syncr apply \(written)'"), "\(r.stderr)")
+            let v = try await harness.run(["validate", "--quiet", written])
+            #expect(v.status == 0, "\(v.stderr)")
+        }
+        let again = try await harness.run(["init", "project"])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("project/syncr.yml already exists"), "\(again.stderr)")
     }
 
     @Test func namesTheFolderThatIsMissing() async throws {
