@@ -6,13 +6,15 @@ enum LockfileLines {
     static func read(_ bytes: [UInt8]) -> Lockfile? {
         var manifest: String?
         var entries: [LockedEntry] = []
+        var destinations: Set<String> = []
         var current: Record?
         var sawVersion = false
         var inDownloads = false
         var lineStart = 0
         func finish() -> Bool {
             guard let record = current else { return true }
-            guard let entry = record.entry() else { return false }
+            // A destination locked twice is said by the YAML path, with both lines.
+            guard let entry = record.entry(), destinations.insert(entry.to).inserted else { return false }
             entries.append(entry)
             return true
         }

@@ -51,8 +51,18 @@ public enum LockfileReader {
         switch keys["downloads"]?.content {
         case .sequence(let items)?:
             entries.reserveCapacity(items.count)
+            // Destination -> the first record's index and line: two records of one destination
+            // (a merge of two locks that both changed it) are refused, naming both, where the
+            // second silently stood for both and the first was "not in" the lock.
+            var first: [String: (index: Int, line: Int)] = [:]
             for (i, item) in items.enumerated() {
-                entries.append(try entry(item, path: "downloads[\(i)]", fail: fail))
+                let locked = try entry(item, path: "downloads[\(i)]", fail: fail)
+                if let earlier = first[locked.to] {
+                    throw fail(item.mark, "downloads[\(i)] (to: \(locked.to)) locks what downloads[\(earlier.index)] "
+                        + "(line \(earlier.line)) locks; a merge may have kept both")
+                }
+                first[locked.to] = (i, item.mark.line)
+                entries.append(locked)
             }
         case nil, .scalar?:
             if let node = keys["downloads"], !(node.scalar?.isNull ?? false) { throw fail(node.mark, "'downloads' must be a list") }
@@ -67,7 +77,12 @@ public enum LockfileReader {
         guard case .mapping(let pairs) = node.content else { throw fail(node.mark, "\(path): expected a mapping") }
         var fields: [String: YAMLNode] = [:]
         for p in pairs {
-            if let key = p.key.scalar?.text { fields[key] = p.value }
+            guard let key = p.key.scalar?.text else { continue }
+            // The second one won: a record that named two destinations locked the last.
+            if let earlier = fields[key] {
+                throw fail(p.key.mark, "\(path).\(key) is given twice (first at line \(earlier.mark.line))")
+            }
+            fields[key] = p.value
         }
         func text(_ key: String) throws(LockfileError) -> String? {
             guard let value = fields[key] else { return nil }

@@ -30,6 +30,24 @@ import Testing
         #expect(read.entry(to: "missing") == nil)
     }
 
+    /// Two records of one destination, as a merge of two locks that both changed it keeps
+    /// them, are refused naming both (in the form the writer writes too, which the line reader
+    /// leaves to the parser for that): the second stood for both, and the manifest's other
+    /// entry was said to be missing from the lock.
+    @Test func aDestinationLockedTwiceIsRefusedNamingBoth() throws {
+        let one = LockedEntry(to: "a.bin", url: "https://example.com/a", size: 1)
+        let text = Lockfile(manifest: "syncr.yml", entries: [one, LockedEntry(to: "b.bin", url: "https://example.com/b")]).yaml
+        let merged = text.replacing("  - to: \"b.bin\"\n    url: \"https://example.com/b\"",
+                                    with: "  - to: \"a.bin\"\n    url: \"https://example.com/b\"")
+        #expect(merged != text)
+        #expect(LockfileLines.read(Array(merged.utf8)) == nil)
+        #expect {
+            try LockfileReader.parse(bytes: Array(merged.utf8), path: "syncr.lock")
+        } throws: { error in
+            "\(error)".contains("syncr.lock:10:5: error: downloads[1] (to: a.bin) locks what downloads[0] (line 7) locks; a merge may have kept both; run 'syncr lock'")
+        }
+    }
+
     /// The line reader takes exactly what the writer writes, and gives what the YAML parser
     /// gives; a hand-edited lock (keys reordered, single quotes, flow style) goes to the parser.
     @Test func lineReaderAgreesWithTheYAMLParser() throws {
@@ -56,8 +74,12 @@ import Testing
         ("version: 1\ndownloads:\n  - { to: a, url: u, sha256: abc }\n", "downloads[0].sha256: expected 64 hex digits"),
         ("version: 1\ndownloads: {}\n", "'downloads' must be a list"),
         ("version: 1\n  bad: [\n", "syncr.lock:"),
+        // A record that names two destinations locked the last one, silently.
+        ("version: 1\ndownloads:\n  - to: a\n    url: u\n    to: b\n",
+         "syncr.lock:5:5: error: downloads[0].to is given twice (first at line 3)"),
     ])
     func refusesWhatIsNoLock(text: String, message: String) {
+        #expect(LockfileLines.read(Array(text.utf8)) == nil)
         #expect {
             try LockfileReader.parse(bytes: Array(text.utf8), path: "syncr.lock")
         } throws: { error in
