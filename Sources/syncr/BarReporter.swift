@@ -45,7 +45,7 @@ final class BarReporter: RunReporter {
         self.output = output
         lines = EntryLines(palette: palette, entryCount: entryCount)
         state = Locked(State(board: TransferBoard(entryCount: entryCount, now: clock())))
-        TerminalBar.hideCursor()
+        TerminalBar.hideCursor(colour: palette.enabled)
         // A strong capture: `finish()` stops the ticker and drops it, which ends the cycle. (A weak
         // one gives the reporter a side table that LeakSanitizer reports as leaked at exit.)
         if ticking { ticker.withLock { $0 = Ticker(interval: 1 / Self.framesPerSecond) { [self] in draw() } } }

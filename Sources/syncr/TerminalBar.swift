@@ -5,31 +5,41 @@ import Synchronization
 
 /// The terminal state the progress bar changes (a hidden cursor), and how to put it back.
 enum TerminalBar {
-    /// The bar hid the cursor and has not shown it again.
-    private static let cursorHidden = Atomic<Bool>(false)
+    /// What the bar changed and has not put back: 0 nothing, 1 the cursor is hidden, 2 it is
+    /// hidden and colours are drawn (which a signal may cut off before their reset).
+    private static let changed = Atomic<Int>(0)
 
     /// Runs the lazy initialisation of the flag outside any signal handler.
-    static func prepare() { _ = cursorHidden.load(ordering: .relaxed) }
+    static func prepare() { _ = changed.load(ordering: .relaxed) }
 
     /// Hides the cursor while the bar is drawn.
-    static func hideCursor() {
-        cursorHidden.store(true, ordering: .releasing)
+    /// - Parameter colour: the bar draws colours. Without (`NO_COLOR`), nothing it writes
+    ///   resets them either: no-color.org asks for no colour sequence at all.
+    static func hideCursor(colour: Bool) {
+        changed.store(colour ? 2 : 1, ordering: .releasing)
         Output.raw("\u{1B}[?25l")
     }
 
     /// Shows the cursor again (the normal way, at the end of a run).
     static func showCursor() {
-        if cursorHidden.exchange(false, ordering: .acquiringAndReleasing) {
-            Output.raw("\u{1B}[0m\u{1B}[?25h")
+        switch changed.exchange(0, ordering: .acquiringAndReleasing) {
+        case 2: Output.raw("\u{1B}[0m\u{1B}[?25h")
+        case 1: Output.raw("\u{1B}[?25h")
+        default: break
         }
     }
 
-    /// For a signal handler: if the bar hid the cursor, shows it, resets colours and ends the
-    /// bar's line, with one write(2) of a constant buffer. Async-signal-safe: no allocation, no
-    /// lock (an atomic exchange on a lock-free flag and write(2) only). Does nothing otherwise.
+    /// For a signal handler: if the bar hid the cursor, shows it, resets colours (where it drew
+    /// them) and ends the bar's line, with one write(2) of a constant buffer. Async-signal-safe:
+    /// no allocation, no lock (an atomic exchange on a lock-free value and write(2) only). Does
+    /// nothing otherwise.
     static func emergencyRestore() {
-        guard cursorHidden.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        let sequence: StaticString = "\u{1B}[0m\u{1B}[?25h\n"
+        let sequence: StaticString
+        switch changed.exchange(0, ordering: .acquiringAndReleasing) {
+        case 2: sequence = "\u{1B}[0m\u{1B}[?25h\n"
+        case 1: sequence = "\u{1B}[?25h\n"
+        default: return
+        }
         _ = write(STDERR_FILENO, sequence.utf8Start, sequence.utf8CodeUnitCount)
     }
 }

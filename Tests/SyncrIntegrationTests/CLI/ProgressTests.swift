@@ -239,6 +239,7 @@ struct ProgressTests {
         if environment["NO_COLOR"] != nil {
             #expect(output.contains("\u{1B}[?25l"), "still a bar")
             #expect(!Self.hasColour(output), "no colour: \(output.debugDescription)")
+            #expect(!output.contains("\u{1B}[0m"), "nor a reset of colours: \(output.debugDescription)")
         } else {
             #expect(!output.contains("\u{1B}[?25l") && !output.contains("\u{1B}[K"), "plain lines: \(output.debugDescription)")
             #expect(output.contains("[1/3] download "))
