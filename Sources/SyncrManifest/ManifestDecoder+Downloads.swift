@@ -321,7 +321,9 @@ extension ManifestDecoder {
             // two files on Linux. syncr keys them alike elsewhere too (lockfile, plan), so they
             // stay refused, with the reason.
             if !claimed.utf8.elementsEqual(destination.utf8) {
-                return refuse("\(Self.quoted(written)) differs from the to: of downloads[\(first.index)] (line \(first.line)) only in how its accented characters are composed (NFC or NFD); write both the same way, or give one another name")
+                let other = first.isFolder ? "a folder that downloads[\(first.index)] (line \(first.line)) writes into"
+                    : "the to: of downloads[\(first.index)] (line \(first.line))"
+                return refuse("\(Self.quoted(written)) differs from \(other) only in how its accented characters are composed (NFC or NFD); write both the same way, or give one another name")
             }
             if first.isFolder, let wholeFolder {
                 return refuse("\(Self.quoted(written)) holds what downloads[\(first.index)] (line \(first.line)) writes, in the folder this entry \(wholeFolder.words); give one of them another place")
@@ -333,10 +335,14 @@ extension ManifestDecoder {
         var ancestors: [String] = []
         var folder = LexicalPath.parent(of: destination)
         while folder != "/" {
-            if let first = destinations.claims[folder] {
+            if let found = destinations.claims.index(forKey: folder) {
+                let (claimed, first) = destinations.claims[found]
                 // A folder already claimed had its ancestors checked then, and no file can be
                 // claimed where a folder is: the rest of the way up is known.
                 if first.isFolder { break }
+                if !claimed.utf8.elementsEqual(folder.utf8) {
+                    return refuse("\(Self.quoted(written)) is in a folder whose name differs from the to: of downloads[\(first.index)] (line \(first.line)) only in how its accented characters are composed (NFC or NFD); write both the same way, or give one another name")
+                }
                 if let kind = first.wholeFolder {
                     return refuse("\(Self.quoted(written)) is inside the folder that downloads[\(first.index)] (line \(first.line)) \(kind.words); write it somewhere else")
                 }

@@ -89,6 +89,20 @@ import Testing
                 "\(errors(yaml))")
     }
 
+    /// The same where one of the two is a folder of the other entry: the message names the
+    /// folder (it named the other's to:, which is another path).
+    @Test func aFileAndAFolderThatDifferOnlyInCompositionAreRefusedSayingSo() {
+        let decomposed = "caf\u{65}\u{301}", composed = "caf\u{e9}"
+        let fileAfterFolder = "version: 1\ndownloads:\n  - { url: \"https://h/1\", to: \"\(decomposed)/x\" }\n"
+            + "  - { url: \"https://h/2\", to: \"\(composed)\" }\n"
+        #expect(errors(fileAfterFolder).contains("downloads[1].to: \"\(composed)\" differs from a folder that downloads[0] (line 3) writes into only in how its accented characters are composed"),
+                "\(errors(fileAfterFolder))")
+        let folderAfterFile = "version: 1\ndownloads:\n  - { url: \"https://h/1\", to: \"\(decomposed)\" }\n"
+            + "  - { url: \"https://h/2\", to: \"\(composed)/x\" }\n"
+        #expect(errors(folderAfterFile).contains("downloads[1].to: \"\(composed)/x\" is in a folder whose name differs from the to: of downloads[0] (line 3) only in how its accented characters are composed"),
+                "\(errors(folderAfterFile))")
+    }
+
     @Test func lexicalContainmentIsByComponent() {
         #expect(!LexicalPath.isStrictlyInside("/a/bc", folder: "/a/b"))
         #expect(LexicalPath.isStrictlyInside("/a/b/c", folder: "/a/b"))
