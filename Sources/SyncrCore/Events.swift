@@ -2,7 +2,7 @@
 /// with secrets masked. `kind` and `index` name the entry (`index` counts in `downloads:` or
 /// `uploads:`, as `kind` says); `object` tells apart the objects listed from one `s3://` prefix
 /// entry, as `PlanItem.object` does.
-public enum ProgressEvent: Sendable {
+public enum ProgressEvent: Sendable, Equatable {
     /// An entry starts transferring (a download once it has one of the `jobs` network slots).
     case started(item: PlanItem)
     /// Bytes moved for an entry (a running total for this run): received for a download, sent
@@ -52,7 +52,7 @@ struct FanOutReporter: ProgressReporter {
 }
 
 /// The outcome of one entry in `apply`.
-public struct ItemResult: Sendable {
+public struct ItemResult: Sendable, Equatable {
     /// How one entry ended, as a word (the `status` of the JSON report).
     public enum Status: String, Sendable, Codable {
         case ok, failed, skipped
@@ -123,7 +123,7 @@ public struct ItemResult: Sendable {
 }
 
 /// The outcome of `apply`.
-public struct ApplyReport: Sendable {
+public struct ApplyReport: Sendable, Equatable {
     /// One result per plan item, in plan order.
     public var results: [ItemResult]
     /// Seconds the whole apply took, on a monotonic clock.

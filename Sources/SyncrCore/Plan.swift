@@ -26,7 +26,7 @@ public enum EntryKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// One line of a plan.
-public struct PlanItem: Sendable {
+public struct PlanItem: Sendable, Equatable {
     /// Whether the entry is a download or an upload.
     public var kind: EntryKind
     /// Index of the entry in `downloads:` or `uploads:`.
@@ -84,6 +84,14 @@ public struct PlanItem: Sendable {
     }
     private var rare: Rare?
 
+    /// Equal when they say the same: every public property (not what `apply` keeps for
+    /// itself, such as an upload's tree or digests computed while planning).
+    public static func == (a: PlanItem, b: PlanItem) -> Bool {
+        a.kind == b.kind && a.index == b.index && a.object == b.object && a.from == b.from && a.url == b.url
+            && a.to == b.to && a.action == b.action && a.size == b.size && a.offset == b.offset && a.bytes == b.bytes
+            && a.reason == b.reason && a.insecure == b.insecure && a.remote == b.remote && a.error == b.error
+    }
+
     /// Creates a plan line from its parts; the others (`from`, `remote`, `insecure`, ...) are set
     /// afterwards where they apply.
     public init(kind: EntryKind = .download, index: Int, url: String, to: String, action: Action,
@@ -122,7 +130,7 @@ extension PlanItem {
 }
 
 /// A whole plan, in manifest order.
-public struct Plan: Sendable {
+public struct Plan: Sendable, Equatable {
     /// One line per entry: downloads first, then uploads, each in manifest order.
     public var items: [PlanItem]
     /// Things to know before applying, e.g. that the downloads need more than a disk has free.

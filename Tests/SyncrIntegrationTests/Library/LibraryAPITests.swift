@@ -100,6 +100,12 @@ struct LibraryAPITests {
         #expect(plan.items[2].reason == missing.description)
         #expect(missing.description.contains("HTTP 404 Not Found"), "\(missing)")
         #expect(missing.code == "http" && missing.httpStatus == 404)
+        // Results compare as values: a second plan of the same state is the same plan.
+        let again = await session.plan()
+        #expect(again == plan)
+        var other = again.items[0]
+        other.reason += "!"
+        #expect(other != again.items[0])
     }
 
     /// apply with a progress handler: the good file lands and is `.ok`; the wrong checksum is
@@ -149,6 +155,11 @@ struct LibraryAPITests {
         #expect(finished.count == 3)
         for result in report.results {
             #expect(finished[result.item.index]?.outcome == result.outcome, "the handler saw the report's outcome")
+            // The event's result is the report's, but for the server's answer (the report drops it).
+            var seen = try #require(finished[result.item.index])
+            seen.item.remote = nil
+            #expect(seen == result)
+            #expect(events.all.contains(.finished(result: finished[result.item.index]!)))
         }
     }
 
