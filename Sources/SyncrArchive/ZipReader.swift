@@ -308,10 +308,11 @@ public final class ZipReader {
         let isSymlink = !isDirectory && type == 0o120000
 
         var modificationTime = Self.dosTime(date: header.lastModFileDate, time: header.lastModFileTime)
-        // Extended timestamp (Info-ZIP "UT"): flags, then mtime as signed 32-bit UTC seconds.
-        if let ut = extras.first(where: { $0.headerID == 0x5455 }), ut.data.count >= 5, ut.data[0] & 1 != 0 {
-            var r = LittleEndianReader(ut.data, offset: 1)
-            modificationTime = Int64(Int32(bitPattern: r.u32()))
+        // The extended timestamp, when there is one, is UTC and exact to the second; the DOS
+        // time is local to wherever the archive was made, in two-second steps.
+        if let ut = extras.first(where: { $0.headerID == ZipExtendedTimestamp.headerID }),
+           let stamp = ZipExtendedTimestamp.parse(ut.data) {
+            modificationTime = Int64(stamp.modificationTime)
         }
         return ZipEntry(name: name, rawName: header.fileName, isDirectory: isDirectory, isSymlink: isSymlink,
                         unixMode: unixMode, crc32: header.crc32, compressedSize: compressed, uncompressedSize: uncompressed,

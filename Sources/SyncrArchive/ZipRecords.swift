@@ -523,3 +523,43 @@ public struct Zip64ExtendedInformation: Sendable, Equatable {
         ZipExtraField(headerID: Self.headerID, data: values.bytes).append(to: &w)
     }
 }
+
+/// Info-ZIP's extended timestamp extra field ("UT", header ID 0x5455, proginfo/extrafld.txt):
+/// a flags byte whose bits say which times follow (bit 0 the modification time, 1 the access
+/// time, 2 the creation time, locally; the central form carries the modification time at most),
+/// each a signed 32-bit count of seconds since 1970, UTC. Unlike the MS-DOS time it names one
+/// instant in every time zone, to the second. Only the modification time is read or written
+/// here, so the local and the central forms are the same five bytes.
+public struct ZipExtendedTimestamp: Sendable, Equatable {
+    /// "UT": the bytes 0x55 0x54 on disk.
+    public static let headerID: UInt16 = 0x5455
+    /// Flags bit 0: a modification time follows.
+    static let modificationTimeFlag: UInt8 = 0x01
+
+    /// Seconds since 1970, UTC.
+    public var modificationTime: Int32
+
+    /// A field stating `modificationTime` (seconds since 1970, UTC).
+    public init(modificationTime: Int32) {
+        self.modificationTime = modificationTime
+    }
+
+    /// The modification time; nil when the flags say there is none (a field with only an
+    /// access or creation time) or the field is too short to hold it.
+    public static func parse(_ data: [UInt8]) -> Self? {
+        var r = LittleEndianReader(data)
+        guard r.has(5), r.u8() & modificationTimeFlag != 0 else { return nil }
+        return Self(modificationTime: Int32(bitPattern: r.u32()))
+    }
+
+    /// The whole extra field block, header ID and length included.
+    public func serialize() -> [UInt8] { LittleEndianWriter.bytes(append(to:)) }
+
+    /// Appends the whole extra field block to `w`.
+    func append(to w: inout LittleEndianWriter) {
+        var values = LittleEndianWriter(capacity: 5)
+        values.append([Self.modificationTimeFlag])
+        values.u32(UInt32(bitPattern: modificationTime))
+        ZipExtraField(headerID: Self.headerID, data: values.bytes).append(to: &w)
+    }
+}

@@ -1,8 +1,8 @@
 // What the zip writer puts in each on-disk record: its constants (versions, flags, the
 // saturation values of APPNOTE 4.4.8, 4.4.9, 4.4.16), the DOS time stamp, and the rules that
 // turn one entry's `ZipEntryRecord` into the records of ZipRecords.swift (which alone lay out the
-// fields, for the reader and the writer both): where ZIP64 extra fields go, which version a
-// record needs, and when the ZIP64 end records are written.
+// fields, for the reader and the writer both): where ZIP64 and extended timestamp extra fields
+// go, which version a record needs, and when the ZIP64 end records are written.
 
 extension ZipWriter {
     /// Constants shared by the records.
@@ -74,6 +74,10 @@ extension ZipWriter {
         /// The local header was written with a ZIP64 extra field holding both sizes (decided before
         /// the data was written, from the size known up front).
         var localZip64: Bool
+        /// The modification time (seconds since 1970, UTC) both headers state in an extended
+        /// timestamp extra field; nil for none. It is fixed before the local header is first
+        /// written, so the header keeps its length when it is rewritten.
+        var utcModified: Int32? = nil
     }
 }
 
@@ -86,13 +90,20 @@ extension ZipWriter.ZipEntryRecord {
             : method == .deflated || isDirectory ? Constants.versionDeflateOrFolder : Constants.versionStored
     }
 
+    /// The extended timestamp extra field, or nothing. It follows any ZIP64 field (readers find
+    /// fields by their ID; this is the order other writers use).
+    private var timestampField: [UInt8] {
+        utcModified.map { ZipExtendedTimestamp(modificationTime: $0).serialize() } ?? []
+    }
+
     /// The local file header (APPNOTE 4.3.7) with the name and extra field. With `localZip64`,
     /// both sizes go to a ZIP64 extra field and the 32-bit fields hold 0xFFFFFFFF, as APPNOTE
     /// 4.5.3 requires of a local header; the header's length then does not depend on the final
     /// sizes, so it can be rewritten in place.
     func localFileHeader() -> [UInt8] {
-        let extra = localZip64
+        let zip64 = localZip64
             ? Zip64ExtendedInformation(uncompressedSize: uncompressedSize, compressedSize: compressedSize).serialize() : []
+        let extra = zip64 + timestampField
         // Without `localZip64` the caller checked both sizes fit (`ZipWriter` refuses otherwise):
         // truncation cannot happen. The scanner refuses names over 0xFFFF bytes.
         let header = ZipLocalFileHeader(
@@ -119,7 +130,9 @@ extension ZipWriter.ZipEntryRecord {
     var usesZip64: Bool { localZip64 || !centralZip64.isEmpty }
 
     /// The central directory file header (APPNOTE 4.3.12); a ZIP64 extra field holds exactly the
-    /// values that do not fit, and their 32-bit fields hold 0xFFFFFFFF.
+    /// values that do not fit, and their 32-bit fields hold 0xFFFFFFFF. The extended timestamp
+    /// is the local header's: Info-ZIP requires the central one whenever the local one has a
+    /// modification time.
     func centralDirectoryHeader() -> ZipCentralDirectoryHeader {
         let zip64 = centralZip64
         func field(_ value: UInt64) -> UInt32 { value >= Constants.max32 ? .max : UInt32(value) }
@@ -132,7 +145,7 @@ extension ZipWriter.ZipEntryRecord {
             compressedSize: field(compressedSize), uncompressedSize: field(uncompressedSize),
             externalFileAttributes: (mode << 16) | (isDirectory ? 0x10 : 0),
             relativeOffsetOfLocalHeader: field(localHeaderOffset), fileName: name,
-            extraField: zip64.isEmpty ? [] : zip64.serialize())
+            extraField: (zip64.isEmpty ? [] : zip64.serialize()) + timestampField)
     }
 }
 

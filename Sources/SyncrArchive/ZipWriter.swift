@@ -11,6 +11,11 @@ import CZlib
 /// folder. Unix permissions go in the external attributes (`version made by` host 3). Names
 /// are UTF-8 with general purpose bit 11 set.
 ///
+/// Each entry's modification time is stored twice, as Info-ZIP's zip stores it: as an MS-DOS
+/// date and time in local time (what every tool reads, in two-second steps, and wrong by the
+/// difference when unpacked in another time zone), and as UTC seconds in an extended timestamp
+/// extra field (what Info-ZIP's unzip and syncr read instead, exact in any zone).
+///
 /// Files are read in 1 MiB blocks and compressed on several threads (see `ZipWriter+Blocks`);
 /// the archive is the same bytes whatever the thread count. Already-compressed files are stored.
 /// ZIP64 records appear only where a size, an offset or the entry count needs them.
@@ -21,11 +26,12 @@ public enum ZipWriter {
     public struct Options: Sendable, Equatable {
         /// zlib level, 0 (store everything) to 9. 6 is zlib's and Info-ZIP's default.
         public var level: Int
-        /// Every entry gets the time 1980-01-01 00:00:00, so the same tree always gives the same
-        /// bytes whatever the files' modification times.
+        /// Every entry gets the time 1980-01-01 00:00:00, and no extended timestamp, so the same
+        /// tree always gives the same bytes whatever the files' modification times.
         public var deterministic: Bool
         /// When set (from `SOURCE_DATE_EPOCH`, read by the caller), every entry gets this time,
-        /// in UTC; it takes precedence over `deterministic`. Seconds since 1970.
+        /// in UTC, in both its MS-DOS time and its extended timestamp; it takes precedence over
+        /// `deterministic`. Seconds since 1970.
         public var sourceDateEpoch: Int64?
         /// Compression threads; the archive's bytes do not depend on it.
         public var threads: Int
@@ -109,7 +115,8 @@ public enum ZipWriter {
                                         modified: fixedTime ?? Self.localTime(entry.modified),
                                         crc32: 0, compressedSize: 0, uncompressedSize: 0,
                                         localHeaderOffset: file.position, mode: entry.mode,
-                                        isDirectory: false, localZip64: false)
+                                        isDirectory: false, localZip64: false,
+                                        utcModified: Self.extendedTime(entry.modified, options: options))
             switch entry.kind {
             case .directory:
                 record.isDirectory = true
@@ -180,6 +187,18 @@ public enum ZipWriter {
         summary.archiveBytes = file.position
         try file.commit(sync: options.sync)
         return summary
+    }
+
+    /// The time an entry's extended timestamp states: `sourceDateEpoch`, else the entry's own
+    /// modification time. None in a deterministic archive: its fixed 1980 time is no file's
+    /// time, and without the field such archives keep the bytes they always had. None either
+    /// for a time the field's signed 32 bits cannot hold (before 1901-12-13 or after
+    /// 2038-01-19 UTC): the MS-DOS time alone then stands. A time before 1970 is stored (a
+    /// negative count, as Info-ZIP's zip stores it); Info-ZIP's unzip built with a 64-bit
+    /// `time_t` ignores it and takes the MS-DOS time, clamped to 1980, as it would without it.
+    static func extendedTime(_ modified: Int64, options: Options) -> Int32? {
+        guard let seconds = options.sourceDateEpoch ?? (options.deterministic ? nil : modified) else { return nil }
+        return Int32(exactly: seconds)
     }
 
     /// `seconds` (since 1970) as a UTC date and time.

@@ -60,7 +60,9 @@ func makeSampleTree(_ scratch: Scratch) throws -> String {
             methods[fields[0]] = Int(fields[1])
             systems.insert(Int(fields[5])!)
             flags.insert(Int(fields[6])!)
-            #expect(fields[7] == "-", "no extra fields in a small archive: \(line)")
+            // The extended timestamp (ID 0x5455 and length 5, little-endian; flags 0x01, then the time)
+            // and nothing else.
+            #expect(fields[7].hasPrefix("5554050001") && fields[7].count == 18, "no other extra field in a small archive: \(line)")
         }
         #expect(methods["big.txt"] == 8)
         #expect(methods["nested/a/sibling.txt"] == 8)

@@ -72,24 +72,31 @@ import Testing
         #expect(listing.count == 2)
         let huge = listing[0].split(separator: "\t").map(String.init)
         #expect(huge[0] == "huge.bin" && huge[1] == "8" && huge[2] == String(size))
-        // Central directory: the ZIP64 field holds only the uncompressed size (APPNOTE 4.5.3).
+        // Central directory: the ZIP64 field holds only the uncompressed size (APPNOTE 4.5.3); the
+        // extended timestamp follows it.
         var le = size
         let sizeHex = withUnsafeBytes(of: &le) { $0.map { String(format: "%02x", $0) }.joined() }
-        #expect(huge[7] == "01000800" + sizeHex)
-        #expect(listing[1].split(separator: "\t")[7] == "-", "the small file has no ZIP64 field")
+        var st = stat()
+        #expect(stat(path, &st) == 0)
+        var mtime = UInt32(truncatingIfNeeded: st.st_mtim.tv_sec)
+        let mtimeHex = withUnsafeBytes(of: &mtime) { $0.map { String(format: "%02x", $0) }.joined() }
+        #expect(huge[7] == "01000800" + sizeHex + "5554050001" + mtimeHex)
+        #expect(listing[1].split(separator: "\t")[7].hasPrefix("5554050001"), "the small file has no ZIP64 field")
 
-        // Local header: version 4.5, sizes 0xFFFFFFFF, and both sizes in its ZIP64 field.
+        // Local header: version 4.5, sizes 0xFFFFFFFF, both sizes in its ZIP64 field, then the
+        // extended timestamp.
         let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: archive))
-        let head = [UInt8](try handle.read(upToCount: 30 + 8 + 20)!)
+        let head = [UInt8](try handle.read(upToCount: 30 + 8 + 20 + 9)!)
         try handle.close()
         func u16(_ at: Int) -> UInt64 { UInt64(head[at]) | UInt64(head[at + 1]) << 8 }
         func u64(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(head[at + $1]) << (8 * UInt64($1)) } }
         #expect(u16(4) == 45)
         #expect(head[18..<26].allSatisfy { $0 == 0xFF })
-        #expect(u16(26) == 8 && u16(28) == 20)
+        #expect(u16(26) == 8 && u16(28) == 20 + 9)
         #expect(u16(38) == 1 && u16(40) == 16)
         #expect(u64(42) == UInt64(size))
         #expect(u64(50) == UInt64(huge[3]))
+        #expect(Array(head[58..<67]) == [0x55, 0x54, 5, 0, 1] + withUnsafeBytes(of: &mtime) { Array($0) })
 
         #expect(pyTest.status == 0, "\(pyTest.stdout)\(pyTest.stderr)")
         #expect(test.status == 0, "\(test.stdout)\(test.stderr)")
