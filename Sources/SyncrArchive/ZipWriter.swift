@@ -192,12 +192,12 @@ public enum ZipWriter {
     /// The time an entry's extended timestamp states: `sourceDateEpoch`, else the entry's own
     /// modification time. None in a deterministic archive: its fixed 1980 time is no file's
     /// time, and without the field such archives keep the bytes they always had. None either
-    /// for a time the field's signed 32 bits cannot hold (before 1901-12-13 or after
-    /// 2038-01-19 UTC): the MS-DOS time alone then stands. A time before 1970 is stored (a
-    /// negative count, as Info-ZIP's zip stores it); Info-ZIP's unzip built with a 64-bit
-    /// `time_t` ignores it and takes the MS-DOS time, clamped to 1980, as it would without it.
+    /// for a time before 1970 or after 2038-01-19 UTC: the MS-DOS time alone then stands
+    /// (clamped to 1980 for the early ones). The field is signed, but Info-ZIP's unzip built
+    /// with a 64-bit `time_t` ignores a negative one, and Go's reader takes it as unsigned (a
+    /// time in 2106).
     static func extendedTime(_ modified: Int64, options: Options) -> Int32? {
-        guard let seconds = options.sourceDateEpoch ?? (options.deterministic ? nil : modified) else { return nil }
+        guard let seconds = options.sourceDateEpoch ?? (options.deterministic ? nil : modified), seconds >= 0 else { return nil }
         return Int32(exactly: seconds)
     }
 
