@@ -8,6 +8,9 @@ import SyncrLock
 /// every entry must remove its own, but almost never is there one. One `readdir` per folder
 /// replaces an `unlink` and an `lstat` of absent names per entry.
 ///
+/// The same listing tells which folders did not exist when the run began: their entries need
+/// not look for their destinations (`wasMissing`).
+///
 /// Built fresh for each `apply`, which holds the cache lock: no other run creates these names
 /// meanwhile, and each entry asks before it creates its own.
 final class LeftoverIndex: Sendable {
@@ -22,8 +25,9 @@ final class LeftoverIndex: Sendable {
         var missing = false
     }
 
-    /// Folder → what it held when it was first asked about.
-    private let folders = Locked<[String: Listing]>([:])
+    /// Folder (its bytes: `String` equality is Unicode's, and `café` composed and decomposed
+    /// are two folders on Linux) → what it held when it was first asked about.
+    private let folders = Locked<[[UInt8]: Listing]>([:])
 
     /// Whether `name` was in `folder` when the folder was first listed (this run); false when
     /// the folder could not be read (it does not exist yet: nothing to remove).
@@ -46,10 +50,11 @@ final class LeftoverIndex: Sendable {
     }
 
     private func listing(of folder: String) -> Listing {
-        if let listing = folders.withLock({ $0[folder] }) { return listing }
+        let key = Array(folder.utf8)
+        if let listing = folders.withLock({ $0[key] }) { return listing }
         // Listed outside the lock: two entries of one folder may both list it, harmlessly.
         let listing = Self.list(folder)
-        folders.withLock { $0[folder] = listing }
+        folders.withLock { $0[key] = listing }
         return listing
     }
 

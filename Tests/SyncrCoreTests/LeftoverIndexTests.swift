@@ -51,6 +51,33 @@ import Testing
         #expect(!LeftoverIndex().wasMissing(folder.path + "/not/there"))
     }
 
+    /// Two spellings of one accented name are two folders on Linux, though Swift's `String`
+    /// takes them for one: each is listed for itself.
+    @Test func foldersAreToldApartByTheirBytes() throws {
+        let folder = try TemporaryFolder()
+        let composed = folder.path + "/caf\u{e9}", decomposed = folder.path + "/caf\u{65}\u{301}"
+        #expect(composed == decomposed)
+        try FileManager.default.createDirectory(atPath: composed, withIntermediateDirectories: true)
+        let index = LeftoverIndex()
+        #expect(index.wasMissing(decomposed))
+        #expect(!index.wasMissing(composed))
+    }
+
+    /// The point of `wasMissing`: an entry whose folder was missing when the run listed it does
+    /// not look at its destination (here a file made since, which the look would have found).
+    @Test func aDestinationInAFolderListedMissingIsNotLookedAt() throws {
+        let project = try ScriptedProject()
+        let download = project.download("new/f.bin")
+        let session = project.session(download, over: ScriptedTransport(serving: Resource(bytes: [1])))
+        defer { session.close() }
+        let leftovers = LeftoverIndex()
+        #expect(leftovers.wasMissing(project.root + "/new"))
+        try FileManager.default.createDirectory(atPath: project.root + "/new", withIntermediateDirectories: true)
+        try Data("made since".utf8).write(to: URL(fileURLWithPath: download.destination))
+        #expect(session.localFacts(download, index: nil, leftovers: leftovers).destination == nil)
+        #expect(session.localFacts(download, index: nil).destination != nil, "without the listing it looks")
+    }
+
     /// The byte version gives what Foundation gives for absolute, normalized paths (others go
     /// to Foundation itself).
     @Test(arguments: ["/a/b/c.bin", "/a", "/a/./b", "/ü/ñ.bin", "/a/../b", "/a b/.c d"])
