@@ -18,9 +18,10 @@ enum S3Listing {
     /// 1,024 bytes each, escaped): memory stays bounded whatever the bucket holds.
     static let pageLimit = 4 << 20
 
-    /// The downloads `download` stands for, or why it could not be listed.
-    static func expand(_ download: Download, engine: any Transport, redactor: Redactor) async -> Result<[Download], SyncError> {
-        guard let location = download.s3, location.isPrefix else { return .success([download]) }
+    /// The downloads `download` stands for, or why it could not be listed. An object that
+    /// cannot be written (`filesThatAreFolders`) is an entry that fails, and the others go on.
+    static func expand(_ download: Download, engine: any Transport, redactor: Redactor) async -> Result<[Session.Entry], SyncError> {
+        guard let location = download.s3, location.isPrefix else { return .success([.download(download)]) }
         if let message = S3Stores.failure(url: download.url, settings: download.settings) {
             return .failure(.other(message: message))
         }
@@ -64,32 +65,39 @@ enum S3Listing {
                 : "\(download.url.written): no object under this prefix; check the bucket and the prefix (keys are case-sensitive)"
             return .failure(.other(message: redactor.scrub(message)))
         }
-        // Refused before any object is fetched: the second of the two failed only once it had
-        // been downloaded, when its move into place met the other.
+        // The file of such a pair fails before anything is fetched (it failed once downloaded,
+        // when its move into place met the folder, or made the folder's objects fail).
         let folder = download.destination.utf8.count + 1
-        if let (file, inner) = fileAndFolder(downloads.map { String(decoding: $0.destination.utf8.dropFirst(folder), as: UTF8.self) }) {
-            let message = "\(download.url.written): the object \"\(location.key)\(file)\" is also the folder of the object "
-                + "\"\(location.key)\(inner)\", and \(download.to) cannot hold a file and a folder of one name; "
-                + "rename one of them in the bucket, or name the objects one by one"
-            return .failure(.other(message: redactor.scrub(message)))
-        }
-        return .success(downloads)
+        let relative = downloads.map { String(decoding: $0.destination.utf8.dropFirst(folder), as: UTF8.self) }
+        let clashes = filesThatAreFolders(relative)
+        return .success(zip(downloads, relative).map { one, path in
+            guard let inner = clashes[Array(path.utf8)] else { return .download(one) }
+            let message = "\(download.url.written): the object \"\(location.key)\(path)\" is also the folder of the object "
+                + "\"\(location.key)\(inner)\", so \(one.to) cannot be both a file and a folder; rename one of them in "
+                + "the bucket, or name the objects one by one"
+            return .unlisted(one, .other(message: redactor.scrub(message)))
+        })
     }
 
-    /// Two of the relative paths of which one is a folder of the other (the keys `a` and
-    /// `a/b`), the file's first; nil when there are none. A store holds both; a file system
-    /// cannot.
-    static func fileAndFolder(_ paths: [String]) -> (file: String, inner: String)? {
-        let files = Set(paths)
+    /// The relative paths that are also the folder of others (the keys `a` and `a/b`), by their
+    /// bytes, each with one path inside it. A store holds both; a file system cannot. Bytes, not
+    /// `String`s: `café` composed and decomposed are two names on Linux. Each folder is walked
+    /// up from once, so a listing costs its paths' length, however deep they nest.
+    static func filesThatAreFolders(_ paths: [String]) -> [[UInt8]: String] {
+        let files = Set(paths.map { Array($0.utf8) })
+        var walked: Set<[UInt8]> = []
+        var clashes: [[UInt8]: String] = [:]
         for path in paths {
-            var folder = path.utf8[...]
+            var folder = Array(path.utf8)[...]
             while let slash = folder.lastIndex(of: UInt8(ascii: "/")) {
                 folder = folder[..<slash]
-                let name = String(decoding: folder, as: UTF8.self)
-                if files.contains(name) { return (name, path) }
+                let name = Array(folder)
+                // Its own folders were walked then: nothing more to find up there.
+                guard walked.insert(name).inserted else { break }
+                if files.contains(name) { clashes[name] = path }
             }
         }
-        return nil
+        return clashes
     }
 
     /// One page, through the retry loop.

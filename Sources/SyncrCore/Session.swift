@@ -154,7 +154,8 @@ public final class Session: Sendable {
     enum Entry: Sendable {
         case download(Download)
         case upload(Upload)
-        /// An `s3://` prefix download whose objects could not be listed, and why.
+        /// An `s3://` prefix download whose objects could not be listed, or one of its objects
+        /// that cannot be written (`S3Listing.filesThatAreFolders`), and why.
         case unlisted(Download, SyncError)
     }
 
@@ -176,7 +177,7 @@ public final class Session: Sendable {
         var result: [Entry] = []
         for download in manifest.downloads {
             switch await S3Listing.expand(download, engine: engine, redactor: redactor) {
-            case .success(let downloads): result += downloads.map(Entry.download)
+            case .success(let entries): result += entries
             case .failure(let failure): result.append(.unlisted(download, failure))
             }
         }
@@ -543,10 +544,13 @@ public final class Session: Sendable {
     }
 
 
-    /// The plan item of a prefix download that could not be listed.
+    /// The plan item of a prefix download that could not be listed, or of an object of it that
+    /// cannot be written.
     func unlistedItem(_ download: Download, _ failure: SyncError) -> PlanItem {
-        PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .error,
-                 size: nil, offset: 0, bytes: nil, reason: "").failing(failure, redactor)
+        var item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
+                            action: .error, size: nil, offset: 0, bytes: nil, reason: "").failing(failure, redactor)
+        item.object = download.object
+        return item
     }
 
     /// Entries in their slow last steps (a flush, a hash, an unpack, a copy) at most, beyond the

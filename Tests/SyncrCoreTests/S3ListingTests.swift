@@ -44,30 +44,44 @@ import SyncrS3
         }
     }
 
-    /// A store holds the keys `a` and `a/b`; a folder cannot hold a file and a folder of one
-    /// name. The entry fails after the listing, naming both keys, and no object is fetched.
-    @Test func aKeyThatIsAlsoTheFolderOfOthersFailsTheEntryBeforeAnyDownload() async throws {
+    /// A store holds the keys `a` and `a/b`; a file system cannot hold a file and a folder of
+    /// one name. The file fails at the listing, naming both keys, and the other objects go on;
+    /// nothing is fetched to find out.
+    @Test func aKeyThatIsAlsoTheFolderOfOthersFailsItsObjectBeforeAnyDownload() async throws {
         var download = Self.prefixDownload()
         download.settings.s3 = S3Settings(endpoint: "http://127.0.0.1:9", region: "us-east-1", pathStyle: true, anonymous: true)
         // In the store's order (by bytes): `a-b` comes between `a` and `a/...`.
+        let keys = ["data/a", "data/a-b", "data/a/b/c", "data/z"]
         let listing = "<ListBucketResult><IsTruncated>false</IsTruncated>"
-            + ["data/a", "data/a-b", "data/a/b/c", "data/z"].map { "<Contents><Key>\($0)</Key><Size>1</Size></Contents>" }.joined()
-            + "</ListBucketResult>"
+            + keys.map { "<Contents><Key>\($0)</Key><Size>1</Size></Contents>" }.joined() + "</ListBucketResult>"
         let store = ScriptedTransport { _, _ in .status(200, body: listing) }
-        switch await S3Listing.expand(download, engine: store, redactor: Redactor(secrets: [])) {
-        case .success(let downloads): Issue.record("listed \(downloads.map(\.destination))")
-        case .failure(let failure):
-            #expect(failure.description == "s3://bucket/data/: the object \"data/a\" is also the folder of the object "
-                + "\"data/a/b/c\", and out/ cannot hold a file and a folder of one name; rename one of them in the bucket, "
-                + "or name the objects one by one")
+        let entries = try await S3Listing.expand(download, engine: store, redactor: Redactor(secrets: [])).get()
+        #expect(entries.count == 4)
+        for (i, entry) in entries.enumerated() {
+            switch entry {
+            case .unlisted(let object, let failure):
+                #expect(i == 0 && object.object == 0 && object.to == "out/a")
+                #expect(failure.description == "s3://bucket/data/: the object \"data/a\" is also the folder of the object "
+                    + "\"data/a/b/c\", so out/a cannot be both a file and a folder; rename one of them in the bucket, "
+                    + "or name the objects one by one")
+            case .download(let object): #expect(i > 0 && object.object == i, "\(object.to)")
+            case .upload: Issue.record("an upload")
+            }
         }
         #expect(store.requests.count == 1, "only the listing was asked for")
     }
 
-    @Test func fileAndFolderAreFoundWhateverTheOrder() {
-        #expect(S3Listing.fileAndFolder(["a/b", "a-b", "a"]).map { [$0.file, $0.inner] } == ["a", "a/b"])
-        #expect(S3Listing.fileAndFolder(["x/y/z", "x/y"]).map { [$0.file, $0.inner] } == ["x/y", "x/y/z"])
-        #expect(S3Listing.fileAndFolder(["a", "ab/c", "a-b", "a.b/c", "b/a"]) == nil)
+    /// Every file that is also a folder is found, once each, by its bytes: two spellings of one
+    /// accented name are two names on Linux.
+    @Test func filesThatAreFoldersAreFoundWhateverTheOrder() {
+        func found(_ paths: [String]) -> [String: String] {
+            Dictionary(uniqueKeysWithValues: S3Listing.filesThatAreFolders(paths).map { (String(decoding: $0.key, as: UTF8.self), $0.value) })
+        }
+        #expect(found(["a/b", "a-b", "a"]) == ["a": "a/b"])
+        #expect(found(["x/y/z", "x/y", "x"]).keys.sorted() == ["x", "x/y"])
+        #expect(found(["a", "ab/c", "a-b", "a.b/c", "b/a"]).isEmpty)
+        #expect(found(["caf\u{e9}", "caf\u{65}\u{301}/x"]).isEmpty)
+        #expect(found(["caf\u{e9}", "caf\u{e9}/x"]) == ["caf\u{e9}": "caf\u{e9}/x"])
     }
 
     /// Two prefixes may list one object into two folders: each copy then gets its own cache
