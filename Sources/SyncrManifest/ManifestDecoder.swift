@@ -83,9 +83,12 @@ struct ManifestDecoder {
     }
 
     /// For a syntax error on a line indented with a tab: libyaml says only that a character
-    /// "cannot start any token", and an editor shows the tab as spaces.
-    func tabHint(at mark: YAMLMark?) -> String? {
-        guard let mark, let bounds = lineBounds(mark.line) else { return nil }
+    /// "cannot start any token" (or names the tab without saying what to do), and an editor
+    /// shows the tab as spaces. Other errors on such a line (a missing comma in a flow list,
+    /// where tabs are allowed) get no such hint.
+    func tabHint(for message: String, at mark: YAMLMark?) -> String? {
+        guard message.contains("cannot start any token") || message.contains("tab character"),
+              let mark, let bounds = lineBounds(mark.line) else { return nil }
         let indentation = bytes[bounds].prefix { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
         guard indentation.contains(UInt8(ascii: "\t")) else { return nil }
         return "line \(mark.line) is indented with a tab, and YAML indents with spaces only; replace the tab with spaces"

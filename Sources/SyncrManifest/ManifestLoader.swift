@@ -88,7 +88,7 @@ public enum ManifestLoader {
             root = try YAMLParser(bytes: bytes).parseDocument()
         } catch {
             decoder.report("", at: error.mark, error.message,
-                           hint: decoder.unusualBreakHint() ?? decoder.tabHint(at: error.mark))
+                           hint: decoder.unusualBreakHint() ?? decoder.tabHint(for: error.message, at: error.mark))
             throw ManifestError(diagnostics: decoder.diagnostics)
         }
         guard let manifest = decoder.decodeManifest(root) else {

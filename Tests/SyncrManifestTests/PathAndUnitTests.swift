@@ -283,9 +283,13 @@ import Testing
                 "\(text)")
     }
 
-    /// A tab inside a value is no indentation: an error elsewhere gets no such hint.
-    @Test func aTabInAValueIsNotBlamed() {
-        let text = errors("version: 1\ndownloads:\n  - { url: \"https://h/a\", to: \"a\tb\", retries: [ }\n")
+    /// A tab inside a value is no indentation, and another error on a line indented with tabs
+    /// (where a flow list allows them) is not blamed on the tab.
+    @Test(arguments: ["version: 1\ndownloads:\n  - { url: \"https://h/a\", to: \"a\tb\", retries: [ }\n",
+                      "version: 1\ndownloads: [\n\t{ url: \"https://h/a\", to: a }\n\t{ url: \"https://h/b\", to: b } ]\n"])
+    func anotherErrorIsNotBlamedOnATab(manifest: String) {
+        let text = errors(manifest)
+        #expect(text.contains("error:"), "\(text)")
         #expect(!text.contains("indented with a tab"), "\(text)")
     }
 }
