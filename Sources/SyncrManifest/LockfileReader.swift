@@ -41,7 +41,15 @@ public enum LockfileReader {
             throw fail(error.mark, error.message)
         }
         guard let root, case .mapping(let top) = root.content else { throw fail(root?.mark, "expected a mapping with 'version: 1'") }
-        let keys = Dictionary(top.compactMap { p in p.key.scalar.map { ($0.text, p.value) } }, uniquingKeysWith: { a, _ in a })
+        var keys: [String: YAMLNode] = [:]
+        var lines: [String: Int] = [:]
+        for p in top {
+            guard let key = p.key.scalar?.text else { continue }
+            // A merge of two locks may keep two `downloads:`: the first alone was read.
+            if let first = lines[key] { throw fail(p.key.mark, "'\(key)' is given twice (first at line \(first))") }
+            keys[key] = p.value
+            lines[key] = p.key.mark.line
+        }
         guard let version = keys["version"]?.scalar?.text, version == String(Lockfile.currentVersion) else {
             throw fail(keys["version"]?.mark ?? root.mark,
                        "expected 'version: \(Lockfile.currentVersion)' (this syncr reads lockfile version \(Lockfile.currentVersion))")
@@ -58,8 +66,8 @@ public enum LockfileReader {
             for (i, item) in items.enumerated() {
                 let locked = try entry(item, path: "downloads[\(i)]", fail: fail)
                 if let earlier = first[locked.to] {
-                    throw fail(item.mark, "downloads[\(i)] (to: \(locked.to)) locks what downloads[\(earlier.index)] "
-                        + "(line \(earlier.line)) locks; a merge may have kept both")
+                    throw fail(item.mark, "downloads[\(i)].to \(Lockfile.quoted(locked.to)) is locked twice (also "
+                        + "downloads[\(earlier.index)], line \(earlier.line)); a merge may have kept both")
                 }
                 first[locked.to] = (i, item.mark.line)
                 entries.append(locked)
@@ -76,13 +84,13 @@ public enum LockfileReader {
                               fail: (YAMLMark?, String) -> LockfileError) throws(LockfileError) -> LockedEntry {
         guard case .mapping(let pairs) = node.content else { throw fail(node.mark, "\(path): expected a mapping") }
         var fields: [String: YAMLNode] = [:]
+        var lines: [String: Int] = [:]
         for p in pairs {
             guard let key = p.key.scalar?.text else { continue }
             // The second one won: a record that named two destinations locked the last.
-            if let earlier = fields[key] {
-                throw fail(p.key.mark, "\(path).\(key) is given twice (first at line \(earlier.mark.line))")
-            }
+            if let first = lines[key] { throw fail(p.key.mark, "\(path).\(key) is given twice (first at line \(first))") }
             fields[key] = p.value
+            lines[key] = p.key.mark.line
         }
         func text(_ key: String) throws(LockfileError) -> String? {
             guard let value = fields[key] else { return nil }

@@ -44,7 +44,7 @@ import Testing
         #expect {
             try LockfileReader.parse(bytes: Array(merged.utf8), path: "syncr.lock")
         } throws: { error in
-            "\(error)".contains("syncr.lock:10:5: error: downloads[1] (to: a.bin) locks what downloads[0] (line 7) locks; a merge may have kept both; run 'syncr lock'")
+            "\(error)".contains("syncr.lock:10:5: error: downloads[1].to \"a.bin\" is locked twice (also downloads[0], line 7); a merge may have kept both; run 'syncr lock'")
         }
     }
 
@@ -77,6 +77,9 @@ import Testing
         // A record that names two destinations locked the last one, silently.
         ("version: 1\ndownloads:\n  - to: a\n    url: u\n    to: b\n",
          "syncr.lock:5:5: error: downloads[0].to is given twice (first at line 3)"),
+        // Two `downloads:` (a merge kept both): the second was not read.
+        ("version: 1\ndownloads:\n  - { to: a, url: u }\ndownloads:\n  - { to: b, url: v }\n",
+         "syncr.lock:4:1: error: 'downloads' is given twice (first at line 2)"),
     ])
     func refusesWhatIsNoLock(text: String, message: String) {
         #expect(LockfileLines.read(Array(text.utf8)) == nil)
