@@ -8,9 +8,9 @@ enum InitCommand {
     Usage: syncr init [FILE]
 
     Writes a commented starter manifest to FILE (default: syncr.yml in the current folder;
-    FOLDER/syncr.yml when FILE is a folder): one download that works as written, and every
-    other key shown in comments. It validates as written and needs no environment variable.
-    An existing FILE is never replaced.
+    FILE/syncr.yml when FILE is a folder or ends in /): one download that works as written,
+    and every other key shown in comments. It validates as written and needs no environment
+    variable. An existing FILE is never replaced.
 
     Options:
       -h, --help            Show this help.
@@ -28,7 +28,7 @@ enum InitCommand {
         switch write(starter, to: path) {
         case .written:
             // The commands that follow read syncr.yml in the current folder unless told another.
-            let named = path == "syncr.yml" ? "" : " " + path
+            let named = path == "syncr.yml" ? "" : " " + commandWord(path)
             Output.err("syncr: wrote \(path); check it with 'syncr validate\(named)', "
                 + "then 'syncr plan\(named)' and 'syncr apply\(named)'.")
             return ExitCode.success
@@ -44,6 +44,21 @@ enum InitCommand {
     }
 
     enum Outcome { case written, exists, failed(String, Int32) }
+
+    /// `path` as a word of the commands suggested (shown inside single quotes): as is when a
+    /// shell leaves it alone, else in double quotes, with `"`, `\`, `$` and `` ` `` escaped.
+    static func commandWord(_ path: String) -> String {
+        let plain = path.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || "-_./:@%+=,".utf8.contains(byte)
+        }
+        if plain { return path }
+        var quoted = "\""
+        for c in path.unicodeScalars {
+            if "\"\\$`".unicodeScalars.contains(c) { quoted += "\\" }
+            quoted.unicodeScalars.append(c)
+        }
+        return quoted + "\""
+    }
 
     /// Where the manifest goes: `path`, or `syncr.yml` in it when it names a folder (one that
     /// exists, or any written with a trailing `/`), as `git init DIR` works in DIR. A folder

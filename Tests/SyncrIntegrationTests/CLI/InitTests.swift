@@ -80,6 +80,9 @@ struct InitTests {
         let again = try await harness.run(["init", "project"])
         #expect(again.status == 1)
         #expect(again.stderr.contains("project/syncr.yml already exists"), "\(again.stderr)")
+        // A name a shell would split is quoted in the commands suggested.
+        let spaced = try await harness.run(["init", "my $dir.yml"])
+        #expect(spaced.stderr.contains("then 'syncr plan \"my \\$dir.yml\"' and"), "\(spaced.stderr)")
     }
 
     @Test func namesTheFolderThatIsMissing() async throws {
