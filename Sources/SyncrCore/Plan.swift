@@ -85,7 +85,9 @@ public struct PlanItem: Sendable, Equatable {
     private var rare: Rare?
 
     /// Equal when they say the same: every public property (not what `apply` keeps for
-    /// itself, such as an upload's tree or digests computed while planning).
+    /// itself, such as an upload's tree or digests computed while planning). A public property
+    /// added to `PlanItem` belongs here too; a `Hashable` conformance would have to hash the
+    /// same properties.
     public static func == (a: PlanItem, b: PlanItem) -> Bool {
         a.kind == b.kind && a.index == b.index && a.object == b.object && a.from == b.from && a.url == b.url
             && a.to == b.to && a.action == b.action && a.size == b.size && a.offset == b.offset && a.bytes == b.bytes

@@ -5,9 +5,15 @@ import Synchronization
 
 /// The terminal state the progress bar changes (a hidden cursor), and how to put it back.
 enum TerminalBar {
-    /// What the bar changed and has not put back: 0 nothing, 1 the cursor is hidden, 2 it is
-    /// hidden and colours are drawn (which a signal may cut off before their reset).
-    private static let changed = Atomic<Int>(0)
+    /// What the bar changed on the terminal and has not put back.
+    private enum Change: UInt8, AtomicRepresentable {
+        case nothing
+        case cursorHidden
+        /// The cursor is hidden and colours are drawn (a signal may cut one off before its reset).
+        case cursorHiddenAndColours
+    }
+
+    private static let changed = Atomic<Change>(.nothing)
 
     /// Runs the lazy initialisation of the flag outside any signal handler.
     static func prepare() { _ = changed.load(ordering: .relaxed) }
@@ -16,16 +22,16 @@ enum TerminalBar {
     /// - Parameter colour: the bar draws colours. Without (`NO_COLOR`), nothing it writes
     ///   resets them either: no-color.org asks for no colour sequence at all.
     static func hideCursor(colour: Bool) {
-        changed.store(colour ? 2 : 1, ordering: .releasing)
+        changed.store(colour ? .cursorHiddenAndColours : .cursorHidden, ordering: .releasing)
         Output.raw("\u{1B}[?25l")
     }
 
     /// Shows the cursor again (the normal way, at the end of a run).
     static func showCursor() {
-        switch changed.exchange(0, ordering: .acquiringAndReleasing) {
-        case 2: Output.raw("\u{1B}[0m\u{1B}[?25h")
-        case 1: Output.raw("\u{1B}[?25h")
-        default: break
+        switch changed.exchange(.nothing, ordering: .acquiringAndReleasing) {
+        case .cursorHiddenAndColours: Output.raw("\u{1B}[0m\u{1B}[?25h")
+        case .cursorHidden: Output.raw("\u{1B}[?25h")
+        case .nothing: break
         }
     }
 
@@ -35,10 +41,10 @@ enum TerminalBar {
     /// nothing otherwise.
     static func emergencyRestore() {
         let sequence: StaticString
-        switch changed.exchange(0, ordering: .acquiringAndReleasing) {
-        case 2: sequence = "\u{1B}[0m\u{1B}[?25h\n"
-        case 1: sequence = "\u{1B}[?25h\n"
-        default: return
+        switch changed.exchange(.nothing, ordering: .acquiringAndReleasing) {
+        case .cursorHiddenAndColours: sequence = "\u{1B}[0m\u{1B}[?25h\n"
+        case .cursorHidden: sequence = "\u{1B}[?25h\n"
+        case .nothing: return
         }
         _ = write(STDERR_FILENO, sequence.utf8Start, sequence.utf8CodeUnitCount)
     }

@@ -159,7 +159,6 @@ struct LibraryAPITests {
             var seen = try #require(finished[result.item.index])
             seen.item.remote = nil
             #expect(seen == result)
-            #expect(events.all.contains(.finished(result: finished[result.item.index]!)))
         }
     }
 
