@@ -41,15 +41,8 @@ public enum LockfileReader {
             throw fail(error.mark, error.message)
         }
         guard let root, case .mapping(let top) = root.content else { throw fail(root?.mark, "expected a mapping with 'version: 1'") }
-        var keys: [String: YAMLNode] = [:]
-        var lines: [String: Int] = [:]
-        for p in top {
-            guard let key = p.key.scalar?.text else { continue }
-            // A merge of two locks may keep two `downloads:`: the first alone was read.
-            if let first = lines[key] { throw fail(p.key.mark, "'\(key)' is given twice (first at line \(first))") }
-            keys[key] = p.value
-            lines[key] = p.key.mark.line
-        }
+        // A merge of two locks may keep two `downloads:`: the first alone was read.
+        let keys = try values(top, named: { "'\($0)'" }, fail: fail)
         guard let version = keys["version"]?.scalar?.text, version == String(Lockfile.currentVersion) else {
             throw fail(keys["version"]?.mark ?? root.mark,
                        "expected 'version: \(Lockfile.currentVersion)' (this syncr reads lockfile version \(Lockfile.currentVersion))")
@@ -80,18 +73,26 @@ public enum LockfileReader {
         return Lockfile(manifest: manifest, entries: entries)
     }
 
-    private static func entry(_ node: YAMLNode, path: String,
-                              fail: (YAMLMark?, String) -> LockfileError) throws(LockfileError) -> LockedEntry {
-        guard case .mapping(let pairs) = node.content else { throw fail(node.mark, "\(path): expected a mapping") }
-        var fields: [String: YAMLNode] = [:]
+    /// A mapping's values by their keys; a key given twice is refused at the second, naming
+    /// the line of the first (`named` says how a key is called in the message).
+    private static func values(_ pairs: [YAMLPair], named: (String) -> String,
+                               fail: (YAMLMark?, String) -> LockfileError) throws(LockfileError) -> [String: YAMLNode] {
+        var values: [String: YAMLNode] = [:]
         var lines: [String: Int] = [:]
         for p in pairs {
             guard let key = p.key.scalar?.text else { continue }
-            // The second one won: a record that named two destinations locked the last.
-            if let first = lines[key] { throw fail(p.key.mark, "\(path).\(key) is given twice (first at line \(first))") }
-            fields[key] = p.value
+            if let first = lines[key] { throw fail(p.key.mark, "\(named(key)) is given twice (first at line \(first))") }
+            values[key] = p.value
             lines[key] = p.key.mark.line
         }
+        return values
+    }
+
+    private static func entry(_ node: YAMLNode, path: String,
+                              fail: (YAMLMark?, String) -> LockfileError) throws(LockfileError) -> LockedEntry {
+        guard case .mapping(let pairs) = node.content else { throw fail(node.mark, "\(path): expected a mapping") }
+        // The second `to:` won: a record that named two destinations locked the last.
+        let fields = try values(pairs, named: { "\(path).\($0)" }, fail: fail)
         func text(_ key: String) throws(LockfileError) -> String? {
             guard let value = fields[key] else { return nil }
             guard let scalar = value.scalar, !scalar.isNull else { throw fail(value.mark, "\(path).\(key): expected a string") }
