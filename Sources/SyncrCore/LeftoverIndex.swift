@@ -25,9 +25,8 @@ final class LeftoverIndex: Sendable {
         var missing = false
     }
 
-    /// Folder (its bytes: `String` equality is Unicode's, and `café` composed and decomposed
-    /// are two folders on Linux) → what it held when it was first asked about.
-    private let folders = Locked<[[UInt8]: Listing]>([:])
+    /// Folder → what it held when it was first asked about.
+    private let folders = Locked<[PathKey: Listing]>([:])
 
     /// Whether `name` was in `folder` when the folder was first listed (this run); false when
     /// the folder could not be read (it does not exist yet: nothing to remove).
@@ -50,7 +49,7 @@ final class LeftoverIndex: Sendable {
     }
 
     private func listing(of folder: String) -> Listing {
-        let key = Array(folder.utf8)
+        let key = PathKey(folder)
         if let listing = folders.withLock({ $0[key] }) { return listing }
         // Listed outside the lock: two entries of one folder may both list it, harmlessly.
         let listing = Self.list(folder)

@@ -71,7 +71,7 @@ enum S3Listing {
         let relative = downloads.map { String(decoding: $0.destination.utf8.dropFirst(folder), as: UTF8.self) }
         let clashes = filesThatAreFolders(relative)
         return .success(zip(downloads, relative).map { one, path in
-            guard let inner = clashes[Array(path.utf8)] else { return .download(one) }
+            guard let inner = clashes[PathKey(path)] else { return .download(one) }
             let message = "\(download.url.written): the object \"\(location.key)\(path)\" is also the folder of the object "
                 + "\"\(location.key)\(inner)\", so \(one.to) cannot be both a file and a folder; rename one of them in "
                 + "the bucket, or name the objects one by one"
@@ -79,19 +79,19 @@ enum S3Listing {
         })
     }
 
-    /// The relative paths that are also the folder of others (the keys `a` and `a/b`), by their
-    /// bytes, each with one path inside it. A store holds both; a file system cannot. Bytes, not
-    /// `String`s: `café` composed and decomposed are two names on Linux. Each folder is walked
-    /// up from once, so a listing costs its paths' length, however deep they nest.
-    static func filesThatAreFolders(_ paths: [String]) -> [[UInt8]: String] {
-        let files = Set(paths.map { Array($0.utf8) })
-        var walked: Set<[UInt8]> = []
-        var clashes: [[UInt8]: String] = [:]
+    /// The relative paths that are also the folder of others (the keys `a` and `a/b`), told
+    /// apart by their bytes (`PathKey`), each with one path inside it. A store holds both; a
+    /// file system cannot. Each folder is walked up from once, so a listing costs its paths'
+    /// length, however deep they nest.
+    static func filesThatAreFolders(_ paths: [String]) -> [PathKey: String] {
+        let files = Set(paths.map(PathKey.init))
+        var walked: Set<PathKey> = []
+        var clashes: [PathKey: String] = [:]
         for path in paths {
-            var folder = Array(path.utf8)[...]
+            var folder = path.utf8[...]
             while let slash = folder.lastIndex(of: UInt8(ascii: "/")) {
                 folder = folder[..<slash]
-                let name = Array(folder)
+                let name = PathKey(String(decoding: folder, as: UTF8.self))
                 // Its own folders were walked then: nothing more to find up there.
                 guard walked.insert(name).inserted else { break }
                 if files.contains(name) { clashes[name] = path }

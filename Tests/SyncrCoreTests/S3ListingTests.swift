@@ -75,7 +75,7 @@ import SyncrS3
     /// accented name are two names on Linux.
     @Test func filesThatAreFoldersAreFoundWhateverTheOrder() {
         func found(_ paths: [String]) -> [String: String] {
-            Dictionary(uniqueKeysWithValues: S3Listing.filesThatAreFolders(paths).map { (String(decoding: $0.key, as: UTF8.self), $0.value) })
+            Dictionary(uniqueKeysWithValues: S3Listing.filesThatAreFolders(paths).map { ($0.key.path, $0.value) })
         }
         #expect(found(["a/b", "a-b", "a"]) == ["a": "a/b"])
         #expect(found(["x/y/z", "x/y", "x"]).keys.sorted() == ["x", "x/y"])
