@@ -29,6 +29,14 @@ public final class Digest {
     nonisolated(unsafe) static let md5 = syncr_fetch_md(0)
     nonisolated(unsafe) static let sha256 = syncr_fetch_md(1)
 
+    /// Fetches both algorithms from libcrypto's providers now (its configuration is read on the
+    /// first, about half a millisecond), which the first digest would otherwise do: a caller may
+    /// do it on another thread beforehand. Idempotent and thread-safe.
+    public static func prepare() {
+        _ = md5
+        _ = sha256
+    }
+
     deinit { EVP_MD_CTX_free(context) }
 
     /// Adds bytes to the digest.

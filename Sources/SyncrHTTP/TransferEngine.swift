@@ -62,6 +62,13 @@ public final class TransferEngine: Transport, @unchecked Sendable {
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
+    /// Initialises libcurl for the process (TLS library included, about a millisecond), which
+    /// the first engine would otherwise do: a caller may do it on another thread beforehand,
+    /// while it reads its input. Idempotent and thread-safe.
+    public static func prepareLibrary() {
+        _ = globalInit
+    }
+
     public convenience init(configuration: Configuration = Configuration()) {
         self.init(configuration: configuration, disk: .shared)
     }

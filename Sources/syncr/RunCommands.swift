@@ -21,6 +21,9 @@ struct RunSetup {
                      reports: [(flag: String, path: String)] = []) async -> Result<RunSetup, ExitFailure> {
         let path = Lockfile.path(forManifest: flags.manifest)
         let wantsLock = flags.shard != nil || flags.locked
+        // libcurl and libcrypto are set up on the other core while the manifest is parsed: a run
+        // of small files would wait for them before its first request.
+        async let prepared: Void = Session.prepareProcess()
         // The lock is read while the manifest is parsed: at 100,000 entries each takes a second.
         async let lockRead = wantsLock
             ? Result<Lockfile?, LockfileError>(catching: { () throws(LockfileError) in try LockfileReader.load(path: path) })
@@ -84,6 +87,7 @@ struct RunSetup {
                 options.locked = true
             }
         }
+        await prepared
         return .success(RunSetup(manifest: manifest, options: options, manifestSHA256: manifestSHA256))
     }
 
