@@ -14,40 +14,49 @@ public struct ContentRange: Sendable, Equatable {
     }
 
     /// Parses a header value; returns nil for anything malformed or self-contradictory
-    /// (last before first, last beyond total). Byte by byte: every ranged answer has one.
+    /// (last before first, last beyond total). On the bytes in place: every ranged answer has
+    /// one.
     public init?(parsing text: String) {
-        var s = Array(text.utf8)[...]
-        Self.trim(&s, HTTPWhitespace.contains)
-        let unit = "bytes ".utf8
+        var text = text
+        guard let parsed = text.withUTF8({ Self.parse($0[...]) }) else { return nil }
+        self = parsed
+    }
+
+    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
+    private static func parse(_ whole: Bytes) -> ContentRange? {
+        var s = whole
+        trim(&s, HTTPWhitespace.contains)
+        let word: StaticString = "bytes "
+        let unit = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
         guard s.count > unit.count,
               zip(s.prefix(unit.count), unit).allSatisfy({ $1 == 0x20 ? $0 == 0x20 : ($0 | 0x20) == $1 })
         else { return nil }
         var rest = s.dropFirst(unit.count)
-        Self.trim(&rest) { $0 == 0x20 }
+        trim(&rest) { $0 == 0x20 }
         let star = UInt8(ascii: "*")
         guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let rangePart = rest[..<slash], totalPart = rest[(slash + 1)...]
         guard !totalPart.contains(UInt8(ascii: "/")) else { return nil }
         var total: Int64?
-        if totalPart.elementsEqual([star]) {
+        if totalPart.elementsEqual(CollectionOfOne(star)) {
             total = nil
         } else {
-            guard let t = Self.number(totalPart) else { return nil }
+            guard let t = number(totalPart) else { return nil }
             total = t
         }
-        if rangePart.elementsEqual([star]) {
+        if rangePart.elementsEqual(CollectionOfOne(star)) {
             guard total != nil else { return nil }
-            self.init(first: nil, last: nil, total: total)
-            return
+            return ContentRange(first: nil, last: nil, total: total)
         }
         guard let dash = rangePart.firstIndex(of: UInt8(ascii: "-")),
-              let a = Self.number(rangePart[..<dash]), let b = Self.number(rangePart[(dash + 1)...]),
+              let a = number(rangePart[..<dash]), let b = number(rangePart[(dash + 1)...]),
               a <= b else { return nil }
         if let total, b >= total { return nil }
-        self.init(first: a, last: b, total: total)
+        return ContentRange(first: a, last: b, total: total)
     }
 
-    private static func trim(_ bytes: inout ArraySlice<UInt8>, _ drop: (UInt8) -> Bool) {
+    private static func trim(_ bytes: inout Bytes, _ drop: (UInt8) -> Bool) {
         while let first = bytes.first, drop(first) { bytes.removeFirst() }
         while let last = bytes.last, drop(last) { bytes.removeLast() }
     }
@@ -59,7 +68,7 @@ public struct ContentRange: Sendable, Equatable {
     }
 
     /// Decimal digits only, at most 18 of them (so no overflow), as a number.
-    private static func number(_ digits: ArraySlice<UInt8>) -> Int64? {
+    private static func number(_ digits: Bytes) -> Int64? {
         guard !digits.isEmpty, digits.count <= 18 else { return nil }
         var value: Int64 = 0
         for byte in digits {

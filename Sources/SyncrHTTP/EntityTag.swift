@@ -12,32 +12,52 @@ public struct EntityTag: Sendable, Equatable, Codable, CustomStringConvertible {
     /// Parses an `ETag` header value. Unquoted values (sent by some servers) are accepted as
     /// strong tags, since that is how they are meant.
     ///
-    /// Works on Unicode scalars, not Characters: a combining mark right after the opening quote
-    /// (etagc allows any obs-text) would join the quote into one Character and hide it.
+    /// Works on the UTF-8 bytes in place (every answer has an ETag), never on Characters: a
+    /// combining mark right after the opening quote (etagc allows any obs-text) would join the
+    /// quote into one Character and hide it. The quote and the slash are ASCII, so no byte of a
+    /// longer sequence is taken for one.
     public init?(parsing text: String) {
-        let quote: Unicode.Scalar = "\""
-        var s = Substring(text.trimmed).unicodeScalars
-        var weak = false
-        if s.starts(with: ["W", "/"] as [Unicode.Scalar]) || s.starts(with: ["w", "/"] as [Unicode.Scalar]) {
-            weak = true
-            s = s.dropFirst(2)
-        }
-        if s.first == quote {
-            guard s.count >= 2, s.last == quote else { return nil }
-            s = s.dropFirst().dropLast()
-        }
-        guard !s.contains(where: { $0 == quote || Self.isNewline($0.value) }) else { return nil }
-        if s.isEmpty && !text.unicodeScalars.contains(quote) { return nil }
-        self.init(opaque: String(Substring(s)), isWeak: weak)
+        var text = text
+        guard let parsed = text.withUTF8(Self.parse) else { return nil }
+        self = parsed
     }
 
-    /// Character.isNewline's scalars: LF, VT, FF, CR, NEL, LINE and PARAGRAPH SEPARATOR. (A
-    /// switch: a set literal here was built, and hashed into, for every answer's ETag.)
-    private static func isNewline(_ value: UInt32) -> Bool {
-        switch value {
-        case 0x0A...0x0D, 0x85, 0x2028, 0x2029: return true
-        default: return false
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> EntityTag? {
+        let quote = UInt8(ascii: "\"")
+        var start = 0, end = bytes.count
+        while start < end, HTTPWhitespace.contains(bytes[start]) { start += 1 }
+        while end > start, HTTPWhitespace.contains(bytes[end - 1]) { end -= 1 }
+        var weak = false
+        // `W/` or `w/`: 0x20 folds the one letter's case only.
+        if end - start >= 2, bytes[start] | 0x20 == UInt8(ascii: "w"), bytes[start + 1] == UInt8(ascii: "/") {
+            weak = true
+            start += 2
         }
+        if start < end, bytes[start] == quote {
+            guard end - start >= 2, bytes[end - 1] == quote else { return nil }
+            start += 1
+            end -= 1
+        }
+        let opaque = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        guard !opaque.contains(quote), !containsNewline(opaque) else { return nil }
+        if opaque.isEmpty && !bytes.contains(quote) { return nil }
+        return EntityTag(opaque: String(decoding: opaque, as: UTF8.self), isWeak: weak)
+    }
+
+    /// Whether the bytes hold one of Character.isNewline's scalars: LF, VT, FF, CR (one byte
+    /// each), NEL (C2 85), LINE and PARAGRAPH SEPARATOR (E2 80 A8, E2 80 A9). UTF-8 is
+    /// self-synchronising: these sequences start no other scalar's bytes.
+    private static func containsNewline(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for i in bytes.indices {
+            switch bytes[i] {
+            case 0x0A...0x0D: return true
+            case 0xC2 where i + 1 < bytes.count && bytes[i + 1] == 0x85: return true
+            case 0xE2 where i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9):
+                return true
+            default: continue
+            }
+        }
+        return false
     }
 
     /// The header form, with quotes.

@@ -41,7 +41,7 @@ public struct HTTPResponseHead: Sendable, Equatable {
     }
 
     private static func sameASCII<P: Collection<UInt8>, Q: Collection<UInt8>>(bytes x: P, _ y: Q) -> Bool {
-        zip(x, y).allSatisfy { p, q in
+        x.count == y.count && zip(x, y).allSatisfy { p, q in
             if p == q { return true }
             let lp = p | 0x20
             return lp == q | 0x20 && lp >= UInt8(ascii: "a") && lp <= UInt8(ascii: "z")
@@ -68,14 +68,23 @@ public struct HTTPResponseHead: Sendable, Equatable {
 
     public var lastModified: String? { value("Last-Modified")?.trimmed.nonEmpty }
 
-    /// Whether the server says it serves byte ranges (`Accept-Ranges: bytes`).
+    /// Whether the server says it serves byte ranges (`Accept-Ranges: bytes`, among other
+    /// units of a list). On the bytes in place: every answer of every entry is asked.
     public var acceptsByteRanges: Bool {
-        guard let v = value("Accept-Ranges") else { return false }
-        return v.split(separator: ",").contains { token in
-            var t = token
-            while let c = t.first, c == " " || c == "\t" { t = t.dropFirst() }
-            while let c = t.last, c == " " || c == "\t" { t = t.dropLast() }
-            return Self.sameASCII(t, "bytes")
+        guard var v = value("Accept-Ranges") else { return false }
+        let word: StaticString = "bytes"
+        let unit = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        return v.withUTF8 { bytes in
+            var start = 0
+            while start <= bytes.count {
+                var end = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.count
+                let next = end + 1
+                while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+                while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+                if Self.sameASCII(bytes: bytes[start..<end], unit) { return true }
+                start = next
+            }
+            return false
         }
     }
 

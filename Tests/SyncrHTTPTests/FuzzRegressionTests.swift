@@ -56,6 +56,17 @@ struct EntityTagFuzzRegressionTests {
         #expect(EntityTag(parsing: "\"a\"b\"") == nil)
         #expect(EntityTag(parsing: "\"a\u{2028}b\"") == nil)
         #expect(EntityTag(parsing: "\"a\rb\"") == nil)
+        // Every newline scalar, as the parser meets it in UTF-8: NEL is C2 85, PARAGRAPH
+        // SEPARATOR E2 80 A9, VT and FF one byte each.
+        for newline in ["\u{85}", "\u{2029}", "\u{0B}", "\u{0C}", "\n"] {
+            #expect(EntityTag(parsing: "\"a\(newline)b\"") == nil, "\(newline.unicodeScalars.first!.value)")
+            #expect(EntityTag(parsing: "a\(newline)b") == nil)
+        }
+        // Scalars that share those sequences' lead bytes are opaque data: U+0084 (C2 84),
+        // U+00E9 (C3 A9), U+2027 (E2 80 A7) and U+20AC (E2 82 AC).
+        for other in ["\u{84}", "\u{E9}", "\u{2027}", "\u{20AC}"] {
+            #expect(EntityTag(parsing: "\"a\(other)\"") == EntityTag(opaque: "a" + other, isWeak: false))
+        }
         #expect(EntityTag(parsing: "W/") == nil)
         #expect(EntityTag(parsing: "\"\"") == EntityTag(opaque: "", isWeak: false))
     }
