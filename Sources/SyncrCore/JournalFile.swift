@@ -24,7 +24,10 @@ struct JournalFile {
 
     /// Whether the file was looked for (it may not exist).
     var loaded = false
-    var fd: Int32 = -1
+    /// The open file; -1 for none. A reader outside the lock keeps `descriptor` (and so the
+    /// file) open while `load` or `close` let it go here.
+    var fd: Int32 { descriptor?.fd ?? -1 }
+    private(set) var descriptor: JournalDescriptor?
     /// Opened for writing (a journal another user owns is still read).
     var writable = false
     /// The header names another format (a later syncr's): neither read nor written.
@@ -80,7 +83,7 @@ struct JournalFile {
             if errno != ENOENT { failure = FileError(path: path, operation: "open", errno: errno) }
             return
         }
-        self.fd = fd
+        descriptor = JournalDescriptor(fd)
         var st = stat()
         guard fstat(fd, &st) == 0 else {
             failure = FileError(path: path, operation: "inspect", errno: errno)
@@ -94,7 +97,6 @@ struct JournalFile {
     /// Closes the file and forgets what was read from it; what this object took and did not
     /// write yet (held lines) stays, to be written into whatever file is there next.
     mutating func close() {
-        if fd >= 0 { Glibc.close(fd) }
         var next = JournalFile()
         (next.appended, next.durable) = (appended, durable)
         (next.held, next.heldSince, next.heldTime) = (held, heldSince, heldTime)
@@ -214,16 +216,39 @@ struct JournalFile {
         return error
     }
 
-    /// The record of `key`: a held line's, else read from the file.
-    func read(_ key: CacheKey) -> [UInt8]? {
-        if let line = held.last(where: { $0.key == key }) { return Array(line.record) }
-        guard let slot = slots[key] else { return nil }
+    /// Where the record of `key` is: a held line's bytes, or a place in the open file, to read
+    /// with `read(_:in:)` after the lock is let go.
+    enum Found {
+        case held([UInt8])
+        case inFile(Slot, JournalDescriptor)
+
+        /// The record's bytes; nil when the file could not be read.
+        func bytes() -> [UInt8]? {
+            switch self {
+            case .held(let record): record
+            case .inFile(let slot, let descriptor): JournalFile.read(slot, in: descriptor)
+            }
+        }
+    }
+
+    /// Where the record of `key` is; nil for none.
+    func find(_ key: CacheKey) -> Found? {
+        if let line = held.last(where: { $0.key == key }) { return .held(Array(line.record)) }
+        guard let slot = slots[key], let descriptor else { return nil }
+        return .inFile(slot, descriptor)
+    }
+
+    /// The record at `slot`, with one `pread`; needs no lock. The bytes a slot points at never
+    /// change while the descriptor is open: lines are only appended, a rewrite is a new file
+    /// renamed over this one, and a file is cut only where no slot points (after its last whole
+    /// line, or whole when its header is damaged, when it has no slots).
+    static func read(_ slot: Slot, in descriptor: JournalDescriptor) -> [UInt8]? {
         let count = Int(slot.length)
         var failed = false
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, filled in
             var n = 0
             while n < count {
-                let r = pread(fd, buffer.baseAddress! + n, count - n, off_t(slot.offset) + off_t(n))
+                let r = pread(descriptor.fd, buffer.baseAddress! + n, count - n, off_t(slot.offset) + off_t(n))
                 if r < 0 && errno == EINTR { continue }
                 guard r > 0 else { failed = true; break }
                 n += r
@@ -405,11 +430,24 @@ struct JournalFile {
             return true
         }
         for (key, _) in slots.sorted(by: { $0.value.offset < $1.value.offset }) {
-            guard let record = read(key) else { return false }
+            guard let record = find(key)?.bytes() else { return false }
             buffer += JournalLine.encode(key: key.hex, record: record)
             if buffer.count >= 1 << 20, !drain() { return false }
         }
         guard drain() else { return false }
         return !flush || fdatasync(out) == 0
     }
+}
+
+/// An open journal file, closed when its last holder lets go of it: `RecordJournal.record`
+/// reads a record outside the journal's lock, while another thread may reload the journal and
+/// drop the file it read the record's place from.
+final class JournalDescriptor: Sendable {
+    let fd: Int32
+
+    init(_ fd: Int32) {
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
 }

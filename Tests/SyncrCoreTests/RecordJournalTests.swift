@@ -1,4 +1,5 @@
 import Foundation
+import SyncrLock
 import Testing
 @testable import SyncrCore
 
@@ -445,5 +446,54 @@ import Testing
                                   errno: ENOTSUP)) { try journal.flush() }
         #expect(journal.record(Self.b) == Self.record("b"), "still held")
         #expect(try Self.bytes(folder) == foreign, "the other version's journal is left as it was")
+    }
+
+    /// A record is read outside the journal's lock, from the file its place was found in: a
+    /// reload meanwhile (another file renamed over the name) does not close that file under the
+    /// reader, nor make it read another file's bytes at that place.
+    @Test func aRecordFoundBeforeAReloadIsReadFromItsOwnFile() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path + "/" + RecordJournal.fileName
+        _ = try Self.journal(folder).append(Self.a, record: Self.record("first"), durable: false)
+        var file = JournalFile()
+        file.load(path)
+        let found = try #require(file.find(CacheKey(hex: Self.a.utf8)!))
+        // Another file under the name, whose bytes at that place are another record's.
+        let otherFolder = try TemporaryFolder()
+        _ = try Self.journal(otherFolder).append(Self.a, record: Self.record("later"), durable: false)
+        #expect(rename(otherFolder.path + "/" + RecordJournal.fileName, path) == 0)
+        file.catchUp(path)
+        #expect(file.find(CacheKey(hex: Self.a.utf8)!)?.bytes() == Self.record("later"))
+        #expect(found.bytes() == Self.record("first"))
+    }
+
+    /// Many readers at once while the journal is rewritten and reloaded under them: each read
+    /// gives the key's record (ThreadSanitizer checks the sharing in CI).
+    @Test func recordsReadWhileTheJournalIsRewrittenAreWhole() throws {
+        let folder = try TemporaryFolder()
+        let journal = Self.journal(folder)
+        let keys = (0..<64).map { Cache.key(for: "http://example.com/\($0)") }
+        for (i, key) in keys.enumerated() {
+            _ = try journal.append(key, record: Self.record("r\(i)"), durable: false)
+        }
+        let wrong = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 5) { worker in
+            for round in 0..<200 {
+                if worker == 0 {
+                    // Dead lines past the floor, then a rewrite into a new file and a reload.
+                    if round % 20 == 0 {
+                        for _ in 0...RecordJournal.compactionFloor {
+                            _ = try? journal.append(keys[0], record: Self.record("r0"), durable: false)
+                        }
+                        journal.compactIfWorthIt()
+                    }
+                    journal.refresh()
+                } else {
+                    let i = (round * 7 + worker) % keys.count
+                    if journal.record(keys[i]) != Self.record("r\(i)") { wrong.withLock { $0 += 1 } }
+                }
+            }
+        }
+        #expect(wrong.withLock { $0 } == 0)
     }
 }
