@@ -247,7 +247,7 @@ struct UploadTransportTests {
         let dir = try TemporaryDirectory(prefix: "dots")
         let server = try await FaultServer.start(root: try dir.makeDirectory("root"))
         defer { server.stop() }
-        try await withEngine { engine in
+        await withEngine { engine in
             var request = HTTPRequest(method: .head, url: server.url("/keys/a/../b.txt"), displayURL: "k")
             request.pathAsIs = true
             _ = await engine.attempt(request, sink: BodyPrefixSink())
