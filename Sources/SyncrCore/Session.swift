@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import Foundation
-import SyncrDigest
 import SyncrHTTP
 import SyncrLock
 import SyncrManifest
@@ -85,18 +84,6 @@ public final class Session: Sendable {
     /// per-host connections only queued in curl; bounded by `jobs` alone, a run of default
     /// `jobs: 4` would ask four servers at a time across the internet.
     private let questions: AsyncSemaphore
-
-    /// Does the process-wide setup every run needs first (libcurl with its TLS library,
-    /// libcrypto's digests, the environment's certificate and netrc files), which the first
-    /// session and its first entry would otherwise do: about 2 ms that a caller can spend on
-    /// another thread while it reads the manifest. Idempotent and thread-safe; calling it is
-    /// never required.
-    public static func prepareProcess() {
-        TransferEngine.prepareLibrary()
-        Digest.prepare()
-        _ = NetworkEnvironment.certificateFile
-        _ = NetworkEnvironment.netrcFile
-    }
 
     /// Creates a session for `manifest`; no request is made until `plan`.
     /// - Parameters:

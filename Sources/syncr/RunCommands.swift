@@ -21,13 +21,13 @@ struct RunSetup {
                      reports: [(flag: String, path: String)] = []) async -> Result<RunSetup, ExitFailure> {
         let path = Lockfile.path(forManifest: flags.manifest)
         let wantsLock = flags.shard != nil || flags.locked
-        // libcurl and libcrypto are set up on the other core while the manifest is parsed: a run
-        // of small files would wait for them before its first request.
-        async let prepared: Void = Session.prepareProcess()
         // The lock is read while the manifest is parsed: at 100,000 entries each takes a second.
         async let lockRead = wantsLock
             ? Result<Lockfile?, LockfileError>(catching: { () throws(LockfileError) in try LockfileReader.load(path: path) })
             : .success(nil)
+        // libcurl and libcrypto are set up on the other core meanwhile too: a run of small files
+        // would wait for them before its first request.
+        async let prepared: Void = ProcessSetup.warmUp()
         var manifestSHA256: String?
         guard let manifest = loadManifest(flags.manifest, read: { if hashManifest { manifestSHA256 = ManifestIdentity.sha256(of: $0) } }) else {
             _ = await lockRead
