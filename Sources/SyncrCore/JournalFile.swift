@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// The record journal's open file and what was read from it: `RecordJournal`'s state, always
-/// used under its lock.
+/// The record journal's open file and what was read from it: `RecordJournal`'s state, used
+/// under its lock (only a record's `pread`, `Found.read`, goes on after it is let go).
 struct JournalFile {
     /// Where a key's record lies in the file.
     struct Slot {
@@ -217,16 +217,17 @@ struct JournalFile {
     }
 
     /// Where the record of `key` is: a held line's bytes, or a place in the open file, to read
-    /// with `read(_:in:)` after the lock is let go.
+    /// with `read()` after the lock is let go.
     enum Found {
         case held([UInt8])
-        case inFile(Slot, JournalDescriptor)
+        case inFile(Slot, key: CacheKey, JournalDescriptor)
 
-        /// The record's bytes; nil when the file could not be read.
-        func bytes() -> [UInt8]? {
+        /// The record's bytes (a `pread` for one in the file); nil when the file could not be
+        /// read, or no longer holds the record there.
+        func read() -> [UInt8]? {
             switch self {
             case .held(let record): record
-            case .inFile(let slot, let descriptor): JournalFile.read(slot, in: descriptor)
+            case .inFile(let slot, let key, let descriptor): JournalFile.read(slot, of: key, in: descriptor)
             }
         }
     }
@@ -235,27 +236,39 @@ struct JournalFile {
     func find(_ key: CacheKey) -> Found? {
         if let line = held.last(where: { $0.key == key }) { return .held(Array(line.record)) }
         guard let slot = slots[key], let descriptor else { return nil }
-        return .inFile(slot, descriptor)
+        return .inFile(slot, key: key, descriptor)
     }
 
-    /// The record at `slot`, with one `pread`; needs no lock. The bytes a slot points at never
-    /// change while the descriptor is open: lines are only appended, a rewrite is a new file
-    /// renamed over this one, and a file is cut only where no slot points (after its last whole
-    /// line, or whole when its header is damaged, when it has no slots).
-    static func read(_ slot: Slot, in descriptor: JournalDescriptor) -> [UInt8]? {
-        let count = Int(slot.length)
+    /// The record of `key` at `slot`, with one `pread` of its whole line; needs no lock. The
+    /// bytes a slot points at do not change while this process holds the descriptor: lines are
+    /// only appended, a rewrite is a new file renamed over this one, and this process cuts a
+    /// file only where no slot points (after its last whole line, or whole when its header is
+    /// damaged, when it has no slots). Another writer could (one that ignored the cache lock and
+    /// cut the file, whose next lines then took the place): so the line is checked again as a
+    /// scan checks it (length, CRC-32, key), and such bytes read as no record, never as
+    /// another entry's.
+    static func read(_ slot: Slot, of key: CacheKey, in descriptor: JournalDescriptor) -> [UInt8]? {
+        // `<key> <length> <crc32> `: 32 + 1 + the length's digits + 1 + 8 + 1 bytes before it.
+        let head = 43 + String(slot.length).utf8.count
+        let start = slot.offset - Int64(head)
+        let count = head + Int(slot.length) + 1
+        guard start >= 0 else { return nil }
         var failed = false
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, filled in
+        let line = [UInt8](unsafeUninitializedCapacity: count) { buffer, filled in
             var n = 0
             while n < count {
-                let r = pread(descriptor.fd, buffer.baseAddress! + n, count - n, off_t(slot.offset) + off_t(n))
+                let r = pread(descriptor.fd, buffer.baseAddress! + n, count - n, off_t(start) + off_t(n))
                 if r < 0 && errno == EINTR { continue }
                 guard r > 0 else { failed = true; break }
                 n += r
             }
             filled = n
         }
-        return failed ? nil : bytes
+        guard !failed else { return nil }
+        return line.withUnsafeBytes { bytes -> [UInt8]? in
+            guard case .line(key, let record, count) = JournalLine.parse(bytes, at: 0) else { return nil }
+            return Array(bytes[record])
+        }
     }
 
     /// Writes `line` (for `key`, its record `recordLength` bytes) after the last whole line.
@@ -430,7 +443,7 @@ struct JournalFile {
             return true
         }
         for (key, _) in slots.sorted(by: { $0.value.offset < $1.value.offset }) {
-            guard let record = find(key)?.bytes() else { return false }
+            guard let record = find(key)?.read() else { return false }
             buffer += JournalLine.encode(key: key.hex, record: record)
             if buffer.count >= 1 << 20, !drain() { return false }
         }

@@ -75,7 +75,7 @@ final class RecordJournal: Sendable {
             f.loadOnce(path)
             return f.find(k)
         }
-        return found?.bytes()
+        return found?.read()
     }
 
     /// Every key with a record in the journal.
