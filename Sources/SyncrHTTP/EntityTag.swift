@@ -52,7 +52,8 @@ public struct EntityTag: Sendable, Equatable, Codable, CustomStringConvertible {
             switch bytes[i] {
             case 0x0A...0x0D: return true
             case 0xC2 where i + 1 < bytes.count && bytes[i + 1] == 0x85: return true
-            case 0xE2 where i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9):
+            case 0xE2 where i + 2 < bytes.count && bytes[i + 1] == 0x80
+                && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9):
                 return true
             default: continue
             }

@@ -69,6 +69,11 @@ struct HTTPResponseHeadTests {
         ("bytes-ish", false),
         ("other", false),
         ("none, other", false),
+        // The list is split at every comma byte (RFC 9110 §5.6.1), also where a combining mark
+        // or a prepended scalar would join the comma into one Character with its neighbour.
+        ("bytes,\u{301}", true),
+        ("\u{600},bytes", true),
+        ("bytes\u{301}", false),
     ])
     func acceptsByteRanges(_ value: String, _ expected: Bool) {
         #expect(makeHead(200, [("Accept-Ranges", value)]).acceptsByteRanges == expected)
