@@ -251,7 +251,8 @@ struct CacheTests {
         state.good = 10
         state.complete = true
         state.destination = folder
-        state.destinationTree = try #require(FolderReplace.fingerprint(folder))
+        let tree = try #require(FolderReplace.fingerprint(folder))
+        state.destinationTree = tree
         try f.cache.saveState(state, key: key)
         try f.age(key, by: 30 * 86_400)
 
