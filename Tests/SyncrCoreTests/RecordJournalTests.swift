@@ -448,16 +448,22 @@ import Testing
         #expect(try Self.bytes(folder) == foreign, "the other version's journal is left as it was")
     }
 
+    /// A journal in `folder` holding `record` as `a`'s, read into a `JournalFile`, and where
+    /// that says the record is.
+    static func found(_ record: [UInt8], in folder: TemporaryFolder) throws -> (JournalFile, JournalFile.Found) {
+        _ = try journal(folder).append(a, record: record, durable: false)
+        var file = JournalFile()
+        file.load(folder.path + "/" + RecordJournal.fileName)
+        return (file, try #require(file.find(CacheKey(hex: a.utf8)!)))
+    }
+
     /// A record is read outside the journal's lock, from the file its place was found in: a
     /// reload meanwhile (another file renamed over the name) does not close that file under the
     /// reader, nor make it read another file's bytes at that place.
     @Test func aRecordFoundBeforeAReloadIsReadFromItsOwnFile() throws {
         let folder = try TemporaryFolder()
         let path = folder.path + "/" + RecordJournal.fileName
-        _ = try Self.journal(folder).append(Self.a, record: Self.record("first"), durable: false)
-        var file = JournalFile()
-        file.load(path)
-        let found = try #require(file.find(CacheKey(hex: Self.a.utf8)!))
+        var (file, found) = try Self.found(Self.record("first"), in: folder)
         // Another file under the name, whose bytes at that place are another record's.
         let otherFolder = try TemporaryFolder()
         _ = try Self.journal(otherFolder).append(Self.a, record: Self.record("later"), durable: false)
@@ -473,10 +479,8 @@ import Testing
     @Test func aPlaceAnotherWriterTookReadsAsNoRecord() throws {
         let folder = try TemporaryFolder()
         let path = folder.path + "/" + RecordJournal.fileName
-        _ = try Self.journal(folder).append(Self.a, record: Self.record("aaaa"), durable: false)
-        var file = JournalFile()
-        file.load(path)
-        let found = try #require(file.find(CacheKey(hex: Self.a.utf8)!))
+        // The place found holds the file open; the JournalFile itself may go.
+        let (_, found) = try Self.found(Self.record("aaaa"), in: folder)
         // The same file, cut back to its header, then another key's line of the same length.
         #expect(truncate(path, off_t(RecordJournal.header.count)) == 0)
         _ = try Self.journal(folder).append(Self.b, record: Self.record("bbbb"), durable: false)
