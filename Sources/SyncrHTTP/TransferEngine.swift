@@ -64,7 +64,8 @@ public final class TransferEngine: Transport, @unchecked Sendable {
 
     /// Initialises libcurl for the process (TLS library included, about a millisecond), which
     /// the first engine would otherwise do: a caller may do it on another thread beforehand,
-    /// while it reads its input. Idempotent and thread-safe.
+    /// while it reads its input. Idempotent; an engine made meanwhile waits for it. Not safe
+    /// while other code in the process uses libcurl (its global initialisation is not).
     public static func prepareLibrary() {
         _ = globalInit
     }
