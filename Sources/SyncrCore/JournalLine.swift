@@ -31,7 +31,8 @@ enum JournalLine {
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: String(record.count).utf8)
         line.append(UInt8(ascii: " "))
-        let crc = record.withUnsafeBytes { checksum(key: Array(key.utf8), record: $0) }
+        let keyBytes = Array(key.utf8)
+        let crc = keyBytes.withUnsafeBytes { k in record.withUnsafeBytes { checksum(key: k, record: $0) } }
         let digits: StaticString = "0123456789abcdef"
         for shift in stride(from: 28, through: 0, by: -4) {
             line.append(digits.utf8Start[Int(crc >> UInt32(shift) & 0xF)])
@@ -65,14 +66,17 @@ enum JournalLine {
               let crc = hex32(line[(i + 1)..<(i + 9)]), line.count - (i + 10) == length
         else { return .garbage(next: next) }
         let record = UnsafeRawBufferPointer(rebasing: line[(i + 10)...])
-        guard checksum(key: Array(line[0..<32]), record: record) == crc else { return .garbage(next: next) }
+        guard checksum(key: UnsafeRawBufferPointer(rebasing: line[0..<32]), record: record) == crc else {
+            return .garbage(next: next)
+        }
         return .line(key: key, record: (start + i + 10)..<newline, next: next)
     }
 
-    /// The CRC-32 of the key's digits followed by the record.
-    private static func checksum(key: [UInt8], record: UnsafeRawBufferPointer) -> UInt32 {
+    /// The CRC-32 of the key's digits followed by the record. On the bytes in place: every line
+    /// of a journal's one pass, and every record a run reads, is checked here.
+    private static func checksum(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) -> UInt32 {
         var crc = CRC32()
-        key.withUnsafeBytes { crc.update($0) }
+        crc.update(key)
         crc.update(record)
         return crc.value
     }
