@@ -106,6 +106,24 @@ extension UploadPlanner {
         }
     }
 
+    /// `zip: true` to `s3://`: whether the object is still the archive recorded as sent (`sent`,
+    /// by name: its size, and the SHA-256 stored with it). With none recorded the object is
+    /// asked about all the same, for the store's refusal of these credentials to fail the plan
+    /// as it does for a file (a difference then says only that nothing was sent).
+    func archiveCheck(_ upload: Upload, sent: [String: UploadRecord.SentFile]) async -> ObjectCheck {
+        guard !sent.isEmpty else {
+            let target = Uploader.target(upload, relative: Uploader.archiveName(upload), isDirectory: false)
+            let check = await objectDifference(upload, target: target, file: nil)
+            return check.failure == nil ? ObjectCheck(difference: "no archive recorded as sent") : check
+        }
+        for (name, file) in sent {
+            let check = await objectDifference(upload, target: Uploader.target(upload, relative: name, isDirectory: false),
+                                               file: file)
+            if check.difference != nil || check.failure != nil { return check }
+        }
+        return ObjectCheck()
+    }
+
     /// What the store's HEAD of one object said: it holds `file` (nil `difference`), holds
     /// another or none (`difference` says why), or refused (`failure`).
     struct ObjectCheck: Sendable {

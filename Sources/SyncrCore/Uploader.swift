@@ -154,6 +154,11 @@ struct UploadPlanner: Sendable {
     /// size, time and inode are as recorded are not hashed again.
     private func planZip(_ upload: Upload, folder: UploadTree, item: PlanItem) async -> PlanItem {
         var item = item
+        if upload.s3 != nil, let message = S3Stores.failure(url: upload.url, settings: upload.settings) {
+            item.action = .error
+            item.reason = redactor.scrub(message)
+            return item
+        }
         let previous = cache.loadUploadRecord(Cache.uploadKey(upload))
         var record = UploadRecord(method: upload.method.rawValue, url: redactor.scrub(upload.url.written),
                                   from: upload.from, files: [:])
@@ -172,6 +177,9 @@ struct UploadPlanner: Sendable {
         guard !force, let previous, let before = previous.sources else {
             item.uploadContext = context
             item.reason = force ? "--force" : "not uploaded before"
+            if !force, upload.s3 != nil, let refused = await archiveCheck(upload, sent: [:]).failure {
+                return item.failing(refused, redactor)
+            }
             return item
         }
         let sources: [String: UploadRecord.SentFile]
@@ -197,8 +205,16 @@ struct UploadPlanner: Sendable {
             item.reason = "folders, links or permissions changed since the last upload"
             return item
         }
-        let archive = previous.files.map { (relative: $0.key, size: $0.value.size) }
-        if upload.method == .put, let missing = await remoteDifference(upload, files: archive, isDirectory: false) {
+        if upload.s3 != nil {
+            let check = await archiveCheck(upload, sent: previous.files)
+            if let failure = check.failure { return item.failing(failure, redactor) }
+            if let difference = check.difference {
+                item.reason = redactor.scrub(difference)
+                return item
+            }
+        } else if upload.method == .put,
+                  let missing = await remoteDifference(upload, files: previous.files.map { ($0.key, $0.value.size) },
+                                                       isDirectory: false) {
             item.reason = redactor.scrub(missing)
             return item
         }
@@ -364,7 +380,11 @@ struct Uploader: Sendable {
             case .put:
                 let sending = context.inStore.isEmpty ? tree
                     : UploadTree(isDirectory: tree.isDirectory, files: tree.files.filter { !context.inStore.contains($0.relative) })
-                let (bytes, putNotes) = try await putFiles(sending, recorded: context.record.files, partDigests: context.partDigests)
+                var recorded = context.record.files
+                // An archive going to s3:// as parts names its SHA-256 in the request that
+                // starts them (the metadata the next plan compares): hashed before it goes.
+                if context.zipFolder, requests.s3 != nil, let hashing { recorded = try await hashing.value }
+                let (bytes, putNotes) = try await putFiles(sending, recorded: recorded, partDigests: context.partDigests)
                 sent += bytes
                 notes += putNotes
             case .post:
@@ -390,13 +410,18 @@ struct Uploader: Sendable {
             try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
             return result(.ok)
         } catch is Interrupted {
-            return result(.interrupted(.upload(resumes: requests.s3 != nil)))
+            return result(.interrupted(.upload(resumes: resumesInStore)))
         } catch is CancellationError {
-            return result(.interrupted(.upload(resumes: requests.s3 != nil)))
+            return result(.interrupted(.upload(resumes: resumesInStore)))
         } catch {
             return result(.failed(SyncError(error)))
         }
     }
+
+    /// Whether an interrupted upload resumes from what the store holds: a file's multipart
+    /// upload does. An archive (`zip: true`) is built anew by the next run, a file of another
+    /// identity, so the upload its parts belonged to is given up and it goes again whole.
+    private var resumesInStore: Bool { requests.s3 != nil && !upload.zip }
 
     /// Every request of this entry is built by one builder.
     var requests: RequestBuilder { RequestBuilder(upload: upload) }
@@ -456,10 +481,16 @@ struct Uploader: Sendable {
             guard let error = error as? ArchiveError else { throw SyncError.other(message: "cannot zip \(upload.from): \(error)") }
             throw SyncError.zip(from: upload.from, error: error)
         }
-        let folderName = (upload.source as NSString).lastPathComponent
-        let name = (folderName.isEmpty ? "upload" : folderName) + ".zip"
+        let name = Self.archiveName(upload)
         guard let fingerprint = FS.fingerprint(zipPath) else { throw SyncError.other(message: "\(zipPath): the archive vanished") }
         return UploadTree(isDirectory: false, files: [UploadTree.File(relative: name, path: zipPath, fingerprint: fingerprint)])
+    }
+
+    /// The name of a `zip: true` upload's archive: the folder's, with `.zip` (what an `s3://`
+    /// prefix puts it under).
+    static func archiveName(_ upload: Upload) -> String {
+        let folderName = (upload.source as NSString).lastPathComponent
+        return (folderName.isEmpty ? "upload" : folderName) + ".zip"
     }
 
     /// Sends one request with the entry's retry rules; returns the bytes sent.

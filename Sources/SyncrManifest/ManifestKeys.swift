@@ -38,8 +38,9 @@ enum ManifestKeys {
     static let s3 = ["endpoint", "region", "path_style", "profile", "anonymous"]
     /// Upload keys that only make sense for an `s3://` target.
     static let s3UploadOnly = ["multipart_threshold", "part_size"]
-    /// Upload keys that make no sense for an `s3://` target (it is always a PUT of the file).
-    static let notForS3Uploads = ["method", "field", "fields", "retry", "zip", "deterministic"]
+    /// Upload keys that make no sense for an `s3://` target (it is always a PUT of the file, or
+    /// of the folder's archive with `zip`).
+    static let notForS3Uploads = ["method", "field", "fields", "retry"]
     /// Keys every `uploads:` entry must have.
     static let uploadRequired = ["from", "to"]
     /// Upload keys that only make sense with `method: post` (multipart).

@@ -51,6 +51,29 @@ import Testing
         #expect((m.uploads[0].multipartThreshold, m.uploads[0].partSize) == (8 << 20, 5 << 20))
     }
 
+    /// `zip: true` (and `deterministic:` with it) sends a folder to an object as one archive;
+    /// the keys of other methods stay refused.
+    @Test func aFolderGoesToAnObjectZipped() throws {
+        let m = try parse("""
+            version: 1
+            uploads:
+              - {from: dist/site/, to: "s3://artifacts/site.zip", zip: true, deterministic: false}
+              - {from: dist/docs/, to: "s3://artifacts/docs/", zip: true}
+            """)
+        #expect(m.uploads[0].zip && !m.uploads[0].deterministic)
+        #expect(m.uploads[0].s3?.key == "site.zip")
+        #expect(m.uploads[1].zip && m.uploads[1].deterministic && m.uploads[1].s3?.isPrefix == true)
+        #expect(errors("""
+            version: 1
+            uploads:
+              - {from: dist/site/, to: "s3://artifacts/site.zip", zip: true, retry: true}
+            """) == """
+            syncr.yml:3:66: error: uploads[0].retry: retry does not apply to an s3:// target (each file goes up as an object of its own); remove it
+              - {from: dist/site/, to: "s3://artifacts/site.zip", zip: true, retry: true}
+                                                                             ^
+            """)
+    }
+
     @Test func badS3Values() {
         #expect(errors("""
             version: 1

@@ -150,6 +150,44 @@ import Testing
         #expect(!after.stdout.contains("unfinished"), "\(after.stdout)")
     }
 
+    /// `zip: true`, killed during the archive's multipart upload: the next run builds the
+    /// archive anew (another file to the record, whatever its bytes), so it gives the killed
+    /// upload up, aborting it in the store rather than leaving its parts billed, and sends
+    /// the archive whole; no record of the killed upload stays.
+    @Test func aKilledZippedUploadIsAbortedAndSentAgain() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try FileManager.default.createDirectory(at: project.file("data"), withIntermediateDirectories: true)
+        // Random bytes: the archive is as large as the file, 16 parts.
+        try makeFile(path: project.file("data/big.bin"), size: 80 << 20, seed: 48)
+        let key = SeaweedFS.uniquePrefix("zipped") + "data.zip"
+        try writeManifest(project, server: server, defaults: "connections: 1,",
+                          upload: "{ from: data/, to: \"s3://syncr-test/\(key)\", zip: true, multipart_threshold: 5MiB, part_size: 5MiB }")
+        let (kept, recordText) = try await killDuringUpload(project, server: server)
+        try #require(kept >= 2 && kept < 16)
+        let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
+        let killedUpload = try #require(record?["uploadID"] as? String)
+
+        let again = try await project.run(["apply", "--json"], environment: server.environment)
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        let item = try #require(items(try jsonObject(again.stdout)).first)
+        let archive = try #require(item["transferred"] as? Int)
+        #expect(archive > 80 << 20, "the archive went whole: \(item)")
+        let aws = AWSCLI(server: server)
+        let uploads = try await aws.run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
+        #expect(uploads.exitCode == 0, "\(uploads)")
+        #expect(!uploads.stdout.contains(killedUpload), "the killed upload is aborted: \(uploads.stdout)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: project.file(".syncr/cache").path)
+        #expect(!names.contains { $0.hasSuffix(".multipart") }, "\(names)")
+        let back = project.file("back.zip")
+        try await aws.copy("s3://syncr-test/\(key)", back.path)
+        let unzipped = try await runProcess(executable: "unzip", arguments: ["-q", back.path, "-d", project.file("back").path])
+        try #require(unzipped.exitCode == 0, "\(unzipped.stderr)")
+        #expect(try await sha256(file: project.file("back/big.bin")) == (try await sha256(file: project.file("data/big.bin"))))
+        let plan = try await project.run(["plan", "--json"], environment: server.environment)
+        #expect(items(try jsonObject(plan.stdout)).first?["action"] as? String == "skip", "\(plan.stdout)")
+    }
+
     /// A source changed since the killed upload began: that upload is aborted and a new one
     /// sends every part of the new file.
     @Test func changedSourceStartsAgain() async throws {

@@ -91,13 +91,15 @@ import Testing
         let prefix = SeaweedFS.uniquePrefix("refused")
         try writeManifest(project, server: server, uploads: [
             "{ from: site/, to: \"s3://syncr-test/\(prefix)\", retries: 0 }",
-            "{ from: big.bin, to: \"s3://syncr-test/\(prefix)big.bin\", multipart_threshold: 5MiB, part_size: 5MiB, retries: 0 }"])
+            "{ from: big.bin, to: \"s3://syncr-test/\(prefix)big.bin\", multipart_threshold: 5MiB, part_size: 5MiB, retries: 0 }",
+            "{ from: site/, to: \"s3://syncr-test/\(prefix)zipped/\", zip: true, retries: 0 }"])
         let wrong = "wrong+secret/0123456789abcdefghijklmnopq"
         let refused = try await project.run(["apply"], environment: server.environment.merging(["AWS_SECRET_ACCESS_KEY": wrong]) { $1 })
         #expect(refused.exitCode == 1, "\(refused)")
         #expect(refused.stderr.contains("SignatureDoesNotMatch"), "\(refused.stderr)")
         #expect(refused.stderr.contains("key \(prefix)only.txt"), "\(refused.stderr)")
         #expect(refused.stderr.contains("key \(prefix)big.bin"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("key \(prefix)zipped/site.zip"), "\(refused.stderr)")
         #expect(refused.stderr.contains("from the environment (AWS_ACCESS_KEY_ID)"), "\(refused.stderr)")
         #expect(!refused.stderr.contains(wrong) && !refused.stdout.contains(wrong))
         // plan says so too, and fails: it said "upload" and exited 0, so a CI gate on plan
@@ -147,5 +149,90 @@ import Testing
         #expect(try await sha256(file: project.file("back.txt")) == (try await sha256(file: project.file("report.txt"))))
         let again = try await project.run(["plan"], environment: server.environment)
         #expect(again.stdout.contains("unchanged: the object has the same size and SHA-256"), "\(again.stdout)")
+    }
+
+    /// `zip: true` to an object: the folder goes up as one archive, which `aws s3 cp` brings
+    /// back and `unzip` reads; the object carries the archive's SHA-256. The next plan decides
+    /// from the folder and a HEAD of the object: a skip; a changed file, or an object another
+    /// tool replaced or removed, is sent again.
+    @Test func aZippedFolderGoesUpAsOneObject() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        let names = ["index.html", "css/site.css"]
+        for (i, name) in names.enumerated() {
+            try FileManager.default.createDirectory(at: project.file("site/" + name).deletingLastPathComponent(),
+                                                    withIntermediateDirectories: true)
+            try makeFile(path: project.file("site/" + name), size: 7_000 + i * 999, seed: UInt64(60 + i))
+        }
+        let key = SeaweedFS.uniquePrefix("zip") + "site.zip"
+        try writeManifest(project, server: server, uploads: ["{ from: site/, to: \"s3://syncr-test/\(key)\", zip: true }"])
+        let first = try await project.run(["apply"], environment: server.environment)
+        #expect(first.exitCode == 0, "\(first)")
+        let aws = AWSCLI(server: server)
+        let back = project.file("back.zip")
+        try await aws.copy("s3://syncr-test/\(key)", back.path)
+        let unzipped = try await runProcess(executable: "unzip", arguments: ["-q", back.path, "-d", project.file("back").path])
+        try #require(unzipped.exitCode == 0, "\(unzipped.stderr)")
+        for name in names {
+            #expect(try await sha256(file: project.file("back/" + name)) == (try await sha256(file: project.file("site/" + name))), "\(name)")
+        }
+        let head = try await aws.run(["s3api", "head-object", "--bucket", "syncr-test", "--key", key])
+        #expect(head.stdout.contains("\"syncr-sha256\": \"\(try await sha256(file: back))\""), "\(head.stdout)")
+        #expect(head.stdout.contains("application/zip"), "\(head.stdout)")
+
+        let again = try await project.run(["plan", "--json"], environment: server.environment)
+        #expect(items(try jsonObject(again.stdout)).first?["action"] as? String == "skip", "\(again.stdout)")
+        // Another tool's object under the key: the plan sends the archive again.
+        try await aws.copy(project.file("site/index.html").path, "s3://syncr-test/\(key)")
+        let replaced = try await project.run(["plan"], environment: server.environment)
+        #expect(replaced.stdout.contains("bytes in the store"), "\(replaced.stdout)")
+        _ = try await aws.run(["s3", "rm", "s3://syncr-test/\(key)"])
+        let removed = try await project.run(["plan"], environment: server.environment)
+        #expect(removed.stdout.contains("is not in the store"), "\(removed.stdout)")
+        let restored = try await project.run(["apply"], environment: server.environment)
+        #expect(restored.exitCode == 0 && restored.stderr.contains("1 uploaded"), "\(restored)")
+        // A changed file changes the archive.
+        try makeFile(path: project.file("site/css/site.css"), size: 4_321, seed: 99)
+        let changed = try await project.run(["plan", "--json"], environment: server.environment)
+        #expect(items(try jsonObject(changed.stdout)).first?["reason"] as? String == "1 file changed since the last upload",
+                "\(changed.stdout)")
+        let applied = try await project.run(["apply"], environment: server.environment)
+        #expect(applied.exitCode == 0, "\(applied)")
+        try await aws.copy("s3://syncr-test/\(key)", back.path)
+        let listing = try await runProcess(executable: "unzip", arguments: ["-v", back.path])
+        #expect(listing.stdout.contains("4321"), "\(listing.stdout)")
+        let settled = try await project.run(["apply"], environment: server.environment)
+        #expect(settled.stderr.contains("0 transferred, 1 up to date"), "\(settled.stderr)")
+    }
+
+    /// `zip: true` to a prefix: the archive goes under the folder's name, as a file does. An
+    /// archive above `multipart_threshold` goes up in parts and carries its SHA-256 all the same.
+    @Test func aLargeZippedFolderGoesUpInPartsUnderThePrefix() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try FileManager.default.createDirectory(at: project.file("data"), withIntermediateDirectories: true)
+        // Random bytes: the archive is as large as the files, 3 parts.
+        try makeFile(path: project.file("data/a.bin"), size: 7 << 20, seed: 70)
+        try makeFile(path: project.file("data/b.bin"), size: 4 << 20, seed: 71)
+        let prefix = SeaweedFS.uniquePrefix("zip-parts")
+        try writeManifest(project, server: server, uploads: [
+            "{ from: data/, to: \"s3://syncr-test/\(prefix)\", zip: true, multipart_threshold: 5MiB, part_size: 5MiB }"])
+        let first = try await project.run(["apply"], environment: server.environment)
+        #expect(first.exitCode == 0, "\(first)")
+        let aws = AWSCLI(server: server)
+        let back = project.file("back.zip")
+        try await aws.copy("s3://syncr-test/\(prefix)data.zip", back.path)
+        let head = try await aws.run(["s3api", "head-object", "--bucket", "syncr-test", "--key", prefix + "data.zip"])
+        #expect(head.stdout.contains("-3\\\""), "the ETag of a 3-part upload ends in -3: \(head.stdout)")
+        #expect(head.stdout.contains("\"syncr-sha256\": \"\(try await sha256(file: back))\""), "\(head.stdout)")
+        let unzipped = try await runProcess(executable: "unzip", arguments: ["-q", back.path, "-d", project.file("back").path])
+        try #require(unzipped.exitCode == 0, "\(unzipped.stderr)")
+        for name in ["a.bin", "b.bin"] {
+            #expect(try await sha256(file: project.file("back/" + name)) == (try await sha256(file: project.file("data/" + name))), "\(name)")
+        }
+        let cache = try FileManager.default.contentsOfDirectory(atPath: project.file(".syncr/cache").path)
+        #expect(!cache.contains { $0.hasSuffix(".multipart") }, "the record goes once the upload is complete: \(cache)")
+        let again = try await project.run(["plan"], environment: server.environment)
+        #expect(again.stdout.contains("unchanged since the last upload (2 files zipped to"), "\(again.stdout)")
     }
 }
