@@ -36,6 +36,16 @@ struct MultipartRecord: Codable, Sendable {
     /// refused the algorithm); nil, as MD5, in the record of an earlier syncr, which always
     /// created them without.
     var checksum: String?
+    /// The whole file's SHA-256 (hex) when the upload began, as its object's metadata says;
+    /// nil in the record of an earlier syncr.
+    var sha256: String? = nil
+
+    /// Whether this upload goes on with `file` as it is now (`sha256`: its SHA-256, or empty
+    /// when not known): the same file, or the same bytes in a file made again (an archive
+    /// built anew from an unchanged folder, a file touched), whose metadata the upload carries.
+    func continues(_ file: FileFingerprint, sha256: String) -> Bool {
+        source == file || (!sha256.isEmpty && self.sha256 == sha256 && source.size == file.size)
+    }
 
     var partChecksum: PartChecksum { checksum == PartChecksum.sha256.rawValue ? .sha256 : .md5 }
 
@@ -108,12 +118,14 @@ struct S3MultipartUpload: Sendable {
         cache.directory + "/" + Cache.uploadKey(upload) + "." + Digest.hex(.md5, of: Array(name.utf8)).prefix(16) + ".multipart"
     }
 
-    /// The bytes of `file` an earlier run's multipart upload to `key` recorded as in the store,
-    /// for the plan (apply asks the store with ListParts); 0 when no such upload would resume.
-    static func recordedBytes(in cache: Cache, upload: Upload, key: String, file: UploadTree.File, bucket: String) -> Int64 {
+    /// The bytes of `file` (SHA-256 `sha256`) an earlier run's multipart upload to `key`
+    /// recorded as in the store, for the plan (apply asks the store with ListParts); 0 when no
+    /// such upload would resume.
+    static func recordedBytes(in cache: Cache, upload: Upload, key: String, file: UploadTree.File, sha256: String,
+                              bucket: String) -> Int64 {
         guard let bytes = FS.readAll(recordPath(in: cache, upload: upload, naming: key), limit: Cache.listRecordLimit),
               let record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)),
-              record.source == file.fingerprint, record.key == key, record.bucket == bucket,
+              record.continues(file.fingerprint, sha256: sha256), record.key == key, record.bucket == bucket,
               record.partSize == partSize(size: file.fingerprint.size, preferred: upload.partSize) else { return 0 }
         return record.parts.values.reduce(0) { $0 + $1.size }
     }
@@ -160,7 +172,7 @@ struct S3MultipartUpload: Sendable {
                                      partSize: partSize, source: file.fingerprint, endpoint: endpoint.url,
                                      region: endpoint.region, pathStyle: endpoint.pathStyle,
                                      profile: upload.settings.s3.profile, anonymous: object.configuration.credentials == nil,
-                                     checksum: checksum.rawValue)
+                                     checksum: checksum.rawValue, sha256: sha256.isEmpty ? nil : sha256)
         try save(record)
         return record
     }
@@ -200,8 +212,8 @@ struct S3MultipartUpload: Sendable {
     }
 
     /// The upload an earlier run left for this file, with the parts the store still holds that
-    /// match the file; nil when there is none to go on with. A file changed since that upload
-    /// began has its upload aborted.
+    /// match the file; nil when there is none to go on with. A file whose bytes changed since
+    /// that upload began has its upload aborted.
     func resumable(partSize: Int64, count: Int) async throws -> MultipartRecord? {
         guard let bytes = FS.readAll(recordPath, limit: Cache.listRecordLimit) else { return nil }
         guard var record = try? JSONDecoder().decode(MultipartRecord.self, from: Data(bytes)) else {
@@ -212,7 +224,7 @@ struct S3MultipartUpload: Sendable {
             }
             return nil
         }
-        guard record.source == file.fingerprint, record.partSize == partSize, record.key == key,
+        guard record.continues(file.fingerprint, sha256: sha256), record.partSize == partSize, record.key == key,
               record.bucket == object.location.bucket else {
             await giveUp(record.uploadID)
             return nil

@@ -67,7 +67,8 @@ extension UploadPlanner {
             // or all but the files that changed).
             let inStore = zip(tree.files, differences).filter { $0.1.difference == nil }.map(\.0)
             item.uploadContext?.inStore = Set(inStore.map(\.relative))
-            let resumed = resumableBytes(upload, tree: tree, stale: zip(tree.files, differences).filter { $0.1.difference != nil }.map(\.0))
+            let resumed = resumableBytes(upload, tree: tree, digests: files,
+                                         stale: zip(tree.files, differences).filter { $0.1.difference != nil }.map(\.0))
             item.bytes = tree.totalSize - inStore.reduce(0) { $0 + $1.fingerprint.size } - resumed
             item.reason = redactor.scrub(stale.count == 1 ? stale[0] : "\(stale.count) objects differ (\(stale[0]), ...)")
                 + (resumed > 0 ? "; a multipart upload resumes, \(ByteSize.format(resumed)) recorded as in the store" : "")
@@ -96,12 +97,14 @@ extension UploadPlanner {
 
     /// Bytes of the `stale` files that earlier runs' multipart uploads recorded as in the store
     /// (a killed run's): what apply will not send again, if the store still holds them.
-    private func resumableBytes(_ upload: Upload, tree: UploadTree, stale: [UploadTree.File]) -> Int64 {
+    private func resumableBytes(_ upload: Upload, tree: UploadTree, digests: [String: UploadRecord.SentFile],
+                                stale: [UploadTree.File]) -> Int64 {
         guard let s3 = RequestBuilder(upload: upload).s3 else { return 0 }
         return stale.filter { $0.fingerprint.size >= upload.multipartThreshold }.reduce(0) { total, file in
             let display = Uploader.target(upload, relative: file.relative, isDirectory: tree.isDirectory).display
             let object = s3.object(at: display)
             return total + S3MultipartUpload.recordedBytes(in: cache, upload: upload, key: object.location.key, file: file,
+                                                           sha256: digests[file.relative]?.sha256 ?? "",
                                                            bucket: object.location.bucket)
         }
     }

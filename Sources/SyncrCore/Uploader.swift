@@ -410,18 +410,13 @@ struct Uploader: Sendable {
             try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
             return result(.ok)
         } catch is Interrupted {
-            return result(.interrupted(.upload(resumes: resumesInStore)))
+            return result(.interrupted(.upload(resumes: requests.s3 != nil)))
         } catch is CancellationError {
-            return result(.interrupted(.upload(resumes: resumesInStore)))
+            return result(.interrupted(.upload(resumes: requests.s3 != nil)))
         } catch {
             return result(.failed(SyncError(error)))
         }
     }
-
-    /// Whether an interrupted upload resumes from what the store holds: a file's multipart
-    /// upload does. An archive (`zip: true`) is built anew by the next run, a file of another
-    /// identity, so the upload its parts belonged to is given up and it goes again whole.
-    private var resumesInStore: Bool { requests.s3 != nil && !upload.zip }
 
     /// Every request of this entry is built by one builder.
     var requests: RequestBuilder { RequestBuilder(upload: upload) }

@@ -154,6 +154,26 @@ import SyncrManifest
         try FileManager.default.contentsOfDirectory(atPath: multipart.cache.directory).filter { $0.hasSuffix(".multipart") }
     }
 
+    /// An upload goes on with the file it began with, or with the same bytes in a file made
+    /// again (an archive built anew, a file touched): same size and SHA-256 as recorded. Not
+    /// with other bytes, nor where either SHA-256 is unknown (an earlier syncr's record).
+    @Test func anUploadGoesOnWithTheSameFileOrTheSameBytes() {
+        let began = FileFingerprint(device: 1, inode: 7, size: 12 << 20, mtimeNanoseconds: 1_000)
+        let rebuilt = FileFingerprint(device: 1, inode: 8, size: 12 << 20, mtimeNanoseconds: 2_000)
+        let sha = String(repeating: "ab", count: 32), other = String(repeating: "cd", count: 32)
+        var record = Self.record("U", source: began)
+        record.sha256 = sha
+        #expect(record.continues(began, sha256: ""))
+        #expect(record.continues(rebuilt, sha256: sha))
+        #expect(!record.continues(rebuilt, sha256: other))
+        #expect(!record.continues(rebuilt, sha256: ""))
+        var longer = rebuilt
+        longer.size += 1
+        #expect(!record.continues(longer, sha256: sha), "a size of its own says other bytes")
+        record.sha256 = nil
+        #expect(!record.continues(rebuilt, sha256: sha))
+    }
+
     @Test func aChangedFilesEarlierUploadIsAbortedAndForgotten() async throws {
         let tmp = try TemporaryFolder()
         let store = Self.store(abortStatus: 204)

@@ -151,39 +151,78 @@ import Testing
     }
 
     /// `zip: true`, killed during the archive's multipart upload: the next run builds the
-    /// archive anew (another file to the record, whatever its bytes), so it gives the killed
-    /// upload up, aborting it in the store rather than leaving its parts billed, and sends
-    /// the archive whole; no record of the killed upload stays.
-    @Test func aKilledZippedUploadIsAbortedAndSentAgain() async throws {
+    /// archive again, another file with the same bytes (the folder is unchanged), so the upload
+    /// goes on from the parts the store holds; the object is the folder's archive.
+    @Test func aKilledZippedUploadGoesOnWithTheSameArchive() async throws {
+        let (server, project, key, kept, recordText) = try await killedZippedUpload("zipped", seed: 48)
+        let again = try await project.run(["apply", "--json"], environment: server.environment)
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        let item = try #require(items(try jsonObject(again.stdout)).first)
+        let notes = (item["notes"] as? [String] ?? []).joined()
+        let resumed = notes.firstRange(of: "resumed a multipart upload, ").map { notes[$0.upperBound...].prefix { $0.isNumber } }
+        let keptNow = Int(resumed ?? "") ?? 0
+        #expect(keptNow >= kept, "parts kept from the first run: \(notes)\nrecord at the kill: \(recordText)")
+        let archive = try #require(FileManager.default.attributesOfItem(
+            atPath: project.file(".syncr/cache/" + (try zipInCache(project))).path)[.size] as? Int)
+        #expect(item["transferred"] as? Int == archive - keptNow * (5 << 20), "only the other parts went: \(item)")
+        try await expectArchive(project, server: server, key: key)
+    }
+
+    /// The same, with a file added to the folder before the next run: the archive's bytes
+    /// differ, so the killed upload is aborted in the store (not left there, billed) and the
+    /// new archive goes whole; no record of the killed upload stays.
+    @Test func aKilledZippedUploadOfAChangedFolderIsAbortedAndSentWhole() async throws {
+        let (server, project, key, _, recordText) = try await killedZippedUpload("zipped-changed", seed: 49)
+        let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
+        let killedUpload = try #require(record?["uploadID"] as? String)
+        try makeFile(path: project.file("data/added.txt"), size: 100, seed: 50)
+        let again = try await project.run(["apply", "--json"], environment: server.environment)
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        let item = try #require(items(try jsonObject(again.stdout)).first)
+        #expect(item["transferred"] as? Int ?? 0 > 80 << 20, "the archive went whole: \(item)")
+        let uploads = try await AWSCLI(server: server).run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test",
+                                                            "--prefix", key])
+        #expect(uploads.exitCode == 0, "\(uploads)")
+        #expect(!uploads.stdout.contains(killedUpload), "the killed upload is aborted: \(uploads.stdout)")
+        try await expectArchive(project, server: server, key: key)
+    }
+
+    /// An 80 MiB file in `data/`, going up zipped in 5 MiB parts one at a time to a key under a
+    /// prefix of its own (`name`), killed once two or more parts (fewer than all) are recorded.
+    func killedZippedUpload(_ name: String, seed: UInt64) async throws
+        -> (server: SeaweedFS.Server, project: Project, key: String, kept: Int, recordText: String) {
         let server = try await SeaweedFS.shared.start()
         let project = try Project()
         try FileManager.default.createDirectory(at: project.file("data"), withIntermediateDirectories: true)
         // Random bytes: the archive is as large as the file, 16 parts.
-        try makeFile(path: project.file("data/big.bin"), size: 80 << 20, seed: 48)
-        let key = SeaweedFS.uniquePrefix("zipped") + "data.zip"
+        try makeFile(path: project.file("data/big.bin"), size: 80 << 20, seed: seed)
+        let key = SeaweedFS.uniquePrefix(name) + "data.zip"
         try writeManifest(project, server: server, defaults: "connections: 1,",
                           upload: "{ from: data/, to: \"s3://syncr-test/\(key)\", zip: true, multipart_threshold: 5MiB, part_size: 5MiB }")
         let (kept, recordText) = try await killDuringUpload(project, server: server)
         try #require(kept >= 2 && kept < 16)
-        let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
-        let killedUpload = try #require(record?["uploadID"] as? String)
+        return (server, project, key, kept, recordText)
+    }
 
-        let again = try await project.run(["apply", "--json"], environment: server.environment)
-        #expect(again.exitCode == 0, "\(again.stderr)")
-        let item = try #require(items(try jsonObject(again.stdout)).first)
-        let archive = try #require(item["transferred"] as? Int)
-        #expect(archive > 80 << 20, "the archive went whole: \(item)")
-        let aws = AWSCLI(server: server)
-        let uploads = try await aws.run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
-        #expect(uploads.exitCode == 0, "\(uploads)")
-        #expect(!uploads.stdout.contains(killedUpload), "the killed upload is aborted: \(uploads.stdout)")
+    /// The name of the archive apply built in the cache.
+    func zipInCache(_ project: Project) throws -> String {
+        try #require(try FileManager.default.contentsOfDirectory(atPath: project.file(".syncr/cache").path)
+            .first { $0.hasSuffix(".zip") })
+    }
+
+    /// The object at `key` is the archive of `data/` as it is (each file unzipped as it is
+    /// here), no multipart record is left, and the next plan is a skip.
+    func expectArchive(_ project: Project, server: SeaweedFS.Server, key: String) async throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: project.file(".syncr/cache").path)
         #expect(!names.contains { $0.hasSuffix(".multipart") }, "\(names)")
         let back = project.file("back.zip")
-        try await aws.copy("s3://syncr-test/\(key)", back.path)
-        let unzipped = try await runProcess(executable: "unzip", arguments: ["-q", back.path, "-d", project.file("back").path])
+        try await AWSCLI(server: server).copy("s3://syncr-test/\(key)", back.path)
+        let unzipped = try await runProcess(executable: "unzip", arguments: ["-q", "-o", back.path, "-d", project.file("back").path])
         try #require(unzipped.exitCode == 0, "\(unzipped.stderr)")
-        #expect(try await sha256(file: project.file("back/big.bin")) == (try await sha256(file: project.file("data/big.bin"))))
+        for name in try FileManager.default.contentsOfDirectory(atPath: project.file("data").path) {
+            #expect(try await sha256(file: project.file("back/" + name)) == (try await sha256(file: project.file("data/" + name))),
+                    "\(name)")
+        }
         let plan = try await project.run(["plan", "--json"], environment: server.environment)
         #expect(items(try jsonObject(plan.stdout)).first?["action"] as? String == "skip", "\(plan.stdout)")
     }
