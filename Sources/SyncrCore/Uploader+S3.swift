@@ -16,11 +16,7 @@ extension UploadPlanner {
     /// another tool, is sent again). The record is not needed to decide, only to spare hashing.
     func planS3(_ upload: Upload, tree: UploadTree, item: PlanItem) async -> PlanItem {
         var item = item
-        if let message = S3Stores.failure(url: upload.url, settings: upload.settings) {
-            item.action = .error
-            item.reason = redactor.scrub(message)
-            return item
-        }
+        if let unresolved = unresolvedStore(upload, item: item) { return unresolved }
         let previous = cache.loadUploadRecord(Cache.uploadKey(upload))
         let files: [String: UploadRecord.SentFile]
         var parts = S3PartDigests()
@@ -85,14 +81,14 @@ extension UploadPlanner {
     /// complete in the store: a run killed after CompleteMultipartUpload, before it removed the
     /// record. Apply forgets them (`Uploader.forgetFinishedMultipart`): left, `syncr cache`
     /// listed an unfinished upload for good. One `stat` per large file.
-    private func finishedMultipart(_ upload: Upload, tree: UploadTree) -> [String] {
-        guard let s3 = RequestBuilder(upload: upload).s3 else { return [] }
-        return tree.files.filter { file in
+    func finishedMultipart(_ upload: Upload, tree: UploadTree) -> UploadTree {
+        guard let s3 = RequestBuilder(upload: upload).s3 else { return UploadTree(isDirectory: false, files: []) }
+        return UploadTree(isDirectory: tree.isDirectory, files: tree.files.filter { file in
             guard file.fingerprint.size >= upload.multipartThreshold else { return false }
             let display = Uploader.target(upload, relative: file.relative, isDirectory: tree.isDirectory).display
             let path = S3MultipartUpload.recordPath(in: cache, upload: upload, naming: s3.object(at: display).location.key)
             return FS.kind(path) == .file
-        }.map(\.relative)
+        })
     }
 
     /// Bytes of the `stale` files that earlier runs' multipart uploads recorded as in the store
@@ -109,22 +105,33 @@ extension UploadPlanner {
         }
     }
 
-    /// `zip: true` to `s3://`: whether the object is still the archive recorded as sent (`sent`,
-    /// by name: its size, and the SHA-256 stored with it). With none recorded the object is
-    /// asked about all the same, for the store's refusal of these credentials to fail the plan
-    /// as it does for a file (a difference then says only that nothing was sent).
-    func archiveCheck(_ upload: Upload, sent: [String: UploadRecord.SentFile]) async -> ObjectCheck {
-        guard !sent.isEmpty else {
-            let target = Uploader.target(upload, relative: Uploader.archiveName(upload), isDirectory: false)
-            let check = await objectDifference(upload, target: target, file: nil)
-            return check.failure == nil ? ObjectCheck(difference: "no archive recorded as sent") : check
-        }
-        for (name, file) in sent {
-            let check = await objectDifference(upload, target: Uploader.target(upload, relative: name, isDirectory: false),
-                                               file: file)
-            if check.difference != nil || check.failure != nil { return check }
-        }
-        return ObjectCheck()
+    /// An upload to `s3://` whose store cannot be resolved (a profile that is not there, no
+    /// credentials where they were asked for): its plan item, an error before any request.
+    func unresolvedStore(_ upload: Upload, item: PlanItem) -> PlanItem? {
+        guard upload.s3 != nil, let message = S3Stores.failure(url: upload.url, settings: upload.settings) else { return nil }
+        var item = item
+        item.action = .error
+        item.reason = redactor.scrub(message)
+        return item
+    }
+
+    /// `zip: true` to `s3://`: what the store holds at the archive's key, against the archive
+    /// recorded as sent (`sent`, by name; none before a first upload): no difference when it
+    /// is that archive (its size, and the SHA-256 stored with it).
+    func archiveObject(_ upload: Upload, sent: [String: UploadRecord.SentFile]) async -> ObjectCheck {
+        let name = sent.keys.first ?? upload.archiveName
+        return await objectDifference(upload, target: Uploader.target(upload, relative: name, isDirectory: false),
+                                      file: sent[name])
+    }
+
+    /// The archive an up-to-date `zip: true` entry sent, as its record has it (name and size),
+    /// for the multipart record its upload may have left (`finishedMultipart`).
+    func sentArchive(_ upload: Upload, files: [String: UploadRecord.SentFile]) -> UploadTree {
+        let path = Uploader.archivePath(upload, in: cache)
+        return UploadTree(isDirectory: false, files: files.map { name, sent in
+            UploadTree.File(relative: name, path: path,
+                            fingerprint: FileFingerprint(device: 0, inode: 0, size: sent.size, mtimeNanoseconds: 0))
+        })
     }
 
     /// What the store's HEAD of one object said: it holds `file` (nil `difference`), holds
@@ -149,10 +156,11 @@ extension UploadPlanner {
         case .success(let response) where response.head.status == 404:
             return ObjectCheck(difference: "\(target.display) is not in the store")
         case .success(let response) where response.head.isSuccess:
-            if let length = response.head.contentLength, length != file?.size {
-                return ObjectCheck(difference: "\(target.display) is \(length) bytes in the store, \(file?.size ?? 0) here")
+            guard let file else { return ObjectCheck(difference: "\(target.display) is in the store, but no upload of it is recorded") }
+            if let length = response.head.contentLength, length != file.size {
+                return ObjectCheck(difference: "\(target.display) is \(length) bytes in the store, \(file.size) here")
             }
-            guard let stored = response.head.value(S3Metadata.sha256Header), stored == file?.sha256 else {
+            guard let stored = response.head.value(S3Metadata.sha256Header), stored == file.sha256 else {
                 return ObjectCheck(difference: "\(target.display) has another SHA-256, or none recorded by syncr")
             }
             return ObjectCheck()
@@ -230,11 +238,10 @@ extension Uploader {
     /// the object already in the store, with `--force`) would never be finished, so it is
     /// aborted too. A record whose abort fails stays where it is, for the next run to try again.
     func forgetFinishedMultipart() async {
-        guard let context = item.uploadContext, !context.finishedMultipart.isEmpty, let s3 = requests.s3 else { return }
-        let names = Set(context.finishedMultipart)
-        for file in context.tree.files where names.contains(file.relative) {
+        guard let finished = item.uploadContext?.finishedMultipart, let s3 = requests.s3 else { return }
+        for file in finished.files {
             if Task.isCancelled { return }
-            let target = Self.target(upload, file: file, tree: context.tree)
+            let target = Self.target(upload, file: file, tree: finished)
             let key = s3.object(at: target.display).location.key
             let path = S3MultipartUpload.recordPath(in: cache, upload: upload, naming: key)
             guard let bytes = FS.readAll(path, limit: Cache.listRecordLimit),

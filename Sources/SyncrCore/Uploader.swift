@@ -24,9 +24,9 @@ struct UploadContext: Sendable {
     /// `s3://`: the files (relative paths) whose objects the plan found in the store with their
     /// size and SHA-256; they are not sent again.
     var inStore: Set<String> = []
-    /// `s3://`, an entry up to date: the files whose multipart record outlived their completed
-    /// upload, which apply forgets.
-    var finishedMultipart: [String] = []
+    /// `s3://`, an entry up to date: the files (for `zip: true`, the archive last sent) whose
+    /// multipart record outlived their completed upload, which apply forgets.
+    var finishedMultipart = UploadTree(isDirectory: false, files: [])
 }
 
 extension Cache {
@@ -154,12 +154,12 @@ struct UploadPlanner: Sendable {
     /// size, time and inode are as recorded are not hashed again.
     private func planZip(_ upload: Upload, folder: UploadTree, item: PlanItem) async -> PlanItem {
         var item = item
-        if upload.s3 != nil, let message = S3Stores.failure(url: upload.url, settings: upload.settings) {
-            item.action = .error
-            item.reason = redactor.scrub(message)
-            return item
-        }
+        if let unresolved = unresolvedStore(upload, item: item) { return unresolved }
         let previous = cache.loadUploadRecord(Cache.uploadKey(upload))
+        // To s3://, the object is asked about before the folder is judged: a store refusing
+        // these credentials fails the plan whatever the folder says, as for a file.
+        let stored = upload.s3 == nil || force ? ObjectCheck() : await archiveObject(upload, sent: previous?.files ?? [:])
+        if let refused = stored.failure { return item.failing(refused, redactor) }
         var record = UploadRecord(method: upload.method.rawValue, url: redactor.scrub(upload.url.written),
                                   from: upload.from, files: [:])
         let source = upload.source, excluded = cache.notUploaded
@@ -177,9 +177,6 @@ struct UploadPlanner: Sendable {
         guard !force, let previous, let before = previous.sources else {
             item.uploadContext = context
             item.reason = force ? "--force" : "not uploaded before"
-            if !force, upload.s3 != nil, let refused = await archiveCheck(upload, sent: [:]).failure {
-                return item.failing(refused, redactor)
-            }
             return item
         }
         let sources: [String: UploadRecord.SentFile]
@@ -206,12 +203,11 @@ struct UploadPlanner: Sendable {
             return item
         }
         if upload.s3 != nil {
-            let check = await archiveCheck(upload, sent: previous.files)
-            if let failure = check.failure { return item.failing(failure, redactor) }
-            if let difference = check.difference {
+            if let difference = stored.difference {
                 item.reason = redactor.scrub(difference)
                 return item
             }
+            item.uploadContext?.finishedMultipart = finishedMultipart(upload, tree: sentArchive(upload, files: previous.files))
         } else if upload.method == .put,
                   let missing = await remoteDifference(upload, files: previous.files.map { ($0.key, $0.value.size) },
                                                        isDirectory: false) {
@@ -381,9 +377,13 @@ struct Uploader: Sendable {
                 let sending = context.inStore.isEmpty ? tree
                     : UploadTree(isDirectory: tree.isDirectory, files: tree.files.filter { !context.inStore.contains($0.relative) })
                 var recorded = context.record.files
-                // An archive going to s3:// as parts names its SHA-256 in the request that
-                // starts them (the metadata the next plan compares): hashed before it goes.
-                if context.zipFolder, requests.s3 != nil, let hashing { recorded = try await hashing.value }
+                // An archive going to s3:// in parts names its SHA-256 in the request that
+                // starts them (the metadata the next plan compares): hashed before it goes. (A
+                // smaller one is hashed by its PutObject, beside this.)
+                if context.zipFolder, requests.s3 != nil, let hashing,
+                   tree.files.contains(where: { $0.fingerprint.size >= upload.multipartThreshold }) {
+                    recorded = try await hashing.value
+                }
                 let (bytes, putNotes) = try await putFiles(sending, recorded: recorded, partDigests: context.partDigests)
                 sent += bytes
                 notes += putNotes
@@ -462,7 +462,7 @@ struct Uploader: Sendable {
     /// the same bytes) and returns the archive as the one file to send.
     private func archive() async throws -> UploadTree {
         let key = Cache.uploadKey(upload)
-        let zipPath = cache.directory + "/" + key + ".zip"
+        let zipPath = Self.archivePath(upload, in: cache)
         try cache.prepare()
         cache.removeStaleTemporaries(of: key)
         let options = ZipWriter.Options(deterministic: upload.deterministic,
@@ -476,16 +476,14 @@ struct Uploader: Sendable {
             guard let error = error as? ArchiveError else { throw SyncError.other(message: "cannot zip \(upload.from): \(error)") }
             throw SyncError.zip(from: upload.from, error: error)
         }
-        let name = Self.archiveName(upload)
+        let name = upload.archiveName
         guard let fingerprint = FS.fingerprint(zipPath) else { throw SyncError.other(message: "\(zipPath): the archive vanished") }
         return UploadTree(isDirectory: false, files: [UploadTree.File(relative: name, path: zipPath, fingerprint: fingerprint)])
     }
 
-    /// The name of a `zip: true` upload's archive: the folder's, with `.zip` (what an `s3://`
-    /// prefix puts it under).
-    static func archiveName(_ upload: Upload) -> String {
-        let folderName = (upload.source as NSString).lastPathComponent
-        return (folderName.isEmpty ? "upload" : folderName) + ".zip"
+    /// Where apply builds a `zip: true` upload's archive.
+    static func archivePath(_ upload: Upload, in cache: Cache) -> String {
+        cache.directory + "/" + Cache.uploadKey(upload) + ".zip"
     }
 
     /// Sends one request with the entry's retry rules; returns the bytes sent.

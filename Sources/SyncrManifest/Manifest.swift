@@ -358,6 +358,17 @@ public struct Upload: Sendable, Equatable {
     /// The bucket and key (or prefix) of an `s3://` target; nil for http(s).
     public var s3: S3Location? { try? S3Location(parsing: url.expanded) }
 
+    /// With `zip`, the archive's name: the folder's, with `.zip` (under an `s3://` prefix, the
+    /// object's name).
+    public var archiveName: String {
+        Self.archiveName(source: source)
+    }
+
+    static func archiveName(source: String) -> String {
+        let folder = source.split(separator: "/").last.map(String.init) ?? ""
+        return (folder.isEmpty ? "upload" : folder) + ".zip"
+    }
+
     /// The form field name of the file part(s) when `field:` is not given.
     public static let defaultField = "file"
 

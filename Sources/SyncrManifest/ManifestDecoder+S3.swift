@@ -95,7 +95,7 @@ extension ManifestDecoder {
     }
 
     /// An upload's keys checked against its target: `multipart_threshold` and `part_size` for
-    /// `s3://` only, the form and zip keys never with it.
+    /// `s3://` only, the form keys (and `method`, `retry`) never with it.
     /// - Returns: the threshold and part size (defaults where not given), nil after reporting.
     mutating func s3UploadKeys(_ entries: [Entry], path: String, s3: Bool) -> (threshold: Int64, partSize: Int64)? {
         var threshold = Upload.defaultMultipartThreshold, partSize = Upload.defaultPartSize
@@ -104,7 +104,7 @@ extension ManifestDecoder {
             let keyPath = Self.join(path, entry.key)
             if s3, ManifestKeys.notForS3Uploads.contains(entry.key) {
                 report(keyPath, at: entry.keyMark,
-                       "\(entry.key) does not apply to an s3:// target (each file goes up as an object of its own); remove it")
+                       "\(entry.key) does not apply to an s3:// target (an object store takes PutObject or a multipart upload, never a form or another method); remove it")
             } else if !s3, ManifestKeys.s3UploadOnly.contains(entry.key) {
                 report(keyPath, at: entry.keyMark, "\(entry.key) applies only to an s3:// target; remove it")
             } else if entry.key == "multipart_threshold" {

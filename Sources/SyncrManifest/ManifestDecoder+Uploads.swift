@@ -158,15 +158,18 @@ extension ManifestDecoder {
                 seen.claims[key] = UploadIndex.Claim(index: index, line: node.mark.line)
             }
             // A target ending in `/` takes a folder's files under their own names: folders may
-            // share it. A POST endpoint may take many files.
-            let puts = method == .put || S3Location.isS3URL(url.expanded)
-            if ok, puts, !url.expanded.hasSuffix("/") {
-                if let first = seen.putTargets[url.expanded] {
+            // share it, but not two archives of one name under an s3:// prefix. A POST
+            // endpoint may take many files.
+            let s3 = S3Location.isS3URL(url.expanded)
+            let target = s3 && zip == true && url.expanded.hasSuffix("/")
+                ? url.expanded + Upload.archiveName(source: from.source) : url.expanded
+            if ok, method == .put || s3, !target.hasSuffix("/") {
+                if let first = seen.putTargets[target] {
                     report(path, at: node.mark,
                            "same to as uploads[\(first.index)] (line \(first.line)): each run would replace the other's file there, and neither would ever be up to date; give each its own to:")
                     ok = false
                 } else {
-                    seen.putTargets[url.expanded] = UploadIndex.Claim(index: index, line: node.mark.line)
+                    seen.putTargets[target] = UploadIndex.Claim(index: index, line: node.mark.line)
                 }
             }
         }

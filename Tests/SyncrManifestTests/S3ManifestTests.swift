@@ -68,7 +68,7 @@ import Testing
             uploads:
               - {from: dist/site/, to: "s3://artifacts/site.zip", zip: true, retry: true}
             """) == """
-            syncr.yml:3:66: error: uploads[0].retry: retry does not apply to an s3:// target (each file goes up as an object of its own); remove it
+            syncr.yml:3:66: error: uploads[0].retry: retry does not apply to an s3:// target (an object store takes PutObject or a multipart upload, never a form or another method); remove it
               - {from: dist/site/, to: "s3://artifacts/site.zip", zip: true, retry: true}
                                                                              ^
             """)
@@ -133,7 +133,7 @@ import Testing
             syncr.yml:5:33: error: downloads[2].s3: s3 applies only to s3:// URLs; remove it, or write the URL as s3://bucket/key
               - {url: "https://h/f", to: c, s3: {region: r}}
                                             ^
-            syncr.yml:7:36: error: uploads[0].method: method does not apply to an s3:// target (each file goes up as an object of its own); remove it
+            syncr.yml:7:36: error: uploads[0].method: method does not apply to an s3:// target (an object store takes PutObject or a multipart upload, never a form or another method); remove it
               - {from: f, to: "s3://bucket/k", method: post}
                                                ^
             syncr.yml:8:34: error: uploads[1].part_size: part_size applies only to an s3:// target; remove it

@@ -499,8 +499,9 @@ import Testing
             """)
     }
 
-    /// Two files put to one URL replace each other on every run: refused at the second. Two
-    /// folders into one prefix, and two files posted to one endpoint, are fine.
+    /// Two files put to one URL replace each other on every run: refused at the second, as are
+    /// two archives of one name under one prefix. Two folders into one prefix, and two files
+    /// posted to one endpoint, are fine.
     @Test func twoFilesPutToOneTargetAreRefused() {
         #expect(errors("""
             version: 1
@@ -522,7 +523,16 @@ import Testing
               - { from: extra/, to: "s3://bucket/site/" }
               - { from: a, to: "https://h.example/upload" }
               - { from: b, to: "https://h.example/upload" }
+              - { from: one/dist/, to: "s3://bucket/site/", zip: true }
+              - { from: two/docs, to: "s3://bucket/site/", zip: true }
             """) == "OK")
+        // Two folders of one name zipped under one prefix are two archives of one key.
+        #expect(errors("""
+            version: 1
+            uploads:
+              - { from: one/dist/, to: "s3://bucket/builds/", zip: true }
+              - { from: two/dist, to: "s3://bucket/builds/", zip: true }
+            """).contains("uploads[1]: same to as uploads[0] (line 3)"))
     }
 
     @Test func everyUploadErrorAtOnce() {

@@ -19,12 +19,14 @@ import Testing
         try text.write(to: project.file("syncr.yml"), atomically: true, encoding: .utf8)
     }
 
-    /// Starts `apply`, and SIGKILLs it once the cache records at least two finished parts.
+    /// Starts `apply` (or `arguments`), and SIGKILLs it once the cache records at least two
+    /// finished parts.
     /// Returns the parts recorded then, and the record's text (for messages).
-    func killDuringUpload(_ project: Project, server: SeaweedFS.Server) async throws -> (Int, String) {
+    func killDuringUpload(_ project: Project, server: SeaweedFS.Server,
+                          arguments: [String] = ["apply"]) async throws -> (Int, String) {
         let process = Process()
         process.executableURL = project.binary
-        process.arguments = ["apply"]
+        process.arguments = arguments
         process.currentDirectoryURL = project.folder.url
         process.environment = ProcessInfo.processInfo.environment.merging(server.environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
@@ -175,6 +177,9 @@ import Testing
         let (server, project, key, _, recordText) = try await killedZippedUpload("zipped-changed", seed: 49)
         let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
         let killedUpload = try #require(record?["uploadID"] as? String)
+        let before = try await AWSCLI(server: server).run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test",
+                                                           "--prefix", key])
+        try #require(before.stdout.contains(killedUpload), "\(before)")
         try makeFile(path: project.file("data/added.txt"), size: 100, seed: 50)
         let again = try await project.run(["apply", "--json"], environment: server.environment)
         #expect(again.exitCode == 0, "\(again.stderr)")
@@ -187,6 +192,29 @@ import Testing
         try await expectArchive(project, server: server, key: key)
     }
 
+    /// `apply --force` of an unchanged folder killed while it sends the archive's parts again:
+    /// the next `apply` finds the object still that archive and skips the entry, and aborts the
+    /// upload the kill left (the store would keep its parts, billed, for good) and forgets its
+    /// record, as for a file.
+    @Test func aKilledForcedZippedUploadIsAbortedWhenTheEntryIsUpToDate() async throws {
+        let (server, project, key, _, _) = try await killedZippedUpload("zipped-forced", seed: 51)
+        let completed = try await project.run(["apply"], environment: server.environment)
+        try #require(completed.exitCode == 0, "\(completed.stderr)")
+        let (_, recordText) = try await killDuringUpload(project, server: server, arguments: ["apply", "--force"])
+        let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
+        let killedUpload = try #require(record?["uploadID"] as? String)
+        let aws = AWSCLI(server: server)
+        let before = try await aws.run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
+        try #require(before.stdout.contains(killedUpload), "\(before)")
+
+        let again = try await project.run(["apply"], environment: server.environment)
+        #expect(again.exitCode == 0 && again.stderr.contains("1 up to date"), "\(again)")
+        let after = try await aws.run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test", "--prefix", key])
+        #expect(after.exitCode == 0, "\(after)")
+        #expect(!after.stdout.contains(killedUpload), "\(after.stdout)")
+        try await expectArchive(project, server: server, key: key)
+    }
+
     /// An 80 MiB file in `data/`, going up zipped in 5 MiB parts one at a time to a key under a
     /// prefix of its own (`name`), killed once two or more parts (fewer than all) are recorded.
     func killedZippedUpload(_ name: String, seed: UInt64) async throws
@@ -194,7 +222,7 @@ import Testing
         let server = try await SeaweedFS.shared.start()
         let project = try Project()
         try FileManager.default.createDirectory(at: project.file("data"), withIntermediateDirectories: true)
-        // Random bytes: the archive is as large as the file, 16 parts.
+        // Random bytes: the archive is a little larger than the file, 17 parts.
         try makeFile(path: project.file("data/big.bin"), size: 80 << 20, seed: seed)
         let key = SeaweedFS.uniquePrefix(name) + "data.zip"
         try writeManifest(project, server: server, defaults: "connections: 1,",

@@ -182,25 +182,36 @@ import Testing
 
         let again = try await project.run(["plan", "--json"], environment: server.environment)
         #expect(items(try jsonObject(again.stdout)).first?["action"] as? String == "skip", "\(again.stdout)")
-        // Another tool's object under the key: the plan sends the archive again.
+        // Another tool's object under the key, of another size or of the same: the plan sends
+        // the archive again.
         try await aws.copy(project.file("site/index.html").path, "s3://syncr-test/\(key)")
         let replaced = try await project.run(["plan"], environment: server.environment)
         #expect(replaced.stdout.contains("bytes in the store"), "\(replaced.stdout)")
+        let archiveSize = try #require(try FileManager.default.attributesOfItem(atPath: back.path)[.size] as? Int)
+        try makeFile(path: project.file("same-size.bin"), size: archiveSize, seed: 98)
+        try await aws.copy(project.file("same-size.bin").path, "s3://syncr-test/\(key)")
+        let sameSize = try await project.run(["plan"], environment: server.environment)
+        #expect(sameSize.stdout.contains("another SHA-256, or none recorded by syncr"), "\(sameSize.stdout)")
         _ = try await aws.run(["s3", "rm", "s3://syncr-test/\(key)"])
         let removed = try await project.run(["plan"], environment: server.environment)
         #expect(removed.stdout.contains("is not in the store"), "\(removed.stdout)")
         let restored = try await project.run(["apply"], environment: server.environment)
         #expect(restored.exitCode == 0 && restored.stderr.contains("1 uploaded"), "\(restored)")
-        // A changed file changes the archive.
+        // A changed file changes the archive; credentials the store refuses fail that plan too
+        // (it asks the store first, whatever the folder says).
         try makeFile(path: project.file("site/css/site.css"), size: 4_321, seed: 99)
         let changed = try await project.run(["plan", "--json"], environment: server.environment)
         #expect(items(try jsonObject(changed.stdout)).first?["reason"] as? String == "1 file changed since the last upload",
                 "\(changed.stdout)")
+        let wrong = server.environment.merging(["AWS_SECRET_ACCESS_KEY": "wrong+secret/0123456789abcdefghijklmnopq"]) { $1 }
+        let refused = try await project.run(["plan"], environment: wrong)
+        #expect(refused.exitCode == 1 && refused.stdout.contains("SignatureDoesNotMatch"), "\(refused)")
         let applied = try await project.run(["apply"], environment: server.environment)
         #expect(applied.exitCode == 0, "\(applied)")
         try await aws.copy("s3://syncr-test/\(key)", back.path)
-        let listing = try await runProcess(executable: "unzip", arguments: ["-v", back.path])
-        #expect(listing.stdout.contains("4321"), "\(listing.stdout)")
+        let again2 = try await runProcess(executable: "unzip", arguments: ["-q", "-o", back.path, "-d", project.file("back").path])
+        try #require(again2.exitCode == 0, "\(again2.stderr)")
+        #expect(try await sha256(file: project.file("back/css/site.css")) == (try await sha256(file: project.file("site/css/site.css"))))
         let settled = try await project.run(["apply"], environment: server.environment)
         #expect(settled.stderr.contains("0 transferred, 1 up to date"), "\(settled.stderr)")
     }
@@ -234,5 +245,27 @@ import Testing
         #expect(!cache.contains { $0.hasSuffix(".multipart") }, "the record goes once the upload is complete: \(cache)")
         let again = try await project.run(["plan"], environment: server.environment)
         #expect(again.stdout.contains("unchanged since the last upload (2 files zipped to"), "\(again.stdout)")
+    }
+
+    /// `zip: true` with credentials that may write but not read: the HEAD's AccessDenied says
+    /// nothing about the object, so the plan does not fail, and apply sends the archive.
+    @Test func writeOnlyCredentialsStillUploadAnArchive() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try FileManager.default.createDirectory(at: project.file("logs"), withIntermediateDirectories: true)
+        try makeFile(path: project.file("logs/run.log"), size: 3_456, seed: 54)
+        let prefix = SeaweedFS.uniquePrefix("write-only-zip")
+        try writeManifest(project, server: server, uploads: ["{ from: logs/, to: \"s3://syncr-test/\(prefix)\", zip: true }"])
+        let writer = server.environment.merging(["AWS_ACCESS_KEY_ID": SeaweedFS.writerKey]) { $1 }
+        let plan = try await project.run(["plan", "--json"], environment: writer)
+        #expect(plan.exitCode == 0, "\(plan)")
+        #expect(items(try jsonObject(plan.stdout)).first?["action"] as? String == "upload", "\(plan.stdout)")
+        let applied = try await project.run(["apply"], environment: writer)
+        #expect(applied.exitCode == 0, "\(applied)")
+        let back = project.file("back.zip")
+        try await AWSCLI(server: server).copy("s3://syncr-test/\(prefix)logs.zip", back.path)
+        let unzipped = try await runProcess(executable: "unzip", arguments: ["-q", back.path, "-d", project.file("back").path])
+        try #require(unzipped.exitCode == 0, "\(unzipped.stderr)")
+        #expect(try await sha256(file: project.file("back/run.log")) == (try await sha256(file: project.file("logs/run.log"))))
     }
 }
