@@ -43,8 +43,11 @@ struct MultipartRecord: Codable, Sendable {
     /// Whether this upload goes on with `file` as it is now (`sha256`: its SHA-256, or empty
     /// when not known): the same file, or the same bytes in a file made again (an archive
     /// built anew from an unchanged folder, a file touched), whose metadata the upload carries.
+    /// Where both SHA-256s are known they decide, even for a file that looks the same (a
+    /// rewrite in place within one timestamp tick): the upload's metadata would lie otherwise.
     func continues(_ file: FileFingerprint, sha256: String) -> Bool {
-        source == file || (!sha256.isEmpty && self.sha256 == sha256 && source.size == file.size)
+        if let recorded = self.sha256, !sha256.isEmpty { return recorded == sha256 && source.size == file.size }
+        return source == file
     }
 
     var partChecksum: PartChecksum { checksum == PartChecksum.sha256.rawValue ? .sha256 : .md5 }
@@ -244,6 +247,8 @@ struct S3MultipartUpload: Sendable {
             }
         }
         record.parts = parts
+        // The upload is this file's now (it may have gone on by its bytes, in a file made again).
+        record.source = file.fingerprint
         try save(record)
         return record
     }

@@ -80,11 +80,14 @@ extension UploadPlanner {
     /// The large files whose multipart record is still in the cache although their object is
     /// complete in the store: a run killed after CompleteMultipartUpload, before it removed the
     /// record. Apply forgets them (`Uploader.forgetFinishedMultipart`): left, `syncr cache`
-    /// listed an unfinished upload for good. One `stat` per large file.
+    /// listed an unfinished upload for good. One `stat` per large file, or per file of one.
     func finishedMultipart(_ upload: Upload, tree: UploadTree) -> UploadTree {
         guard let s3 = RequestBuilder(upload: upload).s3 else { return UploadTree(isDirectory: false, files: []) }
         return UploadTree(isDirectory: tree.isDirectory, files: tree.files.filter { file in
-            guard file.fingerprint.size >= upload.multipartThreshold else { return false }
+            // A folder's small files are not looked for one by one (a `stat` each); a single
+            // file's record is, whatever its size now (it may have shrunk, or the threshold
+            // risen, since its upload was cut off).
+            guard !tree.isDirectory || file.fingerprint.size >= upload.multipartThreshold else { return false }
             let display = Uploader.target(upload, relative: file.relative, isDirectory: tree.isDirectory).display
             let path = S3MultipartUpload.recordPath(in: cache, upload: upload, naming: s3.object(at: display).location.key)
             return FS.kind(path) == .file
@@ -119,7 +122,7 @@ extension UploadPlanner {
     /// recorded as sent (`sent`, by name; none before a first upload): no difference when it
     /// is that archive (its size, and the SHA-256 stored with it).
     func archiveObject(_ upload: Upload, sent: [String: UploadRecord.SentFile]) async -> ObjectCheck {
-        let name = sent.keys.first ?? upload.archiveName
+        let name = upload.archiveName
         return await objectDifference(upload, target: Uploader.target(upload, relative: name, isDirectory: false),
                                       file: sent[name])
     }

@@ -157,16 +157,19 @@ extension ManifestDecoder {
             } else {
                 seen.claims[key] = UploadIndex.Claim(index: index, line: node.mark.line)
             }
-            // A target ending in `/` takes a folder's files under their own names: folders may
-            // share it, but not two archives of one name under an s3:// prefix. A POST
+            // A target ending in `/` (or an s3:// bucket itself) takes a folder's files under
+            // their own names: folders may share it, but not two archives of one name. A POST
             // endpoint may take many files.
             let s3 = S3Location.isS3URL(url.expanded)
-            let target = s3 && zip == true && url.expanded.hasSuffix("/")
-                ? url.expanded + Upload.archiveName(source: from.source) : url.expanded
-            if ok, method == .put || s3, !target.hasSuffix("/") {
+            let prefix = s3 ? (try? S3Location(parsing: url.expanded))?.isPrefix ?? false : url.expanded.hasSuffix("/")
+            let archive = s3 && prefix && zip == true ? Upload.archiveName(source: from.source) : nil
+            let target = archive.map { Self.joinKey(url.expanded, $0) } ?? url.expanded
+            if ok, method == .put || s3, !prefix || archive != nil {
                 if let first = seen.putTargets[target] {
+                    // As written: the expanded URL may hold a secret.
+                    let same = archive.map { "same object (\(Self.joinKey(url.written, $0))) as" } ?? "same to as"
                     report(path, at: node.mark,
-                           "same to as uploads[\(first.index)] (line \(first.line)): each run would replace the other's file there, and neither would ever be up to date; give each its own to:")
+                           "\(same) uploads[\(first.index)] (line \(first.line)): each run would replace the other's file there, and neither would ever be up to date; give each its own to:")
                     ok = false
                 } else {
                     seen.putTargets[target] = UploadIndex.Claim(index: index, line: node.mark.line)
@@ -190,6 +193,12 @@ extension ManifestDecoder {
                             settings: settings)
         (upload.multipartThreshold, upload.partSize) = parts
         return upload
+    }
+
+    /// `name` under the `s3://` prefix or bucket `url` (`s3://b`, `s3://b/`, `s3://b/p/`).
+    static func joinKey(_ url: String, _ name: String) -> String {
+        let bucketOnly = url.dropFirst(5).firstIndex(of: "/") == nil
+        return url + (bucketOnly ? "/" : "") + name
     }
 
     /// `from`: a file or folder, as written and resolved. Unlike a download's `to` it may be

@@ -156,7 +156,8 @@ import SyncrManifest
 
     /// An upload goes on with the file it began with, or with the same bytes in a file made
     /// again (an archive built anew, a file touched): same size and SHA-256 as recorded. Not
-    /// with other bytes, nor where either SHA-256 is unknown (an earlier syncr's record).
+    /// with other bytes, even in a file that looks the same (rewritten within one timestamp
+    /// tick); where either SHA-256 is unknown (an earlier syncr's record), the file decides.
     @Test func anUploadGoesOnWithTheSameFileOrTheSameBytes() {
         let began = FileFingerprint(device: 1, inode: 7, size: 12 << 20, mtimeNanoseconds: 1_000)
         let rebuilt = FileFingerprint(device: 1, inode: 8, size: 12 << 20, mtimeNanoseconds: 2_000)
@@ -164,6 +165,8 @@ import SyncrManifest
         var record = Self.record("U", source: began)
         record.sha256 = sha
         #expect(record.continues(began, sha256: ""))
+        #expect(record.continues(began, sha256: sha))
+        #expect(!record.continues(began, sha256: other), "the upload's metadata would name other bytes")
         #expect(record.continues(rebuilt, sha256: sha))
         #expect(!record.continues(rebuilt, sha256: other))
         #expect(!record.continues(rebuilt, sha256: ""))
@@ -172,6 +175,7 @@ import SyncrManifest
         #expect(!record.continues(longer, sha256: sha), "a size of its own says other bytes")
         record.sha256 = nil
         #expect(!record.continues(rebuilt, sha256: sha))
+        #expect(record.continues(began, sha256: sha))
     }
 
     @Test func aChangedFilesEarlierUploadIsAbortedAndForgotten() async throws {

@@ -526,13 +526,24 @@ import Testing
               - { from: one/dist/, to: "s3://bucket/site/", zip: true }
               - { from: two/docs, to: "s3://bucket/site/", zip: true }
             """) == "OK")
-        // Two folders of one name zipped under one prefix are two archives of one key.
+        // Two folders of one name zipped under one prefix, or into one bucket (with or without
+        // its slash), are two archives of one key; two of other names are not.
         #expect(errors("""
             version: 1
             uploads:
               - { from: one/dist/, to: "s3://bucket/builds/", zip: true }
               - { from: two/dist, to: "s3://bucket/builds/", zip: true }
-            """).contains("uploads[1]: same to as uploads[0] (line 3)"))
+              - { from: one/docs, to: "s3://bucket", zip: true }
+              - { from: two/docs, to: "s3://bucket/", zip: true }
+              - { from: site, to: "s3://bucket", zip: true }
+            """) == """
+            syncr.yml:4:5: error: uploads[1]: same object (s3://bucket/builds/dist.zip) as uploads[0] (line 3): each run would replace the other's file there, and neither would ever be up to date; give each its own to:
+              - { from: two/dist, to: "s3://bucket/builds/", zip: true }
+                ^
+            syncr.yml:6:5: error: uploads[3]: same object (s3://bucket/docs.zip) as uploads[2] (line 5): each run would replace the other's file there, and neither would ever be up to date; give each its own to:
+              - { from: two/docs, to: "s3://bucket/", zip: true }
+                ^
+            """)
     }
 
     @Test func everyUploadErrorAtOnce() {

@@ -197,7 +197,7 @@ import Testing
     /// upload the kill left (the store would keep its parts, billed, for good) and forgets its
     /// record, as for a file.
     @Test func aKilledForcedZippedUploadIsAbortedWhenTheEntryIsUpToDate() async throws {
-        let (server, project, key, _, _) = try await killedZippedUpload("zipped-forced", seed: 51)
+        let (server, project, key) = try await zippedUpload("zipped-forced", seed: 51)
         let completed = try await project.run(["apply"], environment: server.environment)
         try #require(completed.exitCode == 0, "\(completed.stderr)")
         let (_, recordText) = try await killDuringUpload(project, server: server, arguments: ["apply", "--force"])
@@ -215,10 +215,46 @@ import Testing
         try await expectArchive(project, server: server, key: key)
     }
 
-    /// An 80 MiB file in `data/`, going up zipped in 5 MiB parts one at a time to a key under a
-    /// prefix of its own (`name`), killed once two or more parts (fewer than all) are recorded.
-    func killedZippedUpload(_ name: String, seed: UInt64) async throws
-        -> (server: SeaweedFS.Server, project: Project, key: String, kept: Int, recordText: String) {
+    /// The archive's upload killed, and the folder then shrunk so that the next archive goes in
+    /// one PutObject: the killed upload is aborted once the entry is up to date (its record is
+    /// looked for whatever the archive's size), not left in the store for good.
+    @Test func aKilledZippedUploadIsAbortedOnceASmallerArchiveIsUpToDate() async throws {
+        let (server, project, key, _, recordText) = try await killedZippedUpload("zipped-shrunk", seed: 52)
+        let record = try JSONSerialization.jsonObject(with: Data(recordText.utf8)) as? [String: Any]
+        let killedUpload = try #require(record?["uploadID"] as? String)
+        try FileManager.default.removeItem(at: project.file("data/big.bin"))
+        try makeFile(path: project.file("data/small.bin"), size: 1_000, seed: 53)
+        let smaller = try await project.run(["apply"], environment: server.environment)
+        try #require(smaller.exitCode == 0, "\(smaller.stderr)")
+        let upToDate = try await project.run(["apply"], environment: server.environment)
+        #expect(upToDate.exitCode == 0 && upToDate.stderr.contains("1 up to date"), "\(upToDate)")
+        let uploads = try await AWSCLI(server: server).run(["s3api", "list-multipart-uploads", "--bucket", "syncr-test",
+                                                            "--prefix", key])
+        #expect(uploads.exitCode == 0, "\(uploads)")
+        #expect(!uploads.stdout.contains(killedUpload), "\(uploads.stdout)")
+        try await expectArchive(project, server: server, key: key)
+    }
+
+    /// A plain file's upload killed, and the file then touched (its time changed, its bytes
+    /// not): the plan counts the parts recorded, and apply goes on from them.
+    @Test func aKilledUploadOfATouchedFileGoesOn() async throws {
+        let (server, project, _, kept, recordText) = try await killedUpload("touched", seed: 54)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(60)],
+                                              ofItemAtPath: project.file("big.bin").path)
+        let plan = try await project.run(["plan", "--json"], environment: server.environment)
+        let planned = try #require(items(try jsonObject(plan.stdout)).first)
+        #expect((planned["reason"] as? String)?.contains("a multipart upload resumes") == true, "\(planned)")
+        let again = try await project.run(["apply", "--json"], environment: server.environment)
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        let item = try #require(items(try jsonObject(again.stdout)).first)
+        let notes = (item["notes"] as? [String] ?? []).joined()
+        let resumed = notes.firstRange(of: "resumed a multipart upload, ").map { notes[$0.upperBound...].prefix { $0.isNumber } }
+        #expect(Int(resumed ?? "") ?? 0 >= kept, "\(notes)\nrecord at the kill: \(recordText)")
+    }
+
+    /// An 80 MiB file in `data/`, to go up zipped in 5 MiB parts one at a time to a key under a
+    /// prefix of its own (`name`).
+    func zippedUpload(_ name: String, seed: UInt64) async throws -> (server: SeaweedFS.Server, project: Project, key: String) {
         let server = try await SeaweedFS.shared.start()
         let project = try Project()
         try FileManager.default.createDirectory(at: project.file("data"), withIntermediateDirectories: true)
@@ -227,6 +263,13 @@ import Testing
         let key = SeaweedFS.uniquePrefix(name) + "data.zip"
         try writeManifest(project, server: server, defaults: "connections: 1,",
                           upload: "{ from: data/, to: \"s3://syncr-test/\(key)\", zip: true, multipart_threshold: 5MiB, part_size: 5MiB }")
+        return (server, project, key)
+    }
+
+    /// `zippedUpload`, killed once two or more parts (fewer than all) are recorded.
+    func killedZippedUpload(_ name: String, seed: UInt64) async throws
+        -> (server: SeaweedFS.Server, project: Project, key: String, kept: Int, recordText: String) {
+        let (server, project, key) = try await zippedUpload(name, seed: seed)
         let (kept, recordText) = try await killDuringUpload(project, server: server)
         try #require(kept >= 2 && kept < 16)
         return (server, project, key, kept, recordText)
