@@ -368,7 +368,8 @@ struct Uploader: Sendable {
                 }
                 tree = try await archive()
             }
-            if context.digestsPending {
+            let inParts = try await archiveInParts(tree, context: context)
+            if context.digestsPending, inParts == nil {
                 let sending = tree
                 hashing = Task { try await BlockingIO.run { try UploadPlanner.digests(sending, reusing: nil) } }
             }
@@ -376,15 +377,8 @@ struct Uploader: Sendable {
             case .put:
                 let sending = context.inStore.isEmpty ? tree
                     : UploadTree(isDirectory: tree.isDirectory, files: tree.files.filter { !context.inStore.contains($0.relative) })
-                var recorded = context.record.files
-                // An archive going to s3:// in parts names its SHA-256 in the request that
-                // starts them (the metadata the next plan compares): hashed before it goes. (A
-                // smaller one is hashed by its PutObject, beside this.)
-                if context.zipFolder, requests.s3 != nil, let hashing,
-                   tree.files.contains(where: { $0.fingerprint.size >= upload.multipartThreshold }) {
-                    recorded = try await hashing.value
-                }
-                let (bytes, putNotes) = try await putFiles(sending, recorded: recorded, partDigests: context.partDigests)
+                let (bytes, putNotes) = try await putFiles(sending, recorded: inParts?.files ?? context.record.files,
+                                                           partDigests: inParts?.parts ?? context.partDigests)
                 sent += bytes
                 notes += putNotes
             case .post:
@@ -404,7 +398,7 @@ struct Uploader: Sendable {
                 throw SyncError.changedWhileSending(path: file.path)
             }
             var record = context.record
-            if let hashing { record.files = try await hashing.value }
+            if let hashing { record.files = try await hashing.value } else if let inParts { record.files = inParts.files }
             if let sourceHashing { record.sources = try await sourceHashing.value }
             try cache.prepare()
             try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
@@ -479,6 +473,18 @@ struct Uploader: Sendable {
         let name = upload.archiveName
         guard let fingerprint = FS.fingerprint(zipPath) else { throw SyncError.other(message: "\(zipPath): the archive vanished") }
         return UploadTree(isDirectory: false, files: [UploadTree.File(relative: name, path: zipPath, fingerprint: fingerprint)])
+    }
+
+    /// The digests of an archive going to `s3://` in parts, made before it goes: the request
+    /// that starts its upload names its SHA-256 (the metadata the next plan compares). Its
+    /// parts' SHA-256s are made beside it, on the other core, so that none is hashed again as
+    /// it goes. nil for anything else, whose digests are made beside the upload (a smaller
+    /// archive's PutObject hashes it itself).
+    private func archiveInParts(_ tree: UploadTree, context: UploadContext) async throws
+        -> (files: [String: UploadRecord.SentFile], parts: S3PartDigests)? {
+        guard context.zipFolder, requests.s3 != nil,
+              tree.files.contains(where: { $0.fingerprint.size >= upload.multipartThreshold }) else { return nil }
+        return try await S3PartDigests.beside(upload, tree: tree) { try UploadPlanner.digests(tree, reusing: nil) }
     }
 
     /// Where apply builds a `zip: true` upload's archive.
