@@ -364,6 +364,8 @@ public struct Upload: Sendable, Equatable {
         Self.archiveName(source: source)
     }
 
+    /// `archiveName` for `source`, before there is an `Upload` (the decoder's check of two
+    /// archives under one prefix).
     static func archiveName(source: String) -> String {
         let folder = source.split(separator: "/").last.map(String.init) ?? ""
         return (folder.isEmpty ? "upload" : folder) + ".zip"

@@ -157,23 +157,9 @@ extension ManifestDecoder {
             } else {
                 seen.claims[key] = UploadIndex.Claim(index: index, line: node.mark.line)
             }
-            // A target ending in `/` (or an s3:// bucket itself) takes a folder's files under
-            // their own names: folders may share it, but not two archives of one name. A POST
-            // endpoint may take many files.
-            let s3 = S3Location.isS3URL(url.expanded)
-            let prefix = s3 ? (try? S3Location(parsing: url.expanded))?.isPrefix ?? false : url.expanded.hasSuffix("/")
-            let archive = s3 && prefix && zip == true ? Upload.archiveName(source: from.source) : nil
-            let target = archive.map { Self.joinKey(url.expanded, $0) } ?? url.expanded
-            if ok, method == .put || s3, !prefix || archive != nil {
-                if let first = seen.putTargets[target] {
-                    // As written: the expanded URL may hold a secret.
-                    let same = archive.map { "same object (\(Self.joinKey(url.written, $0))) as" } ?? "same to as"
-                    report(path, at: node.mark,
-                           "\(same) uploads[\(first.index)] (line \(first.line)): each run would replace the other's file there, and neither would ever be up to date; give each its own to:")
-                    ok = false
-                } else {
-                    seen.putTargets[target] = UploadIndex.Claim(index: index, line: node.mark.line)
-                }
+            if ok, !claimPutTarget(url, source: from.source, method: method, zip: zip == true, path: path, at: node.mark,
+                                   index: index, seen: &seen) {
+                ok = false
             }
         }
 
@@ -193,6 +179,28 @@ extension ManifestDecoder {
                             settings: settings)
         (upload.multipartThreshold, upload.partSize) = parts
         return upload
+    }
+
+    /// Claims the object or file a PUT (or `s3://`) upload writes; false, reported, when an
+    /// earlier entry writes it: each run would replace the other's. A target ending in `/` (or
+    /// an `s3://` bucket itself) takes a folder's files under their own names, so folders may
+    /// share it, but not two archives of one name. A POST endpoint may take many files.
+    mutating func claimPutTarget(_ url: Template, source: String, method: Upload.Method?, zip: Bool, path: String,
+                                 at mark: YAMLMark, index: Int, seen: inout UploadIndex) -> Bool {
+        let s3 = S3Location.isS3URL(url.expanded)
+        let prefix = s3 ? (try? S3Location(parsing: url.expanded))?.isPrefix ?? false : url.expanded.hasSuffix("/")
+        let archive = s3 && prefix && zip ? Upload.archiveName(source: source) : nil
+        guard method == .put || s3, !prefix || archive != nil else { return true }
+        let target = archive.map { Self.joinKey(url.expanded, $0) } ?? url.expanded
+        guard let first = seen.putTargets[target] else {
+            seen.putTargets[target] = UploadIndex.Claim(index: index, line: mark.line)
+            return true
+        }
+        // As written: the expanded URL may hold a secret.
+        let same = archive.map { "same object (\(Self.joinKey(url.written, $0))) as" } ?? "same to as"
+        report(path, at: mark,
+               "\(same) uploads[\(first.index)] (line \(first.line)): each run would replace the other's file there, and neither would ever be up to date; give each its own to:")
+        return false
     }
 
     /// `name` under the `s3://` prefix or bucket `url` (`s3://b`, `s3://b/`, `s3://b/p/`).
