@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CZlib
+import SyncrLock
 
 /// Zips a folder: what syncr uploads when a folder is to be sent as one archive.
 ///
@@ -86,7 +87,8 @@ public enum ZipWriter {
     ///   `.unsupported` for a fifo, socket or device, or a name that is not UTF-8, `.io` for
     ///   a file that cannot be read (or changed while being read) or an archive that cannot be
     ///   written. Each names the file or entry. `.interrupted` when the calling task is
-    ///   cancelled. Whatever the error, nothing is left at `output` or beside it.
+    ///   cancelled (on a thread serving a task, when that task is: `Cancellation`). Whatever
+    ///   the error, nothing is left at `output` or beside it.
     public static func write(directory: String, to output: String,
                              options: Options = Options()) throws(ArchiveError) -> Summary {
         guard (0...9).contains(options.level) else {
@@ -110,7 +112,7 @@ public enum ZipWriter {
         let fixedTime = options.sourceDateEpoch.map(Self.utcTime) ?? (options.deterministic ? DOSDateTime.epoch : nil)
 
         for entry in entries {
-            if Task.isCancelled { throw .interrupted(path: output) }
+            if Cancellation.isRequested { throw .interrupted(path: output) }
             var record = ZipEntryRecord(name: entry.name, method: .stored,
                                         modified: fixedTime ?? Self.localTime(entry.modified),
                                         crc32: 0, compressedSize: 0, uncompressedSize: 0,
@@ -144,7 +146,7 @@ public enum ZipWriter {
                 var compressed: UInt64 = 0
                 var method = ZipMethod.stored
                 for block in 0..<ZipBlocks.count(size) {
-                    if Task.isCancelled { throw .interrupted(path: output) }
+                    if Cancellation.isRequested { throw .interrupted(path: output) }
                     let result = try pipeline.take(nextJob)
                     if block == 0 { method = result.method }
                     crc = crc32_combine(crc, UInt(result.crc32), Int(result.length))

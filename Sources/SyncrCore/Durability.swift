@@ -8,12 +8,28 @@ import SyncrLock
 
 /// Runs blocking system calls (fsync, hashing, large copies) on Dispatch's global pool, so that
 /// they overlap instead of holding one of the few threads Swift concurrency runs tasks on.
+///
+/// The calling task's cancellation (SIGINT, SIGTERM) reaches the body through
+/// `Cancellation.isRequested`, which the long loops check once per block (a hash, a zip): a
+/// hash of a large file stops within a block instead of running to its end while the run
+/// waits. A body that stopped for it, with whatever error it left by, throws `Interrupted`; one
+/// that does not look (a flush, an unpack, the copy into place) finishes.
 enum BlockingIO {
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(with: Result { try body() })
+        let stop = StopRequest()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global(qos: .userInitiated).async {
+                    let result = Result { try Cancellation.serving(stop) { try body() } }
+                    if case .failure = result, stop.isSet {
+                        continuation.resume(throwing: Interrupted())
+                    } else {
+                        continuation.resume(with: result)
+                    }
+                }
             }
+        } onCancel: {
+            stop.set()
         }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CSystem
 import Foundation
+import SyncrLock
 
 /// An error from a local file operation, naming the path and what to do.
 public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -276,7 +277,8 @@ enum FS {
         unlink(path)
     }
 
-    /// The lowercase hex digests of a file, read once in 1 MiB blocks.
+    /// The lowercase hex digests of a file, read once in 1 MiB blocks. Stops with `ECANCELED`
+    /// once `Cancellation.isRequested`.
     static func digests(of path: String, algorithms: [String]) throws(FileError) -> [String: String] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
@@ -286,6 +288,8 @@ enum FS {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
         defer { buffer.deallocate() }
         while true {
+            // A run stopped by a signal must not wait for the rest of a large file.
+            if Cancellation.isRequested { throw FileError(path: path, operation: "read", errno: ECANCELED) }
             let n = read(fd, buffer.baseAddress, buffer.count)
             if n < 0 {
                 if errno == EINTR { continue }

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import SyncrDigest
 import SyncrHTTP
+import SyncrLock
 import SyncrManifest
 import SyncrS3
 
@@ -490,7 +491,7 @@ struct S3MultipartUpload: Sendable {
     }
 
     /// The digest (hex) of `length` bytes of a file from `offset`, read in 1 MiB pieces, on the
-    /// calling thread.
+    /// calling thread; stops with `ECANCELED` once `Cancellation.isRequested`.
     static func digest(_ algorithm: Digest.Algorithm, of path: String, offset: Int64, length: Int64) throws -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
@@ -499,6 +500,7 @@ struct S3MultipartUpload: Sendable {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var done: Int64 = 0
         while done < length {
+            if Cancellation.isRequested { throw FileError(path: path, operation: "read", errno: ECANCELED) }
             let want = Int(min(Int64(buffer.count), length - done))
             let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset + done)) }
             if n < 0 && errno == EINTR { continue }

@@ -47,7 +47,7 @@ struct S3PartDigests: Sendable {
             let size = file.fingerprint.size
             let partSize = S3MultipartUpload.partSize(size: size, preferred: preferred)
             var number = 1
-            while Int64(number - 1) * partSize < size, !stop.withLock({ $0 }) {
+            while Int64(number - 1) * partSize < size, !stop.withLock({ $0 }), !Cancellation.isRequested {
                 let offset = Int64(number - 1) * partSize
                 guard let sha256 = try? S3MultipartUpload.digest(.sha256, of: file.path, offset: offset,
                                                                  length: min(partSize, size - offset)) else { return result }

@@ -87,6 +87,8 @@ extension Session {
                 // Flushed with the others below: a record lost to a power cut costs a hash again.
                 _ = try self.cache.save(state, key: key, durable: false, stateFile: true)
                 return nil
+            } catch is Interrupted {
+                return LockFailure(to: d.to, message: "interrupted before its SHA-256 was made")
             } catch {
                 return LockFailure(to: d.to, message: self.redactor.scrub("\(error)"))
             }

@@ -307,8 +307,10 @@ public final class Session: Sendable {
         }
         var local = known ?? localFacts(download, index: index)
         if Planner.needsDestinationDigest(checksums: download.checksums, remote: remote, local: local) {
-            local.destinationDigests = try? FS.digests(of: download.destination,
-                                                       algorithms: download.checksums.map(\.algorithm))
+            // Off the cooperative pool (a large file held one of its few threads for seconds),
+            // and stopped by a signal: an interrupted hash leaves no digests, as one that failed.
+            let destination = download.destination, algorithms = download.checksums.map(\.algorithm)
+            local.destinationDigests = try? await BlockingIO.run { try FS.digests(of: destination, algorithms: algorithms) }
         }
         let decision = Planner.decide(checksums: download.checksums, remote: remote, local: local)
         item.action = decision.action

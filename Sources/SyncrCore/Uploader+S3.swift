@@ -27,6 +27,8 @@ extension UploadPlanner {
             } else {
                 files = try await BlockingIO.run(hashing)
             }
+        } catch is Interrupted {
+            return item.failing(.interrupted(.whileAsking), redactor)
         } catch {
             item.action = .error
             item.reason = redactor.scrub("\(error)")
@@ -198,6 +200,8 @@ extension Uploader {
         let digests: [String: String]
         do {
             digests = try await BlockingIO.run { try FS.digests(of: path, algorithms: ["md5", "sha256"]) }
+        } catch is Interrupted {
+            throw Interrupted()
         } catch {
             throw SyncError.other(message: "\(error)")
         }
