@@ -170,9 +170,10 @@ struct Downloader: Sendable {
 
     /// What an interrupted entry kept, from its record on disk: what the next run resumes from.
     private func interruption() -> SyncError.Interruption {
-        guard let state = cache.loadState(key), state.cachedBytes > 0, !state.complete else {
-            return .download(kept: 0, size: nil)
-        }
+        guard let state = cache.loadState(key), state.cachedBytes > 0 else { return .download(kept: 0, size: nil) }
+        // A complete record whose data is still in the cache (stopped in its verify, before it
+        // was placed) kept it all; one whose data went into place kept nothing here.
+        if state.complete, FS.fileSize(cache.dataPath(key)) == nil { return .download(kept: 0, size: nil) }
         return .download(kept: state.cachedBytes, size: state.size)
     }
 

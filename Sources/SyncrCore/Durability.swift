@@ -4,6 +4,7 @@ import Glibc
 import CSystem
 import Dispatch
 import Foundation
+import SyncrArchive
 import SyncrLock
 
 /// Runs blocking system calls (fsync, hashing, large copies) on Dispatch's global pool, so that
@@ -12,8 +13,8 @@ import SyncrLock
 /// The calling task's cancellation (SIGINT, SIGTERM) reaches the body through
 /// `Cancellation.isRequested`, which the long loops check once per block (a hash, a zip): a
 /// hash of a large file stops within a block instead of running to its end while the run
-/// waits. A body that stopped for it, with whatever error it left by, throws `Interrupted`; one
-/// that does not look (a flush, an unpack, the copy into place) finishes.
+/// waits. A body that stopped for it throws `Interrupted`; one that does not look (a flush, an
+/// unpack, the copy into place) finishes, and its own failure (a full disk) stays what it is.
 enum BlockingIO {
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         let stop = StopRequest()
@@ -21,7 +22,7 @@ enum BlockingIO {
             try await withCheckedThrowingContinuation { continuation in
                 DispatchQueue.global(qos: .userInitiated).async {
                     let result = Result { try Cancellation.serving(stop) { try body() } }
-                    if case .failure = result, stop.isSet {
+                    if case .failure(let error) = result, stop.isSet, isStop(error) {
                         continuation.resume(throwing: Interrupted())
                     } else {
                         continuation.resume(with: result)
@@ -31,6 +32,15 @@ enum BlockingIO {
         } onCancel: {
             stop.set()
         }
+    }
+
+    /// Whether `error` is what a body gives when it stops because `Cancellation.isRequested`:
+    /// a hash's `ECANCELED` (`FS.digests`), a zip's `.interrupted`. Any other error is the
+    /// body's own, also when it comes after the signal.
+    static func isStop(_ error: any Error) -> Bool {
+        if let error = error as? FileError { return error.errno == ECANCELED }
+        if case .interrupted? = error as? ArchiveError { return true }
+        return false
     }
 }
 

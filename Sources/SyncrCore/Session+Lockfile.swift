@@ -8,6 +8,9 @@ public struct LockFailure: Error, Sendable {
     public var to: String
     /// What went wrong, masked.
     public var message: String
+    /// The run was interrupted (SIGINT, SIGTERM) before this download was hashed: said once
+    /// for all such downloads, not one line each.
+    public var interrupted = false
 
     /// A failure for the download to `to`.
     public init(to: String, message: String) {
@@ -88,7 +91,9 @@ extension Session {
                 _ = try self.cache.save(state, key: key, durable: false, stateFile: true)
                 return nil
             } catch is Interrupted {
-                return LockFailure(to: d.to, message: "interrupted before its SHA-256 was made")
+                var failure = LockFailure(to: d.to, message: "interrupted before its SHA-256 was made")
+                failure.interrupted = true
+                return failure
             } catch {
                 return LockFailure(to: d.to, message: self.redactor.scrub("\(error)"))
             }

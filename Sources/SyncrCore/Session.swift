@@ -84,6 +84,10 @@ public final class Session: Sendable {
     /// per-host connections only queued in curl; bounded by `jobs` alone, a run of default
     /// `jobs: 4` would ask four servers at a time across the internet.
     private let questions: AsyncSemaphore
+    /// Destinations hashed at once by planning (one per core): as many as when they ran on the
+    /// cooperative pool, now that they run beside it, so that a manifest of large pinned files
+    /// does not read them all at once from one disk.
+    private let destinationHashes = AsyncSemaphore(limit: ProcessInfo.processInfo.activeProcessorCount)
 
     /// Creates a session for `manifest`; no request is made until `plan`.
     /// - Parameters:
@@ -310,7 +314,9 @@ public final class Session: Sendable {
             // Off the cooperative pool (a large file held one of its few threads for seconds),
             // and stopped by a signal: an interrupted hash leaves no digests, as one that failed.
             let destination = download.destination, algorithms = download.checksums.map(\.algorithm)
+            await destinationHashes.acquire()
             local.destinationDigests = try? await BlockingIO.run { try FS.digests(of: destination, algorithms: algorithms) }
+            await destinationHashes.release()
         }
         let decision = Planner.decide(checksums: download.checksums, remote: remote, local: local)
         item.action = decision.action

@@ -145,8 +145,8 @@ extension SyncError {
         case let error as SyncError: self = error
         case let error as FileError: self = .file(error)
         case let error as TransferError: self = SyncError(error, retries: .notRetried)
-        // Blocking work (a hash, a zip) stopped by a signal while the entry was being planned.
-        case is Interrupted: self = .interrupted(.whileAsking)
+        // Blocking work (a hash, a zip) stopped by a signal before the entry's transfer began.
+        case is Interrupted: self = .interrupted(.beforeStart)
         default: self = .other(message: "\(error)")
         }
     }

@@ -28,7 +28,7 @@ extension UploadPlanner {
                 files = try await BlockingIO.run(hashing)
             }
         } catch is Interrupted {
-            return item.failing(.interrupted(.whileAsking), redactor)
+            return item.failing(.interrupted(.beforeStart), redactor)
         } catch {
             item.action = .error
             item.reason = redactor.scrub("\(error)")
@@ -200,8 +200,8 @@ extension Uploader {
         let digests: [String: String]
         do {
             digests = try await BlockingIO.run { try FS.digests(of: path, algorithms: ["md5", "sha256"]) }
-        } catch is Interrupted {
-            throw Interrupted()
+        } catch let error as Interrupted {
+            throw error
         } catch {
             throw SyncError.other(message: "\(error)")
         }

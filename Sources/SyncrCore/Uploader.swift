@@ -336,7 +336,7 @@ struct Uploader: Sendable {
         case .error:
             // Planning cut short by the interruption (a hash stopped by the signal, a question
             // to the store) says nothing about the files or the server.
-            if case .interrupted? = item.error { return result(.interrupted(.beforeStart)) }
+            if case .interrupted(let why)? = item.error { return result(.interrupted(why)) }
             if Task.isCancelled { return result(.interrupted(.beforeStart)) }
             return result(.failed(item.error ?? .other(message: item.reason)))
         default: break
@@ -403,8 +403,11 @@ struct Uploader: Sendable {
                 throw SyncError.changedWhileSending(path: file.path)
             }
             var record = context.record
-            if let hashing { record.files = try await Self.value(of: hashing) } else if let inParts { record.files = inParts.files }
-            if let sourceHashing { record.sources = try await Self.value(of: sourceHashing) }
+            // Sent: the hashes started beside the sending finish even after a signal (they are
+            // tasks of their own, which it does not reach), so that the upload is recorded and
+            // not sent again whole; a send cut short cancels them (the `defer` above).
+            if let hashing { record.files = try await hashing.value } else if let inParts { record.files = inParts.files }
+            if let sourceHashing { record.sources = try await sourceHashing.value }
             try cache.prepare()
             try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
             return result(.ok)
@@ -415,12 +418,6 @@ struct Uploader: Sendable {
         } catch {
             return result(.failed(SyncError(error)))
         }
-    }
-
-    /// The value of a task started beside the upload, which is cancelled with the caller: an
-    /// unstructured task is not, and a signal would wait for its hash to end.
-    static func value<T: Sendable>(of task: Task<T, any Error>) async throws -> T {
-        try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     }
 
     /// Every request of this entry is built by one builder.

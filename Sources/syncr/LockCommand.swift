@@ -82,7 +82,11 @@ enum LockCommand {
         var failed = report.failed.map { LockFailure(to: $0.item.to, message: $0.error?.description ?? "failed") }
         if failed.isEmpty { failed = await session.recordMissingSHA256() }
         guard failed.isEmpty else {
-            for f in failed { Output.err("syncr: error: lock --hash: cannot hash \(f.to): \(f.message)") }
+            for f in failed where !f.interrupted { Output.err("syncr: error: lock --hash: cannot hash \(f.to): \(f.message)") }
+            let stopped = failed.filter(\.interrupted).count
+            if stopped > 0 {
+                Output.err("syncr: lock --hash: interrupted before \(stopped) download(s) were hashed; run it again to hash them")
+            }
             return ExitCode.failures
         }
         return nil
