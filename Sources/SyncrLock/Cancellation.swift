@@ -8,6 +8,7 @@ import Glibc
 public final class StopRequest: Sendable {
     private let requested = Locked(false)
 
+    /// A request not yet made.
     public init() {}
 
     /// Asks the work to stop. Safe from any thread, also from a cancellation handler.
@@ -15,6 +16,7 @@ public final class StopRequest: Sendable {
         requested.withLock { $0 = true }
     }
 
+    /// Whether `set()` was called.
     public var isSet: Bool {
         requested.withLock { $0 }
     }
