@@ -34,6 +34,20 @@ struct SignalDuringHashTests {
         }
     }
 
+    /// Runs `apply` and sends SIGINT once it holds a file whose path `matches` open (`doing`
+    /// names that work): the run must end interrupted, exit 130, with its entry interrupted and
+    /// not failed.
+    func applyInterrupted(_ project: Project, doing: String,
+                          whenItHolds matches: @escaping @Sendable (String) -> Bool) async throws {
+        let run = try BackgroundSyncr(project, ["apply"])
+        let signalled = await interrupt(run, whenItHolds: matches)
+        let status = await run.finish()
+        try #require(signalled, "\(doing) should have been under way: \(run.stderr)")
+        #expect(status == 130, "\(run.stderr)")
+        #expect(run.stderr.contains("1 interrupted"), "\(run.stderr)")
+        #expect(run.stderr.contains("0 failed"), "\(run.stderr)")
+    }
+
     /// Sends SIGINT once `run` holds a file whose path `matches` open; false when it ended (or
     /// a minute passed) first. Watched from a thread of its own, which a busy pool cannot delay.
     func interrupt(_ run: BackgroundSyncr, whenItHolds matches: @escaping @Sendable (String) -> Bool) async -> Bool {
@@ -64,13 +78,7 @@ struct SignalDuringHashTests {
         try makeSparse(destination)
         try project.writeManifest(downloads: ["{ url: \(nginx.url("/f.bin")), to: out/f.bin, sha256: \(expected) }"])
 
-        let run = try BackgroundSyncr(project, ["apply"])
-        let signalled = await interrupt(run) { $0 == destination }
-        let status = await run.finish()
-        try #require(signalled, "the hash should have been under way: \(run.stderr)")
-        #expect(status == 130, "\(run.stderr)")
-        #expect(run.stderr.contains("1 interrupted"), "\(run.stderr)")
-        #expect(run.stderr.contains("0 failed"), "\(run.stderr)")
+        try await applyInterrupted(project, doing: "the hash") { $0 == destination }
         let size = try FileManager.default.attributesOfItem(atPath: destination)[.size] as? Int64
         #expect(size == Int64(Self.size), "the destination is left as it was")
     }
@@ -91,13 +99,7 @@ struct SignalDuringHashTests {
         let path = project.file("app.bin").path
         try makeSparse(path)
 
-        let run = try BackgroundSyncr(project, ["apply"])
-        let signalled = await interrupt(run) { $0 == path }
-        let status = await run.finish()
-        try #require(signalled, "the hash should have been under way: \(run.stderr)")
-        #expect(status == 130, "\(run.stderr)")
-        #expect(run.stderr.contains("1 interrupted"), "\(run.stderr)")
-        #expect(run.stderr.contains("0 failed"), "\(run.stderr)")
+        try await applyInterrupted(project, doing: "the hash") { $0 == path }
         #expect(try await server.stats()["/app.bin"].bytesReceived == 0, "nothing was sent")
     }
 
@@ -113,13 +115,7 @@ struct SignalDuringHashTests {
         try "version: 1\ndefaults: { retries: 0, timeout: 60s }\nuploads:\n  - { from: site, to: \"\(server.url("/site.zip"))\", method: put, zip: true }\n"
             .write(to: project.file("syncr.yml"), atomically: true, encoding: .utf8)
 
-        let run = try BackgroundSyncr(project, ["apply"])
-        let signalled = await interrupt(run) { $0.hasSuffix(".tmp") && $0.contains(".zip.") }
-        let status = await run.finish()
-        try #require(signalled, "the zip should have been under way: \(run.stderr)")
-        #expect(status == 130, "\(run.stderr)")
-        #expect(run.stderr.contains("1 interrupted"), "\(run.stderr)")
-        #expect(run.stderr.contains("0 failed"), "\(run.stderr)")
+        try await applyInterrupted(project, doing: "the zip") { $0.hasSuffix(".tmp") && $0.contains(".zip.") }
         let cache = project.file(".syncr/cache").path
         let left = ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? []).filter { $0.hasSuffix(".tmp") }
         #expect(left.isEmpty, "no half-built archive is left: \(left)")
