@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import SyncrLock
+import SyncrTestSupport
 import Testing
 @testable import SyncrCore
 
@@ -67,14 +68,8 @@ import Testing
         close(fd)
         let task = Task { try await BlockingIO.run { try FS.digests(of: path, algorithms: ["sha256"]) } }
         let deadline = ContinuousClock.now + .seconds(60)
-        while !Self.holdsOpen(path), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        while !holdsOpen({ $0 == path }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
         task.cancel()
         await #expect(throws: Interrupted.self) { try await task.value }
-    }
-
-    /// Whether this process has `path` open (its descriptors in /proc).
-    static func holdsOpen(_ path: String) -> Bool {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return names.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == path }
     }
 }

@@ -25,15 +25,6 @@ struct SignalDuringHashTests {
         try #require(ftruncate(fd, Self.size) == 0)
     }
 
-    /// Whether process `pid` has a file open whose path `matches`.
-    static func holdsOpen(_ pid: Int32, _ matches: (String) -> Bool) -> Bool {
-        let fds = "/proc/\(pid)/fd"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []
-        return names.contains { name in
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + name)).map(matches) ?? false
-        }
-    }
-
     /// Runs `apply` and sends SIGINT once it holds a file whose path `matches` open (`doing`
     /// names that work): the run must end interrupted, exit 130, with its entry interrupted and
     /// not failed.
@@ -55,7 +46,7 @@ struct SignalDuringHashTests {
         let sent = Locked(false)
         _ = await pollOnItsOwnThread(timeout: .seconds(60)) {
             guard child.isRunning else { return true }
-            guard Self.holdsOpen(pid, matches) else { return false }
+            guard holdsOpen(pid: pid, matches) else { return false }
             run.signal(SIGINT)
             sent.withLock { $0 = true }
             return true
