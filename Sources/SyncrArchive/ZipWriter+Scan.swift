@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SyncrLock
 
 /// One thing found under the folder being zipped, in the form the writer stores it.
 struct ZipSourceEntry: Sendable {
@@ -26,7 +27,8 @@ struct ZipSourceEntry: Sendable {
 }
 
 /// Walks the folder to be zipped with `lstat` (links are never followed) and lists what to store,
-/// sorted by the bytes of the stored names so the same tree always gives the same order.
+/// sorted by the bytes of the stored names so the same tree always gives the same order. Stops
+/// with `.interrupted` once `Cancellation.isRequested`, before the next name.
 struct ZipSourceScanner {
     /// A `readdir` entry's name bytes (without the NUL), read in place.
     static func nameBytes(_ entry: UnsafeMutablePointer<dirent>) -> UnsafeRawBufferPointer {
@@ -101,6 +103,8 @@ struct ZipSourceScanner {
             }
         }
         for child in children {
+            // A tree of millions of names takes long to walk: a cancelled task stops here.
+            if Cancellation.isRequested { throw .interrupted(path: archive) }
             let full = path + "/" + child
             let stored = prefix + Array(child.utf8)
             var st = stat()

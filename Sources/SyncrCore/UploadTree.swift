@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SyncrLock
 
 /// The files an upload sends: one file, or every regular file below a folder, sorted by path.
 struct UploadTree: Sendable {
@@ -28,12 +29,14 @@ struct UploadTree: Sendable {
         case notAFileOrFolder(String)
         case namesDifferOnlyInNormalization(folder: String, String, String)
         case nameNotUTF8(folder: String, String)
+        /// The walk stopped in this folder because its task was cancelled (`Cancellation`).
+        case interrupted(String)
 
         /// The file or folder it is about.
         var path: String {
             switch self {
             case .missing(let path), .unreadable(let path, _), .notAFileOrFolder(let path),
-                 .namesDifferOnlyInNormalization(let path, _, _), .nameNotUTF8(let path, _): return path
+                 .namesDifferOnlyInNormalization(let path, _, _), .nameNotUTF8(let path, _), .interrupted(let path): return path
             }
         }
 
@@ -45,12 +48,26 @@ struct UploadTree: Sendable {
             case .notAFileOrFolder: return .notAFileOrFolder
             case .namesDifferOnlyInNormalization(_, let a, let b): return .namesDifferOnlyInNormalization(a, b)
             case .nameNotUTF8(_, let name): return .nameNotUTF8(name)
+            // Not a problem of the source: `read` turns it into `Interrupted` (`BlockingIO`).
+            case .interrupted: return .unreadable(errno: ECANCELED)
             }
         }
     }
 
+    /// `scan`, with a folder's walk off Swift's cooperative pool (`BlockingIO`): a large tree is
+    /// many system calls, and on a slow file system each can take long. A cancelled task's
+    /// walk stops at the next name and throws `Interrupted`; a single file (two `stat`s) is
+    /// read in place.
+    /// - Throws: `Problem`, or `Interrupted`.
+    static func read(_ source: String, excluding excluded: [String] = []) async throws -> UploadTree {
+        var st = stat()
+        guard stat(source, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { return try scan(source, excluding: excluded) }
+        return try await BlockingIO.run { try scan(source, excluding: excluded) }
+    }
+
     /// Reads the tree at `source`. Symbolic links to files are followed; links to folders are
-    /// not entered (a loop would never end), nor are other special files sent.
+    /// not entered (a loop would never end), nor are other special files sent. A walk stops
+    /// with `.interrupted` once `Cancellation.isRequested`.
     /// - Parameter excluded: folders left out with everything in them, told by device and inode
     ///   (syncr's own, when `source` holds the cache: `Session.notUploaded`).
     static func scan(_ source: String, excluding excluded: [String] = []) throws(Problem) -> UploadTree {
@@ -92,6 +109,7 @@ struct UploadTree: Sendable {
                 throw .nameNotUTF8(folder: folder, directoryEntryBytesShown(entry))
             }
             if name == "." || name == ".." { continue }
+            if Cancellation.isRequested { throw .interrupted(folder) }
             let path = folder + "/" + name
             let rel = relative.isEmpty ? name : relative + "/" + name
             var lst = stat()

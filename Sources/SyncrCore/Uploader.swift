@@ -88,12 +88,14 @@ struct UploadPlanner: Sendable {
         func fail(_ error: SyncError) -> PlanItem { item.failing(error, redactor) }
         var scanned: UploadTree
         do {
-            scanned = try UploadTree.scan(upload.source, excluding: cache.notUploaded)
-        } catch {
+            scanned = try await UploadTree.read(upload.source, excluding: cache.notUploaded)
+        } catch let error as UploadTree.Problem {
             // The path as the manifest writes it, for a file inside the folder too.
             let from = upload.from.hasSuffix("/") ? String(upload.from.dropLast()) : upload.from
             let path = error.path == upload.source ? upload.from : error.path.replacingOccurrences(of: upload.source, with: from)
             return fail(.uploadSource(path: path, problem: error.problem))
+        } catch {
+            return fail(SyncError(error))
         }
         if scanned.isDirectory && scanned.files.isEmpty && !upload.zip {
             return fail(.uploadSource(path: upload.from, problem: .emptyFolder))
