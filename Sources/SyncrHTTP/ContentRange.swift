@@ -25,15 +25,13 @@ public struct ContentRange: Sendable, Equatable {
     private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
 
     private static func parse(_ whole: Bytes) -> ContentRange? {
-        var s = whole
-        trim(&s, HTTPWhitespace.contains)
+        let s = HTTPWhitespace.trimmed(whole)
         let word: StaticString = "bytes "
         let unit = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
         guard s.count > unit.count,
               zip(s.prefix(unit.count), unit).allSatisfy({ $1 == 0x20 ? $0 == 0x20 : ($0 | 0x20) == $1 })
         else { return nil }
-        var rest = s.dropFirst(unit.count)
-        trim(&rest) { $0 == 0x20 }
+        let rest = HTTPWhitespace.trimmed(s.dropFirst(unit.count)) { $0 == 0x20 }
         let star = UInt8(ascii: "*")
         guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let rangePart = rest[..<slash], totalPart = rest[(slash + 1)...]
@@ -54,11 +52,6 @@ public struct ContentRange: Sendable, Equatable {
               a <= b else { return nil }
         if let total, b >= total { return nil }
         return ContentRange(first: a, last: b, total: total)
-    }
-
-    private static func trim(_ bytes: inout Bytes, _ drop: (UInt8) -> Bool) {
-        while let first = bytes.first, drop(first) { bytes.removeFirst() }
-        while let last = bytes.last, drop(last) { bytes.removeLast() }
     }
 
     /// Number of bytes in the enclosed part.

@@ -77,12 +77,10 @@ public struct HTTPResponseHead: Sendable, Equatable {
         return v.withUTF8 { bytes in
             var start = 0
             while start <= bytes.count {
-                var end = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.count
-                let next = end + 1
-                while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-                while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-                if Self.sameASCII(bytes: bytes[start..<end], unit) { return true }
-                start = next
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.count
+                let item = HTTPWhitespace.trimmed(bytes[start..<end]) { $0 == 0x20 || $0 == 0x09 }
+                if Self.sameASCII(bytes: item, unit) { return true }
+                start = end + 1
             }
             return false
         }
@@ -107,11 +105,8 @@ extension String {
     /// Without the spaces, tabs, CRs and LFs at either end. Byte by byte: they are ASCII, so
     /// no byte of a longer UTF-8 sequence is one, and every header of every answer passes here.
     var trimmed: String {
-        let bytes = utf8
-        var start = bytes.startIndex, end = bytes.endIndex
-        while start < end, HTTPWhitespace.contains(bytes[start]) { start = bytes.index(after: start) }
-        while end > start, HTTPWhitespace.contains(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
-        return start == bytes.startIndex && end == bytes.endIndex ? self : String(self[start..<end])
+        let kept = HTTPWhitespace.trimmed(utf8)
+        return kept.startIndex == utf8.startIndex && kept.endIndex == utf8.endIndex ? self : String(Substring(kept))
     }
     var nonEmpty: String? { isEmpty ? nil : self }
 
@@ -139,9 +134,17 @@ enum HTTPWhitespace {
 
     /// The text of `bytes` without whitespace at either end.
     static func trimmedText(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        String(decoding: trimmed(bytes), as: UTF8.self)
+    }
+
+    /// `bytes` without the bytes `drop` matches (whitespace, unless told) at either end: the
+    /// one trim every header parser uses, on the bytes in place.
+    static func trimmed<Bytes: BidirectionalCollection<UInt8>>(
+        _ bytes: Bytes, dropping drop: (UInt8) -> Bool = contains
+    ) -> Bytes.SubSequence {
         var start = bytes.startIndex, end = bytes.endIndex
-        while start < end, contains(bytes[start]) { start += 1 }
-        while end > start, contains(bytes[end - 1]) { end -= 1 }
-        return String(decoding: bytes[start..<end], as: UTF8.self)
+        while start < end, drop(bytes[start]) { start = bytes.index(after: start) }
+        while end > start, drop(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        return bytes[start..<end]
     }
 }
