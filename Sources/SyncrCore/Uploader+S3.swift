@@ -245,22 +245,31 @@ extension Uploader {
     /// the object already in the store, with `--force`) would never be finished, so it is
     /// aborted too. A record whose abort fails stays where it is, for the next run to try again.
     func forgetFinishedMultipart() async {
-        guard let finished = item.uploadContext?.finishedMultipart, let s3 = requests.s3 else { return }
+        guard let finished = item.uploadContext?.finishedMultipart else { return }
         for file in finished.files {
             if Task.isCancelled { return }
-            let target = Self.target(upload, file: file, tree: finished)
-            let key = s3.object(at: target.display).location.key
-            let path = S3MultipartUpload.recordPath(in: cache, upload: upload, naming: key)
-            guard let bytes = FS.readAll(path, limit: Cache.listRecordLimit),
-                  let record = try? JSONDecoder().decode(MultipartRecord.Name.self, from: Data(bytes)) else {
-                FS.remove(path)
-                continue
-            }
-            // Another object's upload (named by a hash of its key) is not this entry's to end.
-            guard record.key == key, record.bucket == s3.location.bucket else { continue }
-            let multipart = multipartUpload(file, target: target, sha256: "", quiet: true)
-            if await multipart.abort(record.uploadID) { FS.remove(path) }
+            await forgetMultipart(file, target: Self.target(upload, file: file, tree: finished))
         }
+    }
+
+    /// Aborts and forgets the multipart upload to `target` an earlier run left, if the cache
+    /// records one: after `file` went up in one PutObject (it shrank below the threshold, or
+    /// the threshold rose, since that run was cut off), or once the entry is up to date
+    /// (`forgetFinishedMultipart`). Left, the store kept its parts, billed, until `cache prune`.
+    /// One failed `open` when there is none.
+    func forgetMultipart(_ file: UploadTree.File, target: (url: String, display: String)) async {
+        guard let s3 = requests.s3 else { return }
+        let key = s3.object(at: target.display).location.key
+        let path = S3MultipartUpload.recordPath(in: cache, upload: upload, naming: key)
+        guard let bytes = FS.readAll(path, limit: Cache.listRecordLimit) else { return }
+        guard let record = try? JSONDecoder().decode(MultipartRecord.Name.self, from: Data(bytes)) else {
+            FS.remove(path)
+            return
+        }
+        // Another object's upload (named by a hash of its key) is not this entry's to end.
+        guard record.key == key, record.bucket == s3.location.bucket else { return }
+        let multipart = multipartUpload(file, target: target, sha256: "", quiet: true)
+        if await multipart.abort(record.uploadID) { FS.remove(path) }
     }
 
     /// Base64 of the bytes a hex string spells.

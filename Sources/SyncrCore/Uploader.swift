@@ -454,12 +454,16 @@ struct Uploader: Sendable {
         return (sent, notes)
     }
 
-    /// One file in one PUT (a PutObject for `s3://`).
+    /// One file in one PUT (a PutObject for `s3://`, after which a multipart upload an earlier
+    /// run left for the object is aborted: the object no longer needs it).
     private func put(_ file: UploadTree.File, target: (url: String, display: String)) async throws -> Int64 {
-        let request = upload.s3 != nil ? try await s3Put(file, target: target)
-            : requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
-                              contentType: upload.contentType ?? ContentType.forFilename(file.relative))
-        return try await send(request)
+        guard upload.s3 != nil else {
+            return try await send(requests.upload(.file(path: file.path), url: target.url, displayURL: target.display,
+                                                  contentType: upload.contentType ?? ContentType.forFilename(file.relative)))
+        }
+        let sent = try await send(try await s3Put(file, target: target))
+        await forgetMultipart(file, target: target)
+        return sent
     }
 
     /// `zip: true`: zips the folder into the cache (a deterministic archive: the same tree gives

@@ -319,6 +319,57 @@ import Testing
         #expect(try await sha256(file: back) == (try await sha256(file: project.file("big.bin"))))
     }
 
+    /// A file whose upload was killed, then shrunk below the threshold: it goes up in one
+    /// PutObject, and the killed upload is aborted in the same run (not left in the store,
+    /// billed, until a later run or a prune), its record gone.
+    @Test func aKilledUploadOfAFileNowBelowTheThresholdIsAbortedAfterItsPut() async throws {
+        let (server, project, key, _, recordText) = try await killedUpload("shrunk-file", seed: 55)
+        let killedUpload = try uploadID(recordText)
+        try makeFile(path: project.file("big.bin"), size: 1_000, seed: 56)
+        let second = try await project.run(["apply"], environment: server.environment)
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        #expect(!(try await storeLists(killedUpload, key: key, server: server)), "the killed upload is aborted")
+        try expectNoMultipartRecord(project)
+        let back = project.file("back.bin")
+        try await AWSCLI(server: server).copy("s3://syncr-test/\(key)", back.path)
+        #expect(try await sha256(file: back) == (try await sha256(file: project.file("big.bin"))))
+    }
+
+    /// The same for a file of a folder going up under a prefix: a folder's small files are not
+    /// looked for in the cache when the entry is up to date, so only the PutObject of the file
+    /// that shrank ends its killed upload.
+    @Test func aKilledUploadOfAFolderFileNowBelowTheThresholdIsAbortedAfterItsPut() async throws {
+        let server = try await SeaweedFS.shared.start()
+        let project = try Project()
+        try FileManager.default.createDirectory(at: project.file("data"), withIntermediateDirectories: true)
+        try makeFile(path: project.file("data/big.bin"), size: 80 << 20, seed: 57)
+        try makeFile(path: project.file("data/small.bin"), size: 1_000, seed: 58)
+        let prefix = SeaweedFS.uniquePrefix("shrunk-folder")
+        try writeManifest(project, server: server, defaults: "connections: 1,",
+                          upload: "{ from: data/, to: \"s3://syncr-test/\(prefix)\", multipart_threshold: 5MiB, part_size: 5MiB }")
+        let (kept, recordText) = try await killDuringUpload(project, server: server)
+        try #require(kept >= 2 && kept < 16)
+        let killedUpload = try uploadID(recordText)
+        try makeFile(path: project.file("data/big.bin"), size: 2_000, seed: 59)
+        let second = try await project.run(["apply"], environment: server.environment)
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        #expect(!(try await storeLists(killedUpload, key: prefix + "big.bin", server: server)), "the killed upload is aborted")
+        try expectNoMultipartRecord(project)
+        for name in ["big.bin", "small.bin"] {
+            let back = project.file("back-" + name)
+            try await AWSCLI(server: server).copy("s3://syncr-test/\(prefix)\(name)", back.path)
+            #expect(try await sha256(file: back) == (try await sha256(file: project.file("data/" + name))), "\(name)")
+        }
+        let plan = try await project.run(["plan", "--json"], environment: server.environment)
+        #expect(items(try jsonObject(plan.stdout)).first?["action"] as? String == "skip", "\(plan.stdout)")
+    }
+
+    /// No multipart record is left in the project's cache.
+    func expectNoMultipartRecord(_ project: Project) throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: project.file(".syncr/cache").path)
+        #expect(!names.contains { $0.hasSuffix(".multipart") }, "\(names)")
+    }
+
     /// A record that cannot be read in full (a field damaged, or written by another version)
     /// still names its upload: that upload is aborted before a new one starts, not left in the
     /// store for good.
