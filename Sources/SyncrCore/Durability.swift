@@ -35,8 +35,8 @@ enum BlockingIO {
     }
 
     /// Whether `error` is what a body gives when it stops because `Cancellation.isRequested`:
-    /// a hash's `ECANCELED` (`FS.digests`), a zip's or a folder walk's `.interrupted`. Any other error is the
-    /// body's own, also when it comes after the signal.
+    /// a hash's `ECANCELED` (`FS.digests`), a zip's or a folder walk's `.interrupted`. Any
+    /// other error is the body's own, also when it comes after the signal.
     static func isStop(_ error: any Error) -> Bool {
         if let error = error as? FileError { return error.errno == ECANCELED }
         if case .interrupted? = error as? ArchiveError { return true }
