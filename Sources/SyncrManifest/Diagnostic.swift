@@ -20,6 +20,9 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     public var sourceLine: String?
     /// An optional suggestion, rendered as a trailing `hint:` line.
     public var hint: String?
+    /// Where the caret goes under `sourceLine` (1-based, in Unicode scalars), when not at
+    /// `location`'s column: the quoted line masks secrets, which shortens it.
+    public var caretColumn: Int?
 
     /// Creates a diagnostic.
     public init(file: String, location: SourceLocation?, path: String, message: String,
@@ -39,7 +42,7 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
         if !path.isEmpty { text += path + ": " }
         text += message
         if let location, let sourceLine {
-            text += "\n" + sourceLine + "\n" + Self.caret(under: sourceLine, column: location.column)
+            text += "\n" + sourceLine + "\n" + Self.caret(under: sourceLine, column: caretColumn ?? location.column)
         }
         if let hint { text += "\nhint: " + hint }
         return text

@@ -157,15 +157,20 @@ public struct Header: Sendable, Equatable {
     public var maskedValues: [String] {
         guard carriesCredentials, !value.hasReferences else { return [] }
         func trimmed(_ s: Substring) -> String { String(s.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
-        func secretLike(_ s: Substring) -> Bool { s.count >= 8 && !s.allSatisfy(\.isLetter) }
         let value = value.expanded
         if name.lowercased() == "cookie" {
             return value.split(separator: ";").filter { pair in
-                pair.firstIndex(of: "=").map { secretLike(pair[pair.index(after: $0)...]) } ?? false
+                pair.firstIndex(of: "=").map { Self.looksLikeSecret(pair[pair.index(after: $0)...]) } ?? false
             }.map(trimmed)
         }
         let part = value.firstIndex(of: " ").map { value[value.index(after: $0)...] } ?? Substring(value)
-        return secretLike(part) ? [trimmed(part)] : []
+        return Self.looksLikeSecret(part) ? [trimmed(part)] : []
+    }
+
+    /// Whether a credential written out looks like a secret: 8 characters or more, not all
+    /// letters. A plain word (`X-Auth-Provider: github`) would be masked in every message.
+    static func looksLikeSecret(_ text: Substring) -> Bool {
+        text.count >= 8 && !text.allSatisfy(\.isLetter)
     }
 }
 

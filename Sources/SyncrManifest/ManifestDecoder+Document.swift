@@ -72,7 +72,7 @@ extension ManifestDecoder {
             uploads = decodeUploads(entry.value, defaults: defaults)
         }
 
-        guard diagnostics.isEmpty, let version else { return nil }
+        guard reported.isEmpty, let version else { return nil }
         return Manifest(path: file, directory: directory, version: version, cache: cache,
                         cacheDirectory: cacheDirectory,
                         defaults: defaults, downloads: downloads, uploads: uploads)

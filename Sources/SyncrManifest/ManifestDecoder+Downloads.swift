@@ -111,11 +111,11 @@ extension ManifestDecoder {
                     ok = false
                 }
             default:
-                let before = diagnostics.count
+                let before = reported.count
                 if !decodeSetting(entry, parent: path, runWide: false, into: &overrides) {
                     unknownKey(entry.key, at: entry.keyMark, parent: path, valid: ManifestKeys.download)
                 }
-                if diagnostics.count != before { ok = false }
+                if reported.count != before { ok = false }
             }
         }
         for key in ManifestKeys.downloadRequired where !entries.contains(where: { $0.key == key }) {

@@ -3,7 +3,7 @@ extension ManifestDecoder {
     mutating func s3Settings(_ node: YAMLNode, path: String) -> S3Settings? {
         guard let entries = mappingEntries(node, path: path, nullIsEmpty: true) else { return nil }
         var settings = S3Settings()
-        let before = diagnostics.count
+        let before = reported.count
         for entry in entries {
             let keyPath = Self.join(path, entry.key)
             switch entry.key {
@@ -23,7 +23,7 @@ extension ManifestDecoder {
                 unknownKey(entry.key, at: entry.keyMark, parent: path, valid: ManifestKeys.s3)
             }
         }
-        return diagnostics.count == before ? settings : nil
+        return reported.count == before ? settings : nil
     }
 
     /// `endpoint:` an absolute http(s) URL, without query or fragment.
@@ -99,7 +99,7 @@ extension ManifestDecoder {
     /// - Returns: the threshold and part size (defaults where not given), nil after reporting.
     mutating func s3UploadKeys(_ entries: [Entry], path: String, s3: Bool) -> (threshold: Int64, partSize: Int64)? {
         var threshold = Upload.defaultMultipartThreshold, partSize = Upload.defaultPartSize
-        let before = diagnostics.count
+        let before = reported.count
         for entry in entries {
             let keyPath = Self.join(path, entry.key)
             if s3, ManifestKeys.notForS3Uploads.contains(entry.key) {
@@ -114,6 +114,6 @@ extension ManifestDecoder {
             }
         }
         if !s3, !refuseS3Block(entries, path: path) { return nil }
-        return diagnostics.count == before ? (threshold, partSize) : nil
+        return reported.count == before ? (threshold, partSize) : nil
     }
 }

@@ -175,7 +175,9 @@ extension ManifestDecoder {
                 ok = false
                 continue
             }
-            result.append(Header(name: entry.key, value: value))
+            let header = Header(name: entry.key, value: value)
+            writtenSecrets += header.maskedValues
+            result.append(header)
         }
         return ok ? result : nil
     }

@@ -99,13 +99,13 @@ extension ManifestDecoder {
                     ok = false
                     continue
                 }
-                let before = diagnostics.count
+                let before = reported.count
                 if decodeSetting(entry, parent: path, runWide: false, into: &overrides) {
                     if entry.key == "headers" { refuseContentTypeHeader(entry.value, path: keyPath) }
                 } else {
                     unknownKey(entry.key, at: entry.keyMark, parent: path, valid: ManifestKeys.upload)
                 }
-                if diagnostics.count != before { ok = false }
+                if reported.count != before { ok = false }
             }
         }
         for key in ManifestKeys.uploadRequired where !seenKeys.contains(key) {

@@ -12,7 +12,12 @@ struct ManifestDecoder {
     /// Absolute, normalized folder of the manifest.
     let directory: String
     let environment: [String: String]
-    private(set) var diagnostics: [Diagnostic] = []
+    /// What `report` found, each with its line as written and its column on it: only
+    /// `diagnostics` hands them out, with the line quoted and masked (`QuotedLine`).
+    private(set) var reported: [(diagnostic: Diagnostic, line: String?)] = []
+    /// Credential header values written out in the manifest so far (`Header.maskedValues`):
+    /// a quoted line masks them, also one reported before they were read.
+    var writtenSecrets: [String] = []
     /// The cache folder (absolute, normalized), once `cache:` was read: no destination may lie
     /// in it, and no unpacked folder hold it. Nil for a cache that is the manifest's folder or
     /// above it (`cache: .`), which holds every destination.
@@ -39,11 +44,25 @@ struct ManifestDecoder {
     /// the message names the alias that used it: that is the line to look at in both cases.
     mutating func report(_ path: String, at mark: YAMLMark?, _ message: String, hint: String? = nil) {
         let location = mark.map { SourceLocation(file: file, line: $0.line, column: $0.column) }
-        // A URL's password written in the manifest is a secret: the quoted line masks it.
-        let sourceLine = mark.flatMap { line($0.line).map(URLCredentials.masked) }
         let text = message + (mark.map(Self.aliasNote) ?? "")
-        diagnostics.append(Diagnostic(file: file, location: location, path: path, message: URLCredentials.masked(text),
-                                      sourceLine: sourceLine, hint: hint))
+        reported.append((Diagnostic(file: file, location: location, path: path, message: URLCredentials.masked(text),
+                                    sourceLine: nil, hint: hint),
+                         mark.flatMap { line($0.line) }))
+    }
+
+    /// Every problem found, each with its line quoted: the secrets written on it masked (a
+    /// URL's password, a credential header's value, also one read after the problem was), and
+    /// the caret moved to where the column is on the masked line.
+    var diagnostics: [Diagnostic] {
+        reported.map { found in
+            var diagnostic = found.diagnostic
+            if let line = found.line, let column = diagnostic.location?.column {
+                let quoted = QuotedLine(line, column: column, secrets: writtenSecrets)
+                diagnostic.sourceLine = quoted.text
+                diagnostic.caretColumn = quoted.caretColumn
+            }
+            return diagnostic
+        }
     }
 
     /// Line `number` (1-based) without its line break, nil past the end.

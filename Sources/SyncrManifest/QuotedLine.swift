@@ -1,0 +1,52 @@
+/// The source line a manifest error quotes, with the secrets written on it masked, and where
+/// the caret goes on it.
+///
+/// A manifest error quotes its line in full, and an error in a CI log is read by whoever reads
+/// the log: a URL's password, a credential query value and a credential header written out
+/// (`Authorization: "Bearer ..."`, a cookie) are masked as everywhere else, also when the error
+/// is about another value on that line (an unset `${VAR}` in the next header).
+struct QuotedLine: Equatable {
+    /// The line, masked.
+    var text: String
+    /// The caret's column (1-based, in Unicode scalars) on `text`: masking shortens the line, so
+    /// the column libyaml gave for the line as written would point past the value.
+    var caretColumn: Int
+
+    /// - Parameters:
+    ///   - line: the line as written.
+    ///   - column: the column (1-based) on it that the error points at.
+    ///   - secrets: credential header values written out in the manifest (`Header.maskedValues`).
+    init(_ line: String, column: Int, secrets: [String]) {
+        text = Self.masked(line, secrets: secrets)
+        // Masking the part before the column gives the caret's place on the masked line (a
+        // secret the column points into is cut there, unmasked, and shifts nothing).
+        let before = String(String.UnicodeScalarView(line.unicodeScalars.prefix(max(column - 1, 0))))
+        caretColumn = Self.masked(before, secrets: secrets).unicodeScalars.count + 1
+    }
+
+    /// `line` with URL credentials and credential query values masked, and the credential
+    /// header values on it: those decoded (`secrets`), and those written on it as `name: value`
+    /// (for a line whose headers were never decoded: a YAML syntax error on it).
+    static func masked(_ line: String, secrets: [String]) -> String {
+        var text = URLCredentials.masked(line)
+        // `name: value` as YAML writes a header on one line, in a block or a flow mapping: the
+        // value double-quoted, single-quoted or plain (up to a comma, a bracket or a comment;
+        // not a flow mapping or sequence, whose pairs are matched one by one).
+        let pairs = text.matches(of: /(?<name>[A-Za-z0-9_-]+)["']?[ \t]*:[ \t]+(?:"(?<double>[^"]*)"|'(?<single>[^']*)'|(?<plain>[^ \t,{}\[\]#"'][^,}\]#]*))/)
+        let written = pairs.flatMap { match in
+            let value = match.output.double ?? match.output.single ?? match.output.plain.map(trimmedEnd) ?? ""
+            return Header(name: String(match.output.name), value: Template(literal: String(value))).maskedValues
+        }
+        // Longest first: a secret that holds another is masked whole.
+        for secret in (secrets + written).sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
+            text = text.replacing(secret, with: "***")
+        }
+        return text
+    }
+
+    /// Without the blanks at the end.
+    private static func trimmedEnd(_ text: Substring) -> Substring {
+        guard let last = text.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return text.prefix(0) }
+        return text[...last]
+    }
+}

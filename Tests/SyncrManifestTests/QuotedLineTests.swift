@@ -1,0 +1,85 @@
+import Testing
+@testable import SyncrManifest
+
+/// The line a manifest error quotes masks every secret written on it, whatever the error is
+/// about, and the caret stays under the value the error names.
+@Suite(.timeLimit(.minutes(5))) struct QuotedLineTests {
+    /// An unset variable in one header, a token written out in another on the same line: the
+    /// error (exit 65 in a CI log) quotes the line with the token masked.
+    @Test func aTokenWrittenOutBesideTheBadValueIsMasked() {
+        let text = errors("""
+            version: 1
+            downloads:
+              - url: http://example.com/a
+                to: a
+                headers: { Authorization: "Bearer LIT3RALTOK99", X-Tenant: "${TENANT}" }
+            """)
+        #expect(text == """
+            syncr.yml:5:64: error: downloads[0].headers.X-Tenant: environment variable TENANT is not set (set it, or write ${TENANT:-default})
+                headers: { Authorization: "Bearer ***", X-Tenant: "${TENANT}" }
+                                                                  ^
+            """)
+    }
+
+    /// A header decoded after the problem was reported (a bad header name after a cookie) is
+    /// masked too; the cookie's value and the token both.
+    @Test func aCookieAndATokenBeforeABadNameAreMasked() {
+        let text = errors("""
+            version: 1
+            defaults:
+              headers: { Authorization: "Bearer LIT3RALTOK99", Cookie: "session=C00KIESECRET1", "Bad Name": x }
+            downloads:
+              - { url: "http://example.com/a", to: a }
+            """)
+        #expect(!text.contains("LIT3RALTOK99") && !text.contains("C00KIESECRET1"), "\(text)")
+        #expect(text.hasSuffix("""
+              headers: { Authorization: "Bearer ***", Cookie: "***", "Bad Name": x }
+                                                                     ^
+            """), "\(text)")
+    }
+
+    /// The caret sits under the value named, not where it was before the URL's password and
+    /// signature were masked (past the end of the line).
+    @Test func theCaretFollowsTheMaskedLine() {
+        let text = errors("""
+            version: 1
+            downloads:
+              - { url: "http://dan:PASSLEAK4@x/d?sig=SIGLEAK4", to: d, md5: zz }
+            """)
+        #expect(text.hasSuffix("""
+              - { url: "http://dan:***@x/d?sig=***", to: d, md5: zz }
+                                                                 ^
+            """), "\(text)")
+    }
+
+    /// A YAML syntax error comes before any header is read: the pairs written on the line are
+    /// masked from its text (a token, each cookie pair, a key).
+    @Test func aSyntaxErrorsLineMasksTheHeadersWrittenOnIt() {
+        let text = errors("""
+            version: 1
+            downloads:
+              - { url: "http://x/a", to: a, headers: { Cookie: "a=C00KIESECRET1; b=short", X-Api-Key: k3y-0123456789, Authorization: 'Basic dXNlcjpwYXNzd29yZA==', X: [ } }
+            """)
+        #expect(text.contains("did not find expected node content"), "\(text)")
+        #expect(text.contains(#"headers: { Cookie: "***; b=short", X-Api-Key: ***, Authorization: 'Basic ***', X: [ } }"#),
+                "\(text)")
+    }
+
+    /// What does not look like a secret stays (a plain word, a short cookie value, a
+    /// `${VAR}` reference, a header that carries none), so messages stay readable.
+    @Test func whatIsNotASecretStays() {
+        let line = #"headers: { X-Auth-Provider: github, Cookie: "lang=en", Authorization: "Bearer ${TOKEN}", Accept: "text/plain123456" }"#
+        #expect(QuotedLine(line, column: 5, secrets: []).text == line)
+    }
+
+    /// The caret's column on the masked line: before a secret it stays, after one it moves left
+    /// by what the masking took off.
+    @Test func theCaretColumnMovesByWhatWasMaskedBeforeIt() {
+        let line = #"X-Api-Key: k3y-0123456789, Y: z"#
+        #expect(QuotedLine(line, column: 1, secrets: []).caretColumn == 1)
+        let masked = QuotedLine(line, column: 31, secrets: [])
+        #expect(masked.text == "X-Api-Key: ***, Y: z")
+        #expect(masked.caretColumn == 20)
+        #expect(Array(masked.text.unicodeScalars)[masked.caretColumn - 1] == "z")
+    }
+}
