@@ -74,7 +74,11 @@ struct Retrying: Sendable {
             do {
                 delay = try budget.delay(after: failure, position: reached, retryable: retryable)
             } catch {
-                unreachable.map { $0.hosts.gaveUp(on: $0.url, after: failure) }
+                // A failure after a redirect names another server (`redirected(to:)`): the
+                // entry's own answered, and its other entries must still try.
+                if let unreachable, failure.url == unreachable.displayURL {
+                    unreachable.hosts.gaveUp(on: unreachable.url, after: failure)
+                }
                 throw SyncError(failure, retries: .init(stop: error.stop, kept: kept(reached)), s3: s3)
             }
             reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,

@@ -17,6 +17,9 @@ public struct HTTPResponse: Sendable {
     /// hold secrets; never print it). The engine follows it per `RedirectPolicy`; a response
     /// handed back with it set is a redirect that was not followed.
     public var redirectTarget: String?
+    /// Where redirects took the request, for messages (scheme, host, port and path: no
+    /// credentials, no query); nil when it was not redirected.
+    public var redirectedTo: String?
 
     public init(head: HTTPResponseHead, bodyBytes: Int64, stoppedEarly: Bool, errorBody: String,
                 uploadedBytes: Int64 = 0) {
@@ -27,12 +30,14 @@ public struct HTTPResponse: Sendable {
         self.uploadedBytes = uploadedBytes
     }
 
-    /// The answer as an error when it is not a 2xx.
+    /// The answer as an error when it is not a 2xx; after a redirect, the error names where
+    /// the request went too (the server that answered so).
     public func statusError(url: String) -> TransferError? {
         guard !head.isSuccess else { return nil }
-        return .status(url: url, code: head.status,
-                       retryAfter: head.value("Retry-After").flatMap(RetryAfter.init(parsing:)),
-                       body: errorBody)
+        let error = TransferError.status(url: url, code: head.status,
+                                         retryAfter: head.value("Retry-After").flatMap(RetryAfter.init(parsing:)),
+                                         body: errorBody)
+        return redirectedTo.map(error.redirected) ?? error
     }
 
     /// Makes a response body printable: control characters become spaces, runs of white space

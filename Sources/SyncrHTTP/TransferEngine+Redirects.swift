@@ -17,8 +17,17 @@ extension TransferEngine {
         var current = request
         while true {
             var outcome = await attemptOnce(current, sink: sink)
-            // An earlier hop reached a server: for the POST retry rule the request was sent.
-            if state.hops > 0 { outcome.requestSent = true }
+            // After a redirect, what went wrong went wrong at the target: its answer or failure
+            // names it. An earlier hop reached a server: for the POST retry rule the request was sent.
+            let target = state.hops > 0 ? URLParts(current.url)?.display : nil
+            if let target {
+                outcome.requestSent = true
+                outcome.result = outcome.result.map { response in
+                    var response = response
+                    response.redirectedTo = target
+                    return response
+                }.mapError { $0.redirected(to: target) }
+            }
             guard case .success(let response) = outcome.result else { return outcome }
             switch state.next(after: current, status: response.head.status, target: response.redirectTarget) {
             case .deliver:

@@ -39,6 +39,38 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The URL the failure names (as written); nil for a local failure or a cancellation.
+    public var url: String? {
+        switch self {
+        case .connection(let url, _, _): return url
+        case .timedOut(let url, _): return url
+        case .tls(let url, _): return url
+        case .status(let url, _, _, _): return url
+        case .rangeNotHonoured(let url): return url
+        case .invalidResponse(let url, _): return url
+        case .redirect(let url, _): return url
+        case .local, .cancelled: return nil
+        }
+    }
+
+    /// The same failure, its URL followed by where redirects took the request (`target`:
+    /// scheme, host, port and path, no credentials, no query): the server that failed is that
+    /// one, not the one the manifest names.
+    func redirected(to target: String) -> TransferError {
+        let url = { (url: String) in "\(url) (redirected to \(target))" }
+        switch self {
+        case .connection(let u, let code, let message): return .connection(url: url(u), code: code, message: message)
+        case .timedOut(let u, let message): return .timedOut(url: url(u), message: message)
+        case .tls(let u, let message): return .tls(url: url(u), message: message)
+        case .status(let u, let code, let retryAfter, let body):
+            return .status(url: url(u), code: code, retryAfter: retryAfter, body: body)
+        case .rangeNotHonoured(let u): return .rangeNotHonoured(url: url(u))
+        case .invalidResponse(let u, let message): return .invalidResponse(url: url(u), message: message)
+        // A refused redirect names its target itself.
+        case .redirect, .local, .cancelled: return self
+        }
+    }
+
     /// The same connection failure, told about another URL (as written); any other failure
     /// is returned as it is.
     public func about(_ url: String) -> TransferError {

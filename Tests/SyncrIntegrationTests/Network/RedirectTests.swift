@@ -112,6 +112,42 @@ struct RedirectTests {
         #expect(stats["/file.bin"].headers.allSatisfy { $0["authorization"] == nil })
     }
 
+    /// A redirect to a server that is down: the failure names where the request went (the
+    /// user would otherwise look at the server that answered), and the entry's own server,
+    /// which answered, is not taken for down: the next entry on it still goes.
+    @Test func aRedirectToAServerThatIsDownNamesItAndTheOriginStaysUsable() async throws {
+        let s = try await Self.setUp()
+        defer { s.server.stop() }
+        let dead = try freePort()
+        try await s.server.behave(path: "/start", FaultBehaviour(redirectTo: "http://127.0.0.1:\(dead)/file.bin?token=QS3CRET99"))
+        try s.harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0, jobs: 1 }
+            downloads:
+              - { url: "\(s.server.url("/start"))", to: first.bin }
+              - { url: "\(s.server.url("/file.bin"))", to: second.bin }
+            """)
+        let r = try await s.harness.run(["apply"])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("\(s.server.url("/start")) (redirected to http://127.0.0.1:\(dead)/file.bin): connection failed"),
+                "\(r.stderr)")
+        #expect(!r.stderr.contains("QS3CRET99"), "\(r.stderr)")
+        #expect(r.stderr.contains("1 downloaded"), "\(r.stderr)")
+        #expect(FileManager.default.contents(atPath: s.harness.folder + "/second.bin") == s.content)
+    }
+
+    /// A redirect to a file the other server does not have: the 404 names that server.
+    @Test func aRedirectToAMissingFileNamesWhereItWent() async throws {
+        let s = try await Self.setUp()
+        defer { s.server.stop() }
+        try await s.server.behave(path: "/start", FaultBehaviour(redirectTo: s.otherOrigin + "/missing.bin?sig=QS3CRET99"))
+        try s.harness.write("syncr.yml", Self.manifest(s.server.url("/start")))
+        let r = try await s.harness.run(["apply"], environment: Self.environment)
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("\(s.server.url("/start")) (redirected to \(s.otherOrigin)/missing.bin): HTTP 404"), "\(r.stderr)")
+        #expect(!r.stderr.contains("QS3CRET99"), "\(r.stderr)")
+    }
+
     @Test func redirectLoopIsAnError() async throws {
         let s = try await Self.setUp()
         defer { s.server.stop() }
