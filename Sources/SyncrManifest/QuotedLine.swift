@@ -32,7 +32,10 @@ struct QuotedLine: Equatable {
         // `name: value` as YAML writes a header on one line, in a block or a flow mapping: the
         // value double-quoted, single-quoted or plain (up to a comma, a bracket or a comment;
         // not a flow mapping or sequence, whose pairs are matched one by one).
-        let pairs = text.matches(of: /(?<name>[A-Za-z0-9_-]+)["']?[ \t]*:[ \t]+(?:"(?<double>[^"]*)"|'(?<single>[^']*)'|(?<plain>[^ \t,{}\[\]#"'][^,}\]#]*))/)
+        let pairs = text.matches(of: #/
+            (?<name> [A-Za-z0-9_-]+ ) ["']? [\t\x20]* : [\t\x20]+
+            (?: "(?<double> [^"]* )" | '(?<single> [^']* )' | (?<plain> [^\t\x20,{}\[\]\#"'] [^,}\]\#]* ) )
+            /#)
         let written = pairs.flatMap { match in
             let value = match.output.double ?? match.output.single ?? match.output.plain.map(trimmedEnd) ?? ""
             return Header(name: String(match.output.name), value: Template(literal: String(value))).maskedValues

@@ -65,6 +65,12 @@ import Testing
                 "\(text)")
     }
 
+    /// A header in a block mapping: a plain value with a space in it, up to its comment.
+    @Test func aBlockLinesPlainValueIsMaskedUpToItsComment() {
+        let line = "    Authorization: Bearer LIT3RALTOK99   # the token"
+        #expect(QuotedLine(line, column: 5, secrets: []).text == "    Authorization: Bearer ***   # the token")
+    }
+
     /// What does not look like a secret stays (a plain word, a short cookie value, a
     /// `${VAR}` reference, a header that carries none), so messages stay readable.
     @Test func whatIsNotASecretStays() {
