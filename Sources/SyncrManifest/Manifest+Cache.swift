@@ -47,6 +47,23 @@ extension Manifest {
         }
     }
 
+    /// The first upload that reads `path` (absolute, or relative to the current folder): its
+    /// file, or a file inside its folder. A report written there would replace what it sends
+    /// (the file removed at the start, the report sent in its place next time), or go with it.
+    public func upload(reading path: String) -> Upload? {
+        let resolved = Self.resolvedPath(path)
+        return uploads.first {
+            $0.source == resolved || LexicalPath.isStrictlyInside(normalized: resolved, folder: $0.source)
+        }
+    }
+
+    /// Whether `path` (absolute, or relative to the current folder) is `folder` (absolute,
+    /// normalized) or lies inside it, as paths are compared here: lexically.
+    public static func path(_ path: String, isIn folder: String) -> Bool {
+        let resolved = resolvedPath(path)
+        return resolved == folder || LexicalPath.isStrictlyInside(normalized: resolved, folder: folder)
+    }
+
     /// `path` made absolute against the current folder and normalized as destinations are
     /// (lexically: `.`, `..` and repeated slashes resolved, links not followed).
     public static func resolvedPath(_ path: String) -> String {

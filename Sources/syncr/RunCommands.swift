@@ -15,8 +15,9 @@ struct RunSetup {
     /// - Parameter hashManifest: a report will name the manifest (`manifestSHA256`); a run
     ///   without one does not hash it.
     /// - Parameter reports: apply's `--report` and `--junit` (flag, path): one that names a
-    ///   download is refused as soon as the manifest is read, before any other check (the
-    ///   failure then keeps the earlier reports: removing them would remove the download).
+    ///   download, an upload's source, the cache, a folder or a missing folder is refused as
+    ///   soon as the manifest is read, before any other check (`ReportPaths`; the failure then
+    ///   keeps the earlier reports: removing them would remove the download or the upload).
     static func load(_ flags: RunFlags, connections: Int? = nil, hashManifest: Bool = false,
                      reports: [(flag: String, path: String)] = []) async -> Result<RunSetup, ExitFailure> {
         let path = Lockfile.path(forManifest: flags.manifest)
@@ -33,10 +34,10 @@ struct RunSetup {
             _ = await lockRead
             return .failure(ExitFailure(ExitCode.invalidManifest))
         }
+        let cache = flags.cacheDirectory.map(Manifest.resolvedPath) ?? manifest.cacheDirectory
         for (flag, path) in reports {
-            guard let download = manifest.download(writing: path) else { continue }
-            Output.err("syncr: error: \(flag) \(Rendering.printable(path)): downloads[\(download.index)] (\(Rendering.printable(download.to))) "
-                + "writes there; give the report a file of its own")
+            guard let problem = ReportPaths.problem(path, manifest: manifest, cache: cache) else { continue }
+            Output.err("syncr: error: \(flag) \(Rendering.printable(path)): \(problem)")
             _ = await lockRead
             var failure = ExitFailure(ExitCode.usage)
             failure.keepsReports = true

@@ -158,6 +158,44 @@ struct CLITests {
         #expect(try String(contentsOfFile: harness.folder + "/b.txt", encoding: .utf8) == "kept")
     }
 
+    /// Nor over an upload's source (it was removed at the start, the upload failed as if it
+    /// had never been built, and the next run sent the report in its place), a file in an
+    /// upload folder (sent with it next time), the cache (its records journal, data files and
+    /// lock replaced: every file fetched again), a folder, or a folder that is not there (found
+    /// only after the whole run). Nothing is removed or sent before the refusal.
+    @Test(arguments: [
+        (["--report", "build/app.tar"], "--report build/app.tar: uploads[0] (build/app.tar) reads it; give the report a file of its own"),
+        (["--junit", "site/r.xml"], "--junit site/r.xml: uploads[1] (site/) reads it"),
+        (["--report", ".syncr/cache/records.journal"], "--report .syncr/cache/records.journal: it is in syncr's cache folder"),
+        (["--report", "c/syncr.lock", "--cache", "c"], "--report c/syncr.lock: it is in syncr's cache folder"),
+        (["--report", "site"], "--report site: uploads[1] (site/) reads it"),
+        (["--junit", "build"], "--junit build: it is a folder; name a file in it"),
+        (["--junit", "reports/j.xml"], "--junit reports/j.xml: its folder reports does not exist; create it first"),
+        // Taken as given, as the kernel takes it: `reports/..` needs `reports`.
+        (["--junit", "reports/../j.xml"], "--junit reports/../j.xml: its folder reports/.. does not exist"),
+    ])
+    func aReportOverAnUploadTheCacheOrNowhereIsRefused(flags: [String], message: String) async throws {
+        let harness = try CLIHarness()
+        // Nothing may be sent: the server is not there, and the refusal comes first.
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0 }
+            uploads:
+              - { from: build/app.tar, to: "http://127.0.0.1:9/app.tar", method: put }
+              - { from: site/, to: "http://127.0.0.1:9/site/", method: put }
+            """)
+        for folder in ["build", "site"] {
+            try FileManager.default.createDirectory(atPath: harness.folder + "/" + folder, withIntermediateDirectories: true)
+        }
+        try harness.write("build/app.tar", "the artifact")
+        try harness.write("site/index.html", "<p>")
+        let r = try await harness.run(["apply"] + flags)
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr.contains("syncr: error: " + message), "\(r.stderr)")
+        #expect(try String(contentsOfFile: harness.folder + "/build/app.tar", encoding: .utf8) == "the artifact")
+        #expect(!r.stderr.contains("[1/"), "no entry started: \(r.stderr)")
+    }
+
     /// A cache folder given on the command line is held to the rule the manifest's cache: is:
     /// no destination inside it, no unpacked folder over it.
     @Test(arguments: [("out", "downloads[0] (out/a.bin) writes into it"), ("pkg/.cache", "downloads[1] (pkg) is unpacked over it or into it")])
