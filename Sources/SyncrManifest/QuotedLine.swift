@@ -29,27 +29,34 @@ struct QuotedLine: Equatable {
     /// (for a line whose headers were never decoded: a YAML syntax error on it).
     static func masked(_ line: String, secrets: [String]) -> String {
         var text = URLCredentials.masked(line)
-        // `name: value` as YAML writes a header on one line, in a block or a flow mapping: the
-        // value double-quoted, single-quoted or plain (up to a comma, a bracket or a comment;
-        // not a flow mapping or sequence, whose pairs are matched one by one).
-        let pairs = text.matches(of: #/
-            (?<name> [A-Za-z0-9_-]+ ) ["']? [\t\x20]* : [\t\x20]+
-            (?: "(?<double> [^"]* )" | '(?<single> [^']* )' | (?<plain> [^\t\x20,{}\[\]\#"'] [^,}\]\#]* ) )
-            /#)
-        let written = pairs.flatMap { match in
-            let value = match.output.double ?? match.output.single ?? match.output.plain.map(trimmedEnd) ?? ""
-            return Header(name: String(match.output.name), value: Template(literal: String(value))).maskedValues
-        }
         // Longest first: a secret that holds another is masked whole.
-        for secret in (secrets + written).sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
+        for secret in (secrets + writtenSecrets(text).map(String.init)).sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
             text = text.replacing(secret, with: "***")
         }
         return text
     }
 
-    /// Without the blanks at the end.
-    private static func trimmedEnd(_ text: Substring) -> Substring {
-        guard let last = text.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return text.prefix(0) }
-        return text[...last]
+    /// The words of the credential headers written on `line` that look like secrets
+    /// (`Header.looksLikeSecret`; a cookie pair by its value). Every word, not only the one
+    /// after a scheme: on a line that did not parse, what the value is cannot be told.
+    private static func writtenSecrets(_ line: String) -> [Substring] {
+        // `name: value` as YAML writes a header on one line, in a block or a flow mapping: the
+        // value quoted (to the end of the line when the quote is not closed, a common slip) or
+        // plain (up to a comma, a bracket or a comment; not a flow mapping or sequence, whose
+        // pairs are matched one by one).
+        let pairs = line.matches(of: #/
+            (?<name> [A-Za-z0-9_-]+ ) ["']? [\t\x20]* : [\t\x20]+
+            (?: "(?<double> [^"]* )"? | '(?<single> [^']* )'? | (?<plain> [^\t\x20,{}\[\]\#"'] [^,}\]\#]* ) )
+            /#)
+        return pairs.flatMap { match -> [Substring] in
+            guard Header(name: String(match.output.name), value: Template(literal: "")).carriesCredentials else { return [] }
+            let value = match.output.double ?? match.output.single ?? match.output.plain ?? ""
+            // A word ending in `:` is the next key of a broken line, not part of the value.
+            return value.split(whereSeparator: { " \t;,".contains($0) }).filter { word in
+                guard !word.contains("${"), word.last != ":" else { return false }
+                let pairValue = word.firstIndex(of: "=").map { word[word.index(after: $0)...] } ?? ""
+                return Header.looksLikeSecret(word) || Header.looksLikeSecret(pairValue)
+            }
+        }
     }
 }

@@ -71,6 +71,24 @@ import Testing
         #expect(QuotedLine(line, column: 5, secrets: []).text == "    Authorization: Bearer ***   # the token")
     }
 
+    /// A quote left open, the commonest slip on such a line: the value runs to the line's
+    /// end, and its token is masked (block and flow).
+    @Test(arguments: [
+        (#"      Authorization: "Bearer abc123456789XYZ"#, #"      Authorization: "Bearer ***"#),
+        (#"    headers: { Authorization: "Bearer abc123456789XYZ }"#, #"    headers: { Authorization: "Bearer *** }"#),
+        (#"      Cookie: 'session=C00KIESECRET1; lang=en"#, #"      Cookie: '***; lang=en"#),
+    ])
+    func anUnclosedQuotesTokenIsMasked(line: String, masked: String) {
+        #expect(QuotedLine(line, column: 1, secrets: []).text == masked)
+    }
+
+    /// A bare token followed by more on a line that did not parse: the token itself is masked
+    /// (the rule for a parsed value drops the first word, a scheme such as `Bearer`).
+    @Test func aBareTokenBeforeJunkIsMasked() {
+        let line = "      X-Auth: XSECRET5 ; timeout: nope"
+        #expect(QuotedLine(line, column: 1, secrets: []).text == "      X-Auth: *** ; timeout: nope")
+    }
+
     /// What does not look like a secret stays (a plain word, a short cookie value, a
     /// `${VAR}` reference, a header that carries none), so messages stay readable.
     @Test func whatIsNotASecretStays() {
