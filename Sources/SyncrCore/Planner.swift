@@ -89,7 +89,7 @@ public enum Planner {
         if let digests = local.destinationDigests, !checksums.isEmpty {
             if checksums.allSatisfy({ digests[$0.algorithm] == $0.hex }) {
                 return Decision(action: .skip, offset: 0, bytes: 0,
-                                reason: "destination matches the \(checksums.map(\.algorithm).joined(separator: " and ")) in the manifest")
+                                reason: "destination matches the \(checksums.map(\.algorithm).joined(separator: " and ")) pinned for it")
             }
         }
         let state = local.state
@@ -113,12 +113,12 @@ public enum Planner {
                                     reason: "complete in the cache; it will replace the changed destination")
                 }
                 if local.destinationDigests != nil {
-                    return fetchAll(.download, "the destination does not match the \((checksums.first?.algorithm ?? "checksum")) in the manifest")
+                    return fetchAll(.download, "the destination does not match the \((checksums.first?.algorithm ?? "checksum")) pinned for it")
                 }
                 return fetchAll(.download, "the destination was changed since syncr wrote it")
             }
             if !covers(state.verified, checksums) {
-                return fetchAll(.download, "the destination does not match the \((checksums.first?.algorithm ?? "checksum")) in the manifest")
+                return fetchAll(.download, "the destination does not match the \((checksums.first?.algorithm ?? "checksum")) pinned for it")
             }
             return Decision(action: .skip, offset: 0, bytes: 0, reason: "up to date (\(how))")
         }
@@ -153,7 +153,7 @@ public enum Planner {
                             reason: "\(ByteSize.format(cached)) of \(ByteSize.format(total)) cached\(pieces), \(what)")
         }
         if local.destinationDigests != nil {
-            return fetchAll(.download, "the destination does not match the \((checksums.first?.algorithm ?? "checksum")) in the manifest")
+            return fetchAll(.download, "the destination does not match the \((checksums.first?.algorithm ?? "checksum")) pinned for it")
         }
         if local.destination != nil {
             return fetchAll(.download, "the destination exists but syncr has no record of it")

@@ -129,10 +129,11 @@ let decisionTable: [DecisionCase] = [
     // Pinned checksums.
     DecisionCase(name: "pinned, no record, destination digests match", checksums: F.pinned,
                  local: LocalFacts(destination: F.written, destinationDigests: ["sha256": F.sha]),
-                 action: .skip, bytes: 0, mentions: ["sha256"]),
+                 action: .skip, bytes: 0, mentions: ["sha256 pinned for it"]),
+    // Pinned by the manifest or by the lockfile (`--locked`): the reason names neither.
     DecisionCase(name: "pinned, no record, destination digests differ", checksums: F.pinned,
                  local: LocalFacts(destination: F.written, destinationDigests: ["sha256": F.otherSHA]),
-                 action: .download, bytes: 1000, mentions: ["sha256"]),
+                 action: .download, bytes: 1000, mentions: ["does not match the sha256 pinned for it"]),
     // The destination is the wanted file, whatever the cache or the server say about versions.
     DecisionCase(name: "pinned, destination digests match, remote ETag changed", checksums: F.pinned,
                  remote: F.remote(etag: F.strongV2),
