@@ -91,7 +91,8 @@ extension ArchiveCommands {
             let summary = try ZipWriter.write(directory: directory, to: output,
                                               options: .init(deterministic: deterministic,
                                                              sourceDateEpoch: sourceDateEpoch(), sync: true))
-            return "\(summary.entries) entries (\(summary.files) files, \(summary.storedFiles) stored as they are), "
+            return "\(summary.entries) entr\(summary.entries == 1 ? "y" : "ies") "
+                + "(\(summary.files) file\(summary.files == 1 ? "" : "s"), \(summary.storedFiles) stored as they are), "
                 + "\(ByteSize.format(Int64(summary.uncompressedBytes))) in \(ByteSize.format(Int64(summary.archiveBytes)))"
         } catch .interrupted {
             throw Failure(description: "interrupted: \(output) was not written")

@@ -9,7 +9,8 @@ enum ArchiveCommand {
                                                     stripComponents: options.stripComponents,
                                                     maxUnpackedSize: options.maxUnpackedSize)
             if !options.quiet {
-                Output.err("syncr: unpacked \(summary.entries) entries (\(summary.files) files, "
+                Output.err("syncr: unpacked \(summary.entries) entr\(summary.entries == 1 ? "y" : "ies") "
+                    + "(\(summary.files) file\(summary.files == 1 ? "" : "s"), "
                     + "\(ByteSize.format(summary.bytes))) into \(options.destination)")
             }
             // Said even with --quiet, like a warning: a file left out is worth a line.

@@ -28,6 +28,16 @@ import Testing
         #expect(unzip.exitCode == 0, "\(unzip.stderr)")
         #expect(try await sha256(file: dir.appending("dest/a/b/data.bin")) == (try await sha256(file: src.appendingPathComponent("a/b/data.bin"))))
         #expect(!FileManager.default.fileExists(atPath: dir.appending("dest/stale.txt").path), "DEST is replaced as a whole")
+        #expect(zip.stderr.contains("4 entries (2 files, "), "\(zip.stderr)")
+        #expect(unzip.stderr.contains("unpacked 4 entries (2 files, "), "\(unzip.stderr)")
+
+        // One of each is counted in the singular.
+        let one = try dir.makeDirectory("one")
+        try makeFile(path: one.appendingPathComponent("only.txt"), size: 10, seed: 68)
+        let single = try await runProcess(executable: binary, arguments: ["zip", "one", "one.zip"], cwd: dir.url)
+        #expect(single.stderr.contains(": 1 entry (1 file, "), "\(single.stderr)")
+        let back = try await runProcess(executable: binary, arguments: ["unzip", "one.zip", "back"], cwd: dir.url)
+        #expect(back.stderr.contains("unpacked 1 entry (1 file, "), "\(back.stderr)")
     }
 
     /// DEST is replaced as a whole: `.`, a folder above the current one, or the archive's own
