@@ -137,7 +137,12 @@ enum FS {
             throw FileError(path: path, operation: "create the folder", errno: errno)
         }
         if !isFolder(path) {
-            throw FileError(path: path, operation: "create the folder (a file is in the way)", errno: ENOTDIR)
+            // Named as it is: a link to nothing (mkdir does not follow it) is not a file.
+            var st = stat()
+            let link = lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK
+            let what = !link ? "a file is in the way"
+                : stat(path, &st) == 0 ? "a symbolic link to a file is in the way" : "a symbolic link to nothing is in the way"
+            throw FileError(path: path, operation: "create the folder (\(what))", errno: ENOTDIR)
         }
     }
 
