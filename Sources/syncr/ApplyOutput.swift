@@ -54,8 +54,10 @@ enum ApplyOutput {
     }
 
     /// Writes `text` to a temporary file beside `path` and renames it into place, so that a
-    /// reader never sees half a report. Returns what went wrong, or nil.
+    /// reader never sees half a report; makes its folder first if it is not there. Returns what
+    /// went wrong, or nil.
     static func write(_ text: String, to path: String) -> String? {
+        if let problem = ReportPaths.makeFolder(of: path) { return problem }
         let temporary = path + ".syncr-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return String(cString: strerror(errno)) }

@@ -18,21 +18,43 @@ enum ReportPaths {
         if let upload = manifest.upload(reading: path) {
             return "uploads[\(upload.index)] (\(Rendering.printable(upload.from))) reads it; give the report a file of its own"
         }
-        // A cache at the manifest's folder or above it (`cache: .`) holds everything there:
-        // only a folder of its own is the cache's alone.
-        if !Manifest.path(manifest.directory, isIn: cache), Manifest.path(path, isIn: cache) {
+        if inCache(path, manifest: manifest, cache: cache) {
             return "it is in syncr's cache folder (\(Rendering.printable(cache))), whose records, data and lock it would replace; give the report a file outside it"
         }
-        // The path is taken as given, like any file argument (`a/../r.json` needs `a`).
+        // The path is taken as given, like any file argument. A missing folder is made when the
+        // report is written (a run's downloads may make it first).
         var st = stat()
         if stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { return "it is a folder; name a file in it" }
         let folder = parentFolder(path)
-        if stat(folder, &st) != 0 || st.st_mode & S_IFMT != S_IFDIR {
-            return "its folder \(Rendering.printable(folder)) does not exist; create it first"
-        }
-        if access(folder, W_OK) != 0 {
+        if stat(folder, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, access(folder, W_OK) != 0 {
             return "its folder \(Rendering.printable(folder)) cannot be written (\(String(cString: strerror(errno))))"
         }
+        return nil
+    }
+
+    /// Whether `path` is a file of the cache: anything in a cache folder of its own; in a cache
+    /// that holds the manifest's folder (`cache: .`), only the names the cache gives its files
+    /// (its journal, its lock, and `<key>.<kind>` for a 32-digit key, hidden or not).
+    private static func inCache(_ path: String, manifest: Manifest, cache: String) -> Bool {
+        guard Manifest.path(path, isIn: cache) else { return false }
+        guard Manifest.path(manifest.directory, isIn: cache) else { return true }
+        let resolved = Manifest.resolvedPath(path)
+        guard parentFolder(resolved) == cache else { return false }
+        var name = Substring(resolved[resolved.index(after: resolved.lastIndex(of: "/")!)...])
+        if name == "records.journal" || name.hasPrefix("records.journal.") || name == "syncr.lock" { return true }
+        if name.hasPrefix(".") { name = name.dropFirst() }
+        let key = name.prefix { $0.isHexDigit }
+        return key.count == 32 && name.dropFirst(32).hasPrefix(".")
+    }
+
+    /// Makes the folders above `path` that are not there yet (`mkdir -p` of its folder): a
+    /// report may go into a folder no one has made yet. Returns what went wrong, or nil.
+    static func makeFolder(of path: String) -> String? {
+        let folder = parentFolder(path)
+        var st = stat()
+        if stat(folder, &st) == 0 { return nil }
+        if folder != "/", folder != ".", let problem = makeFolder(of: folder) { return problem }
+        guard mkdir(folder, 0o777) == 0 || errno == EEXIST else { return String(cString: strerror(errno)) }
         return nil
     }
 
