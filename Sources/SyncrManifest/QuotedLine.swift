@@ -21,7 +21,8 @@ struct QuotedLine: Equatable {
         // Masking the part before the column gives the caret's place on the masked line (a
         // secret the column points into is cut there, unmasked, and shifts nothing).
         let before = String(String.UnicodeScalarView(line.unicodeScalars.prefix(max(column - 1, 0))))
-        caretColumn = Self.masked(before, secrets: secrets).unicodeScalars.count + 1
+        // A column inside a secret (cut there, so unmasked) could point past the masked line.
+        caretColumn = min(Self.masked(before, secrets: secrets).unicodeScalars.count + 1, text.unicodeScalars.count + 1)
     }
 
     /// `line` with URL credentials and credential query values masked, and the credential
@@ -40,22 +41,26 @@ struct QuotedLine: Equatable {
     /// (`Header.looksLikeSecret`; a cookie pair by its value). Every word, not only the one
     /// after a scheme: on a line that did not parse, what the value is cannot be told.
     private static func writtenSecrets(_ line: String) -> [Substring] {
-        // `name: value` as YAML writes a header on one line, in a block or a flow mapping: the
-        // value quoted (to the end of the line when the quote is not closed, a common slip) or
-        // plain (up to a comma, a bracket or a comment; not a flow mapping or sequence, whose
-        // pairs are matched one by one).
+        // `name:` as YAML (or JSON) writes a key, then its value in a lookahead, so that a value
+        // that runs on (a quote left open) still lets every later `name:` be tried: quoted (to
+        // the end of the line when the quote is not closed, a common slip) or plain (up to a
+        // `, ` or a bracket that ends a flow pair, or a ` #` comment; `a,b` and `a#b` are in it).
         let pairs = line.matches(of: #/
-            (?<name> [A-Za-z0-9_-]+ ) ["']? [\t\x20]* : [\t\x20]+
-            (?: "(?<double> [^"]* )"? | '(?<single> [^']* )'? | (?<plain> [^\t\x20,{}\[\]\#"'] [^,}\]\#]* ) )
+            (?<name> [A-Za-z0-9_-]+ ) ["']? [\t\x20]* : [\t\x20]*
+            (?= "(?<double> [^"]* )"? | '(?<single> [^']* )'?
+              | (?<plain> [^\t\x20"'{\[\#] (?: [^,}\]\t\x20] | [,}\]] (?! [\t\x20] | $ ) | [\t\x20]+ (?! \# | [\t\x20]* $ ) )* ) )
             /#)
         return pairs.flatMap { match -> [Substring] in
             guard Header(name: String(match.output.name), value: Template(literal: "")).carriesCredentials else { return [] }
             let value = match.output.double ?? match.output.single ?? match.output.plain ?? ""
-            // A word ending in `:` is the next key of a broken line, not part of the value.
-            return value.split(whereSeparator: { " \t;,".contains($0) }).filter { word in
-                guard !word.contains("${"), word.last != ":" else { return false }
+            return value.split(whereSeparator: { " \t;\"'".contains($0) }).compactMap { word in
+                // A `${VAR}` is a name, not a secret; a word ending in `:` is the next key of a
+                // broken line; brackets around a word belong to the line's syntax.
+                guard !word.contains("${") else { return nil }
+                var word = word.drop { "{[".contains($0) }
+                while let last = word.last, ":}]".contains(last) { word = word.dropLast() }
                 let pairValue = word.firstIndex(of: "=").map { word[word.index(after: $0)...] } ?? ""
-                return Header.looksLikeSecret(word) || Header.looksLikeSecret(pairValue)
+                return Header.looksLikeSecret(word) || Header.looksLikeSecret(pairValue) ? word : nil
             }
         }
     }

@@ -39,7 +39,8 @@ import Testing
     }
 
     /// `read` walks a folder off the cooperative pool; a cancelled task's walk ends as
-    /// `Interrupted`, which the plan reports as an interruption, not as an unreadable source.
+    /// `Interrupted` (which `SyncError.init` makes an interruption), not as a `Problem` (which
+    /// the plan would report as an unreadable source).
     @Test func aCancelledTasksFolderReadIsInterrupted() async throws {
         let tmp = try tree()
         let path = tmp.path

@@ -89,6 +89,30 @@ import Testing
         #expect(QuotedLine(line, column: 1, secrets: []).text == "      X-Auth: *** ; timeout: nope")
     }
 
+    /// The second review's cases: a quote left open on an earlier header must not hide the
+    /// credential after it; JSON-style pairs (no blank after the colon); a plain value holding
+    /// `#` or `,` (part of it in a block); each token masked whole.
+    @Test(arguments: [
+        (#"    headers: { Accept: "text/plain, Authorization: "Bearer abc123456789" }"#, "abc123456789"),
+        (#"    headers: {"Authorization":"Bearer abc123456789", "X": [}"#, "abc123456789"),
+        ("      X-Api-Key: abc#123456789xyz: x", "abc#123456789xyz"),
+        ("      X-Api-Key: a,123456789xyz: x", "a,123456789xyz"),
+    ])
+    func aTokenAfterAnOpenQuoteInJSONOrWithPunctuationIsMasked(line: String, token: String) {
+        let masked = QuotedLine(line, column: 1, secrets: []).text
+        #expect(!masked.contains(token.dropFirst(2)), "\(masked)")
+        #expect(masked.contains("***"), "\(masked)")
+    }
+
+    /// A column inside a secret (cut there, so not masked in the part before it) keeps the caret
+    /// on the masked line.
+    @Test func aColumnInsideASecretKeepsTheCaretOnTheLine() {
+        let line = "X-Api-Key: k3y-0123456789"
+        let quoted = QuotedLine(line, column: 22, secrets: [])
+        #expect(quoted.text == "X-Api-Key: ***")
+        #expect(quoted.caretColumn <= quoted.text.unicodeScalars.count + 1)
+    }
+
     /// What does not look like a secret stays (a plain word, a short cookie value, a
     /// `${VAR}` reference, a header that carries none), so messages stay readable.
     @Test func whatIsNotASecretStays() {
