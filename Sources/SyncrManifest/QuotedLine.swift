@@ -18,11 +18,12 @@ struct QuotedLine: Equatable {
     ///   - secrets: credential header values written out in the manifest (`Header.maskedValues`).
     init(_ line: String, column: Int, secrets: [String]) {
         text = Self.masked(line, secrets: secrets)
-        // Masking the part before the column gives the caret's place on the masked line (a
-        // secret the column points into is cut there, unmasked, and shifts nothing).
+        // Masking the part before the column gives the caret's place on the masked line. A
+        // secret the column points into is cut there and may stay unmasked in that part: the
+        // caret is kept on the line.
         let before = String(String.UnicodeScalarView(line.unicodeScalars.prefix(max(column - 1, 0))))
-        // A column inside a secret (cut there, so unmasked) could point past the masked line.
-        caretColumn = min(Self.masked(before, secrets: secrets).unicodeScalars.count + 1, text.unicodeScalars.count + 1)
+        let shifted = Self.masked(before, secrets: secrets).unicodeScalars.count + 1
+        caretColumn = min(shifted, text.unicodeScalars.count + 1)
     }
 
     /// `line` with URL credentials and credential query values masked, and the credential
@@ -31,7 +32,8 @@ struct QuotedLine: Equatable {
     static func masked(_ line: String, secrets: [String]) -> String {
         var text = URLCredentials.masked(line)
         // Longest first: a secret that holds another is masked whole.
-        for secret in (secrets + writtenSecrets(text).map(String.init)).sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
+        let all = secrets + writtenSecrets(text).map(String.init)
+        for secret in all.sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
             text = text.replacing(secret, with: "***")
         }
         return text
