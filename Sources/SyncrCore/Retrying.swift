@@ -70,15 +70,19 @@ struct Retrying: Sendable {
             }
             if case .cancelled = failure { throw Interrupted() }
             if failure.isAnswer { unreachable.map { $0.hosts.reached($0.url) } }
+            // Redirected to a server another entry gave up on: the entry made its own attempt
+            // (the server may be back), and does not wait out its retries on it too.
+            if let unreachable, failure.isUnreachable, let target = failure.redirectTarget,
+               unreachable.hosts.failure(for: target) != nil {
+                throw SyncError(failure, retries: .init(stop: .serverUnreachable, kept: kept(reached)), s3: s3)
+            }
             let delay: Double
             do {
                 delay = try budget.delay(after: failure, position: reached, retryable: retryable)
             } catch {
-                // A failure after a redirect names another server (`redirected(to:)`): the
-                // entry's own answered, and its other entries must still try.
-                if let unreachable, failure.url == unreachable.displayURL {
-                    unreachable.hosts.gaveUp(on: unreachable.url, after: failure)
-                }
+                // After a redirect the server nobody answered for is the target: the entry's
+                // own answered, and its other entries must still try it.
+                unreachable.map { $0.hosts.gaveUp(on: failure.redirectTarget ?? $0.url, after: failure) }
                 throw SyncError(failure, retries: .init(stop: error.stop, kept: kept(reached)), s3: s3)
             }
             reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,

@@ -5,7 +5,7 @@ extension SyncError {
     /// The failure of a request, with how its retry loop ended.
     init(_ error: TransferError, retries: Retries) {
         switch error {
-        case .connection(let url, let code, let message):
+        case .connection(let url, let code, let message, _):
             self = .connection(url: url, code: code, message: message, retries: retries)
         case .timedOut(let url, let message):
             self = .timedOut(url: url, message: message, retries: retries)

@@ -10,6 +10,9 @@ import SyncrLock
 /// seconds. Once one entry has used up its retries on such a failure, every later attempt at
 /// the same server fails at once with the same failure, saying why. Any answer from the server
 /// (to an attempt already under way), even an error status, makes it count as reachable again.
+/// A server that redirects to one nobody answers for is not the one down: the target is
+/// (`TransferError.redirectTarget`), and an entry redirected there after it was given up on
+/// stops after its own attempt (`Retrying`).
 final class UnreachableHosts: Sendable {
     /// Origin (`scheme://host:port` as written in the URL, without user information) → the
     /// failure an entry gave up on.

@@ -4,7 +4,9 @@ import CCurl
 /// the expanded one.
 public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The connection failed or broke (DNS, refused, reset, cut short). Worth retrying.
-    case connection(url: String, code: Int, message: String)
+    /// `redirectedTo`: where redirects took the request (`scheme://host:port/path`), the
+    /// server that failed; nil when the request went where the manifest says.
+    case connection(url: String, code: Int, message: String, redirectedTo: String? = nil)
     /// No progress for the configured time, or the connect timeout passed. Worth retrying.
     case timedOut(url: String, message: String)
     /// A TLS handshake or certificate problem.
@@ -25,9 +27,16 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether nobody answered at all: the host's name did not resolve, or its port refused
     /// the connection. (A timeout may be a slow server; this is not.)
     public var isUnreachable: Bool {
-        guard case .connection(_, let code, _) = self else { return false }
+        guard case .connection(_, let code, _, _) = self else { return false }
         return code == Int(CURLE_COULDNT_RESOLVE_HOST.rawValue) || code == Int(CURLE_COULDNT_RESOLVE_PROXY.rawValue)
             || code == Int(CURLE_COULDNT_CONNECT.rawValue)
+    }
+
+    /// Where redirects took a request whose connection failed (`scheme://host:port/path`):
+    /// the server nobody answered for is that one, not the manifest's. Nil otherwise.
+    public var redirectTarget: String? {
+        guard case .connection(_, _, _, let target) = self else { return nil }
+        return target
     }
 
     /// Whether the server answered (with a status, a broken answer or a TLS handshake): it is
@@ -42,7 +51,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The URL the failure names (as written); nil for a local failure or a cancellation.
     public var url: String? {
         switch self {
-        case .connection(let url, _, _): return url
+        case .connection(let url, _, _, _): return url
         case .timedOut(let url, _): return url
         case .tls(let url, _): return url
         case .status(let url, _, _, _): return url
@@ -59,7 +68,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     func redirected(to target: String) -> TransferError {
         let url = { (url: String) in "\(url) (redirected to \(target))" }
         switch self {
-        case .connection(let u, let code, let message): return .connection(url: url(u), code: code, message: message)
+        case .connection(let u, let code, let message, _):
+            return .connection(url: url(u), code: code, message: message, redirectedTo: target)
         case .timedOut(let u, let message): return .timedOut(url: url(u), message: message)
         case .tls(let u, let message): return .tls(url: url(u), message: message)
         case .status(let u, let code, let retryAfter, let body):
@@ -71,16 +81,16 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The same connection failure, told about another URL (as written); any other failure
-    /// is returned as it is.
+    /// The same connection failure, told about another URL (as written) that was asked
+    /// directly; any other failure is returned as it is.
     public func about(_ url: String) -> TransferError {
-        guard case .connection(_, let code, let message) = self else { return self }
+        guard case .connection(_, let code, let message, _) = self else { return self }
         return .connection(url: url, code: code, message: message)
     }
 
     public var description: String {
         switch self {
-        case .connection(let url, _, let message):
+        case .connection(let url, _, let message, _):
             return "\(url): connection failed: \(message)"
         case .timedOut(let url, let message):
             return "\(url): timed out: \(message)"

@@ -41,6 +41,48 @@ struct UnreachableHostsTests {
         #expect(server.requests.count >= before + 2, "the next run tries the server again")
     }
 
+    /// Entries redirected to a server that is down: the one nobody answered for is the
+    /// target, so one entry's retries are spent on it, not every entry's; the entries' own
+    /// server, which answered, stays usable, and an entry that asks the target directly
+    /// learns it is down without asking.
+    @Test func aRedirectTargetThatRefusesEveryConnectionCostsOneEntrysRetries() async throws {
+        let project = try ScriptedProject(retries: 1)
+        let file = Resource(bytes: Resource.pattern(100))
+        var downloads = (0..<8).map { project.download("moved\($0).bin", index: $0) }
+        var direct = project.download("direct.bin", index: 8)
+        direct.url = Template(literal: "http://cdn.test/direct.bin")
+        var origin = project.download("origin.bin", index: 9)
+        origin.url = Template(literal: "http://origin.test/origin.bin")
+        downloads += [direct, origin]
+        let server = ScriptedTransport { request, _ in
+            if request.url.hasPrefix("http://origin.test/") { return file.answer(request) }
+            if request.url.hasPrefix("http://cdn.test/") { return .refused(request.displayURL) }
+            let target = "http://cdn.test/moved.bin"
+            return Reply(status: 0, failure: .connection(url: request.displayURL + " (redirected to \(target))", code: 7,
+                                                         message: "Failed to connect: connection refused", redirectedTo: target))
+        }
+        let session = Session(manifest: project.manifest(downloads), transport: server)
+        defer { session.close() }
+        let results = await session.apply().results
+
+        #expect(results[9].status == .ok, "the server that redirected answered: \(results[9].errorText ?? "")")
+        let moved = results[0..<8]
+        #expect(moved.allSatisfy { $0.status == .failed && $0.errorText?.contains("(redirected to http://cdn.test/moved.bin)") == true })
+        let gaveUp = moved.filter { $0.errorText?.contains("gave up after 1 retries") == true }
+        let stopped = moved.filter { $0.errorText?.contains("stopped: another entry used up its retries") == true }
+        #expect(gaveUp.count >= 1 && stopped.count == 8 - gaveUp.count, "\(moved.map { $0.errorText ?? "" })")
+        // `jobs: 4`: the first four run together and may each spend their retries; an entry
+        // starts after another ended, when the target is known to be down, and makes its one
+        // attempt (the target may have come back), no more.
+        for index in 4..<8 {
+            let asked = server.requests.filter { $0.url.hasSuffix("/moved\(index).bin") }.count
+            #expect(asked == 1, "moved\(index).bin asked \(asked) times")
+        }
+        #expect(results[8].errorText?.contains("stopped: another entry used up its retries") == true,
+                "\(results[8].errorText ?? "")")
+        #expect(!server.requests.contains { $0.url.hasPrefix("http://cdn.test/") }, "the target is not asked directly")
+    }
+
     @Test func anAnswerMakesTheServerReachableAgain() {
         let hosts = UnreachableHosts()
         let refused = TransferError.connection(url: "u", code: 7, message: "refused")

@@ -205,7 +205,7 @@ struct UploadTransportTests {
         try await server.behave(path: "/cut", FaultBehaviour(dropBodyAfter: 100_000))
         let body: RequestBody = method == "PUT" ? .file(path: png.path) : .multipart(form)
         let outcome = await withEngine { await upload($0, body, to: server.url("/cut")) }
-        guard case .failure(.connection(let url, _, let message)) = outcome.result else {
+        guard case .failure(.connection(let url, _, let message, _)) = outcome.result else {
             Issue.record("expected a connection failure, got \(outcome.result)"); return
         }
         #expect(url == server.url("/cut"))
@@ -267,7 +267,7 @@ struct UploadTransportTests {
         let body: RequestBody = method == "PUT" ? .file(path: file.path)
             : .multipart(MultipartForm(parts: [try .file(name: "f", path: file.path)]))
         let outcome = await withEngine { await upload($0, body, to: "http://127.0.0.1:\(port)/x") }
-        guard case .failure(.connection(_, let code, _)) = outcome.result else {
+        guard case .failure(.connection(_, let code, _, _)) = outcome.result else {
             Issue.record("expected a connection failure, got \(outcome.result)"); return
         }
         #expect(code == 7) // CURLE_COULDNT_CONNECT
