@@ -137,13 +137,17 @@ enum FS {
             throw FileError(path: path, operation: "create the folder", errno: errno)
         }
         if !isFolder(path) {
-            // Named as it is: a link to nothing (mkdir does not follow it) is not a file.
-            var st = stat()
-            let link = lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK
-            let what = !link ? "a file is in the way"
-                : stat(path, &st) == 0 ? "a symbolic link to a file is in the way" : "a symbolic link to nothing is in the way"
-            throw FileError(path: path, operation: "create the folder (\(what))", errno: ENOTDIR)
+            throw FileError(path: path, operation: "create the folder (\(inTheWay(path)))", errno: ENOTDIR)
         }
+    }
+
+    /// What stands at `path` where a folder must be, named as it is: a link to nothing (mkdir
+    /// does not follow it) is not a file.
+    static func inTheWay(_ path: String) -> String {
+        var st = stat()
+        let link = lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK
+        return !link ? "a file is in the way"
+            : stat(path, &st) == 0 ? "a symbolic link to a file is in the way" : "a symbolic link to nothing is in the way"
     }
 
     /// Whether `path` (or, while it does not exist, the nearest folder above it) is on a file

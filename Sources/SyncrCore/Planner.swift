@@ -11,6 +11,9 @@ public struct LocalFacts: Sendable, Equatable {
     public var destination: FileFingerprint?
     /// The destination exists but is a folder or something else that is not a regular file.
     public var destinationBlocked: Bool
+    /// Why the destination's folder cannot be made (a file or a symbolic link stands in its
+    /// path), e.g. `out/lib: a file is in the way`; nil when it is there or can be made.
+    public var folderBlocked: String?
     /// Digests of the destination, computed only when the cheap checks could not decide.
     public var destinationDigests: [String: String]?
 
@@ -35,6 +38,8 @@ public struct UnpackFacts: Sendable, Equatable {
     public var tree: String?
     /// A file (not a folder) stands where the folder goes.
     public var destinationBlocked: Bool
+    /// Why the folder above the destination cannot be made, as `LocalFacts.folderBlocked`.
+    public var folderBlocked: String?
 
     /// Creates facts from their parts; the defaults describe an empty cache and no folder.
     public init(state: EntryState? = nil, dataSize: Int64? = nil, tree: String? = nil, destinationBlocked: Bool = false) {
@@ -84,6 +89,9 @@ public enum Planner {
         }
         if local.destinationBlocked {
             return fetchAll(.download, "the destination exists but is not a regular file (apply will fail)")
+        }
+        if let blocked = local.folderBlocked {
+            return fetchAll(.download, "its folder cannot be made: \(blocked) (apply will fail)")
         }
         // A destination that matches the pinned checksums is the wanted file, whatever the cache says.
         if let digests = local.destinationDigests, !checksums.isEmpty {
@@ -171,6 +179,10 @@ public enum Planner {
         if local.destinationBlocked {
             return Decision(action: .download, offset: 0, bytes: size,
                             reason: "a file stands where the folder goes (apply will fail)")
+        }
+        if let blocked = local.folderBlocked {
+            return Decision(action: .download, offset: 0, bytes: size,
+                            reason: "the folder above it cannot be made: \(blocked) (apply will fail)")
         }
         guard let state = local.state, state.complete else {
             // Partial or nothing: the same rules as for a file, with no destination file.

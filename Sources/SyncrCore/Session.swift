@@ -245,6 +245,7 @@ public final class Session: Sendable {
         let reporter = reporter(adding: progress)
         unreachable.forgetAll()
         let index = cacheIndex()
+        let obstacles = FolderObstacles()
         let entries = await listedEntries()
         let skips = await lockedSkips(entries)
         let width = max(jobs, min(Self.questionWidth(jobs: jobs), entries.count))
@@ -255,7 +256,8 @@ public final class Session: Sendable {
                 if let skip = skips[i] {
                     item = skip.noting(download.settings)
                 } else {
-                    item = await self.planItem(download, index: index, reporter: reporter).noting(download.settings)
+                    item = await self.planItem(download, index: index, obstacles: obstacles, reporter: reporter)
+                        .noting(download.settings)
                 }
                 item.object = download.object
             case .upload(let upload): item = await self.uploadPlanner.plan(upload).noting(upload.settings)
@@ -279,7 +281,9 @@ public final class Session: Sendable {
     /// - Parameters:
     ///   - known: the entry's local facts when the caller has just read them.
     ///   - index: what the cache held when this plan or apply began (nil: ask the disk).
-    func planItem(_ download: Download, known: LocalFacts? = nil, index: CacheIndex?,
+    ///   - obstacles: the plan's look at destination folders; nil in `apply`, which finds an
+    ///     obstacle when it makes the folder.
+    func planItem(_ download: Download, known: LocalFacts? = nil, index: CacheIndex?, obstacles: FolderObstacles? = nil,
                   reporter: (any ProgressReporter)?) async -> PlanItem {
         var item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .download,
                             size: nil, offset: 0, bytes: nil, reason: "")
@@ -302,14 +306,14 @@ public final class Session: Sendable {
         }
         if download.unzip {
             let decision = Planner.decideUnpacked(checksums: download.checksums, remote: remote,
-                                                   local: unpackFacts(download, index: index))
+                                                   local: unpackFacts(download, index: index, obstacles: obstacles))
             item.action = decision.action
             item.offset = decision.offset
             item.bytes = decision.bytes
             item.reason = redactor.scrub(decision.reason)
             return item
         }
-        var local = known ?? localFacts(download, index: index)
+        var local = known ?? localFacts(download, index: index, obstacles: obstacles)
         if Planner.needsDestinationDigest(checksums: download.checksums, remote: remote, local: local) {
             // Off the cooperative pool (a large file held one of its few threads for seconds),
             // and stopped by a signal: an interrupted hash leaves no digests, as one that failed.
@@ -423,13 +427,25 @@ public final class Session: Sendable {
 
     /// What is on disk for an unpacked download: the record, the archive in the cache, and the
     /// folder's shape now.
-    func unpackFacts(_ download: Download, index: CacheIndex?) -> UnpackFacts {
+    func unpackFacts(_ download: Download, index: CacheIndex?, obstacles: FolderObstacles? = nil) -> UnpackFacts {
         let key = Cache.key(for: download)
         let may = index?.mayHave(key) ?? (record: true, data: true)
-        return UnpackFacts(state: cache.loadState(key, stateFile: may.record),
-                           dataSize: may.data ? FS.fileSize(cache.dataPath(key)) : nil,
-                           tree: FolderReplace.fingerprint(download.destination),
-                           destinationBlocked: [.file, .other].contains(FS.kind(download.destination)))
+        let kind = FS.kind(download.destination)
+        var facts = UnpackFacts(state: cache.loadState(key, stateFile: may.record),
+                                dataSize: may.data ? FS.fileSize(cache.dataPath(key)) : nil,
+                                tree: FolderReplace.fingerprint(download.destination),
+                                destinationBlocked: [.file, .other].contains(kind))
+        if kind == .missing { facts.folderBlocked = folderBlocked(download, obstacles) }
+        return facts
+    }
+
+    /// Why the folder `download` goes into cannot be made, its path shown as in the manifest's
+    /// folder; nil when it can, or when nobody looks (`obstacles` nil).
+    private func folderBlocked(_ download: Download, _ obstacles: FolderObstacles?) -> String? {
+        guard let obstacle = obstacles?.obstacle(for: FS.parentFolder(download.destination)) else { return nil }
+        let inside = manifest.directory.hasSuffix("/") ? manifest.directory : manifest.directory + "/"
+        let path = obstacle.path.hasPrefix(inside) ? String(obstacle.path.dropFirst(inside.count)) : obstacle.path
+        return "\(path): \(obstacle.what)"
     }
 
     /// One listing of the cache folder for this plan or apply (`CacheIndex`); nil when no entry
@@ -444,8 +460,9 @@ public final class Session: Sendable {
     /// - Parameter key: the entry's `Cache.key(for:)`, when the caller has it already.
     /// - Parameter leftovers: apply's listing of destination folders: a destination in a
     ///   folder that did not exist is not looked at.
+    /// - Parameter obstacles: the plan's look at destination folders, for a missing destination.
     func localFacts(_ download: Download, key: String? = nil, index: CacheIndex?,
-                    leftovers: LeftoverIndex? = nil) -> LocalFacts {
+                    leftovers: LeftoverIndex? = nil, obstacles: FolderObstacles? = nil) -> LocalFacts {
         let key = key ?? Cache.key(for: download)
         let may = index?.mayHave(key) ?? (record: true, data: true)
         var facts = LocalFacts()
@@ -455,7 +472,7 @@ public final class Session: Sendable {
         switch FS.kindAndFingerprint(download.destination) {
         case (.file, let fingerprint): facts.destination = fingerprint
         case (.directory, _), (.other, _): facts.destinationBlocked = true
-        case (.missing, _): break
+        case (.missing, _): facts.folderBlocked = folderBlocked(download, obstacles)
         }
         return facts
     }

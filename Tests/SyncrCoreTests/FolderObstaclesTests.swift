@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+@testable import SyncrCore
+import SyncrHTTP
+
+/// `plan` says beforehand what `apply` would find when it makes a destination's folder: a file
+/// or a symbolic link that is no folder, at the folder's path or above it.
+@Suite(.timeLimit(.minutes(5))) struct FolderObstaclesTests {
+    /// A project folder holding each kind of obstacle: `file`, `dangling` (a link to nothing),
+    /// `tofile` (a link to a file), and `tofolder` (a link to a folder, no obstacle).
+    private static func obstacles() throws -> TemporaryFolder {
+        let tmp = try TemporaryFolder()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: tmp.path + "/file"))
+        try FileManager.default.createDirectory(atPath: tmp.path + "/real", withIntermediateDirectories: true)
+        #expect(symlink(tmp.path + "/nothing-here", tmp.path + "/dangling") == 0)
+        #expect(symlink(tmp.path + "/file", tmp.path + "/tofile") == 0)
+        #expect(symlink(tmp.path + "/real", tmp.path + "/tofolder") == 0)
+        return tmp
+    }
+
+    /// The look names what `FS.makeDirectories` would fail on, however deep below it the
+    /// folder is.
+    @Test(arguments: [
+        ("file", "a file is in the way"),
+        ("dangling", "a symbolic link to nothing is in the way"),
+        ("tofile", "a symbolic link to a file is in the way"),
+    ])
+    func theObstacleIsFoundAboveTheFolder(name: String, words: String) throws {
+        let tmp = try Self.obstacles()
+        for folder in [name, name + "/sub", name + "/sub/deeper"] {
+            #expect(FolderObstacles.look(tmp.path + "/" + folder) == FolderObstacle(path: tmp.path + "/" + name, what: words))
+        }
+        #expect(throws: FileError.self) { try FS.makeDirectories(tmp.path + "/" + name + "/sub") }
+    }
+
+    @Test func foldersThatExistOrCanBeMadeHaveNone() throws {
+        let tmp = try Self.obstacles()
+        for folder in ["real", "real/new/newer", "tofolder", "tofolder/new", "missing/new"] {
+            #expect(FolderObstacles.look(tmp.path + "/" + folder) == nil, "\(folder)")
+        }
+    }
+
+    /// The plan of an entry whose folder cannot be made says so, naming the obstacle as in
+    /// the manifest's folder; an entry beside it is planned as usual.
+    @Test func thePlanSaysApplyWillFail() async throws {
+        let project = try ScriptedProject()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: project.root + "/out"))
+        #expect(symlink(project.root + "/nowhere", project.root + "/lib") == 0)
+        let file = Resource(bytes: Resource.pattern(100))
+        let server = ScriptedTransport { request, _ in file.answer(request) }
+        var unpacked = project.download("out/tree", index: 3)
+        unpacked.unzip = true
+        let downloads = [project.download("out/sub/f.bin", index: 0), project.download("lib/g.bin", index: 1),
+                         project.download("ok/h.bin", index: 2), unpacked]
+        let session = Session(manifest: project.manifest(downloads), transport: server)
+        defer { session.close() }
+        let items = await session.plan().items
+        #expect(items[0].reason == "its folder cannot be made: out: a file is in the way (apply will fail)", "\(items[0].reason)")
+        #expect(items[1].reason == "its folder cannot be made: lib: a symbolic link to nothing is in the way (apply will fail)",
+                "\(items[1].reason)")
+        #expect(items[2].reason == "nothing cached", "\(items[2].reason)")
+        #expect(items[3].reason == "the folder above it cannot be made: out: a file is in the way (apply will fail)",
+                "\(items[3].reason)")
+    }
+}
