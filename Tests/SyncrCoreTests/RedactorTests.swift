@@ -106,6 +106,20 @@ import SyncrHTTP
         #expect(Redactor(secrets: ["not-in-the-text"]).scrub(text) == text)
     }
 
+    /// A token in a URL carried, percent-encoded or not, in another parameter's value (a
+    /// redirect's target, a login's `next=`) is masked by its name like one in the URL's own query.
+    @Test(arguments: [
+        ("redirected to https://host/dl?to=https%3A%2F%2Fcdn.example%2Ff%3Ftoken%3DSECRET123%26x%3D1: HTTP 404",
+         "redirected to https://host/dl?to=https%3A%2F%2Fcdn.example%2Ff%3Ftoken%3D***%26x%3D1: HTTP 404"),
+        ("https://host/login?next=%2Fpath%3Fapi_key%3DSECRET", "https://host/login?next=%2Fpath%3Fapi_key%3D***"),
+        ("https://u:pw@host/dl?to=https%253A%252F%252Fcdn%252Ff%253FX-Amz-Signature%253Dabc%2526v%253D1",
+         "https://u:***@host/dl?to=https%253A%252F%252Fcdn%252Ff%253FX-Amz-Signature%253D***%2526v%253D1"),
+        ("https://host/dl?to=https://cdn/f?token=SECRET", "https://host/dl?to=https://cdn/f?token=***"),
+    ])
+    func tokenInANestedURLIsMasked(text: String, masked: String) {
+        #expect(Redactor(secrets: []).scrub(text) == masked)
+    }
+
     /// A secret that is also a URL password is masked once, not turned into `******`.
     @Test func secretPasswordInURL() {
         let r = Redactor(secrets: ["hunter22"])

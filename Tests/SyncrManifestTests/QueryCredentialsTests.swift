@@ -36,6 +36,52 @@ import Testing
         #expect(URLCredentials.masked(text) == shown, "the one masking every output goes through")
     }
 
+    /// A URL carried in another parameter's value (a redirect's `?to=`, a login's `?next=`, a
+    /// server's error message quoting the request) carries its own query: a credential there is
+    /// masked by its name too, percent-encoded once, twice or not at all, and the mask keeps
+    /// the encoding around it so the reader still sees which parameter it was.
+    @Test(arguments: [
+        ("https://host/dl?to=https%3A%2F%2Fcdn.example%2Ff%3Ftoken%3DSECRET123%26x%3D1",
+         "https://host/dl?to=https%3A%2F%2Fcdn.example%2Ff%3Ftoken%3D***%26x%3D1"),
+        ("https://host/login?next=%2Fpath%3Fapi_key%3DSECRET", "https://host/login?next=%2Fpath%3Fapi_key%3D***"),
+        ("https://host/login?next=%2fpath%3fapi_key%3dSECRET&v=1", "https://host/login?next=%2fpath%3fapi_key%3d***&v=1"),
+        // Encoded twice: a URL in a URL in a URL. The token's own `%2F` is `%252F` at depth 1,
+        // and a value at depth 2 ends at an `&` of depth 2 or less.
+        ("https://a/r?u=https%3A%2F%2Fb%2Fdl%3Fto%3Dhttps%253A%252F%252Fcdn%252Ff%253Ftoken%253DSECRET123%2526x%253D1%26y%3D2",
+         "https://a/r?u=https%3A%2F%2Fb%2Fdl%3Fto%3Dhttps%253A%252F%252Fcdn%252Ff%253Ftoken%253D***%2526x%253D1%26y%3D2"),
+        ("https://a/r?to=%2Ff%3Fsig%3DAB%252FCD%26v%3D2&w=3", "https://a/r?to=%2Ff%3Fsig%3D***%26v%3D2&w=3"),
+        ("https://a/r?to=%2Ff%253Fsig%253DAB%26v%3D2", "https://a/r?to=%2Ff%253Fsig%253D***%26v%3D2"),
+        // Not encoded: everything after the first `?` is the outer query, so the token is a
+        // parameter after `&`, or sits after a `?` inside the value.
+        ("https://host/dl?to=https://cdn/f?token=SECRET&x=1", "https://host/dl?to=https://cdn/f?token=***&x=1"),
+        ("https://host/dl?to=https://cdn/f?x=1&token=SECRET", "https://host/dl?to=https://cdn/f?x=1&token=***"),
+        ("https://host/dl?to=https://cdn/f;jsessionid=ABC?v=1", "https://host/dl?to=https://cdn/f;jsessionid=***"),
+        // In running text, and the fragment of a URL in a value.
+        ("GET https://h/dl?to=%2Ff%3Ftoken%3DSECRET: HTTP 403", "GET https://h/dl?to=%2Ff%3Ftoken%3D***: HTTP 403"),
+        ("error=bad%20url%20%2Ff%3Ftoken%3Dabc%20refused", "error=bad%20url%20%2Ff%3Ftoken%3D***%20refused"),
+        ("https://h/cb?to=%2Fapp%23access_token%3Dabc%26state%3D1", "https://h/cb?to=%2Fapp%23access_token%3D***%26state%3D1"),
+        // Nothing to mask: innocent names, no value, already masked, a `%` that is no mark.
+        ("https://host/dl?to=https%3A%2F%2Fcdn%2Ff%3Fversion%3D2%26arch%3Dx86_64",
+         "https://host/dl?to=https%3A%2F%2Fcdn%2Ff%3Fversion%3D2%26arch%3Dx86_64"),
+        ("https://host/dl?to=https://cdn/f?version=2", "https://host/dl?to=https://cdn/f?version=2"),
+        ("https://host/dl?to=%2Ff%3Ftoken%3D%26v%3D1", "https://host/dl?to=%2Ff%3Ftoken%3D%26v%3D1"),
+        ("https://host/dl?to=%2Ff%3Ftoken%3D***", "https://host/dl?to=%2Ff%3Ftoken%3D***"),
+        ("100% done, 50%3F, %3F%3D, %2", "100% done, 50%3F, %3F%3D, %2"),
+    ])
+    func nestedURLCredentialsAreMasked(text: String, shown: String) {
+        #expect(QueryCredentials.masked(text) == shown)
+        #expect(QueryCredentials.masked("é " + text) == "é " + shown, "non-ASCII text is scanned another way")
+        #expect(URLCredentials.masked(text) == shown, "the one masking every output goes through")
+        #expect(QueryCredentials.masked(shown) == shown, "masking twice changes nothing")
+    }
+
+    /// A token written into a nested URL of a manifest's URL is a secret like any other: a
+    /// server may echo it decoded.
+    @Test func nestedValuesAreSecretsAsWrittenAndDecoded() {
+        let secrets = QueryCredentials.secrets(in: "https://h/dl?to=%2Ff%3Ftoken%3Dabcd%252Fefgh1234%26v%3D123456789")
+        #expect(Set(secrets) == ["abcd%252Fefgh1234", "abcd%2Fefgh1234", "abcd/efgh1234"])
+    }
+
     /// ASCII text is scanned byte by byte, other text character by character: both give the
     /// same masks (a non-ASCII word in front sends the same text down the other path).
     @Test(arguments: [
