@@ -220,6 +220,45 @@ struct ProxyAndCredentialTests {
         }
     }
 
+    /// A token in a URL carried in another parameter's value (a redirect's `?to=`), encoded
+    /// once, twice or not at all, is masked by its name in every output and record too.
+    @Test func tokensInNestedURLsAreNeverPrinted() async throws {
+        let (folder, server, content) = try await Self.server()
+        defer { withExtendedLifetime(folder) {} }
+        defer { server.stop() }
+        let harness = try CLIHarness()
+        let once = "to=https%3A%2F%2Fcdn.example%2Ff%3Ftoken%3DNESTED0NCE99%26x%3D1"
+        let twice = "u=https%3A%2F%2Fb%2Fdl%3Fto%3Dhttps%253A%252F%252Fcdn%252Ff%253Fsig%253DNESTEDTW1CE99%2526v%253D1"
+        let plain = "to=https://cdn.example/f?token=NESTEDPLA1N99"
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0 }
+            downloads:
+              - { url: "\(server.url("/file.bin"))?\(once)", to: file.bin }
+              - { url: "\(server.url("/missing.bin"))?\(twice)", to: missing.bin }
+              - { url: "\(server.url("/gone.bin"))?\(plain)", to: gone.bin }
+            """)
+        let secrets = ["NESTED0NCE99", "NESTEDTW1CE99", "NESTEDPLA1N99"]
+        var outputs: [String] = []
+        for arguments in [["validate"], ["plan"], ["plan", "--json"], ["apply", "--report", "r.json"], ["apply", "--json"], ["cache"]] {
+            let r = try await harness.run(arguments)
+            outputs.append(r.allOutput)
+            #expect(!secrets.contains { r.allOutput.contains($0) }, "\(arguments): \(r.allOutput)")
+        }
+        #expect(outputs[3].contains("/missing.bin?u=https%3A%2F%2Fb%2Fdl%3Fto%3Dhttps%253A%252F%252Fcdn%252Ff%253Fsig%253D***%2526v%253D1"),
+                "\(outputs[3])")
+        #expect(outputs[3].contains("/gone.bin?to=https://cdn.example/f?token=***"), "\(outputs[3])")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/file.bin")) == content)
+        let report = String(decoding: try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/r.json")), as: UTF8.self)
+        #expect(report.contains("f%3Ftoken%3D***%26x%3D1"), "\(report)")
+        #expect(!secrets.contains { report.contains($0) }, "\(report)")
+        let cache = harness.folder + "/.syncr/cache"
+        for name in try FileManager.default.contentsOfDirectory(atPath: cache) where !name.hasSuffix(".data") {
+            let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: cache + "/" + name)), as: UTF8.self)
+            #expect(!secrets.contains { text.contains($0) }, "\(name) keeps the token")
+        }
+    }
+
     /// The password is sent (as Basic auth) but appears in no output: plan and apply, text and
     /// JSON, success and failure.
     @Test func urlPasswordIsNeverPrinted() async throws {
