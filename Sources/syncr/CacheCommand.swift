@@ -69,6 +69,7 @@ enum CacheCommand {
     }
 
     static func run(_ options: CacheOptions) async -> Int32 {
+        if let code = CacheOption.refuse(options.cacheDirectory) { return code }
         var manifest: Manifest?
         if options.manifestGiven || options.cacheDirectory == nil {
             // Listing and pruning send no request: a header's secret need not be set here (a
@@ -97,7 +98,8 @@ enum CacheCommand {
         }
         // Not an error (a fresh runner has no cache yet), but said: a mistyped folder reported
         // "empty" or "removed 0" as if it were the cache.
-        if !exists, !options.quiet {
+        // Only when nothing is there: a file in its place fails the listing below, which says so.
+        if !exists, !options.quiet, lstat(directory, &st) != 0, errno == ENOENT {
             Output.err("syncr: note: there is no cache folder at \(directory) (nothing has been cached there)")
         }
         let entries: [CacheEntry]

@@ -31,6 +31,7 @@ enum LockCommand {
     """
 
     static func run(_ options: LockOptions) async -> Int32 {
+        if let code = CacheOption.refuse(options.cacheDirectory) { return code }
         guard var manifest = loadManifest(options.manifest) else { return ExitCode.invalidManifest }
         manifest.uploads = []  // a lock pins what is fetched
         let path = Lockfile.path(forManifest: options.manifest)

@@ -18,8 +18,15 @@ struct RunSetup {
     ///   download, an upload's source, the cache, a folder or a missing folder is refused as
     ///   soon as the manifest is read, before any other check (`ReportPaths`; the failure then
     ///   keeps the earlier reports: removing them would remove the download or the upload).
+    ///   Only a `--cache` that cannot be a folder is refused sooner, before the manifest.
     static func load(_ flags: RunFlags, connections: Int? = nil, hashManifest: Bool = false,
                      reports: [(flag: String, path: String)] = []) async -> Result<RunSetup, ExitFailure> {
+        if let code = CacheOption.refuse(flags.cacheDirectory) {
+            // Refused before the reports are checked: an earlier one may be a download's file.
+            var failure = ExitFailure(code)
+            failure.keepsReports = true
+            return .failure(failure)
+        }
         let path = Lockfile.path(forManifest: flags.manifest)
         let wantsLock = flags.shard != nil || flags.locked
         // The lock is read while the manifest is parsed: at 100,000 entries each takes a second.
@@ -109,7 +116,8 @@ struct RunSetup {
 /// An exit code chosen before the run started, the reason already printed.
 struct ExitFailure: Error {
     var code: Int32
-    /// The earlier report files must stay: a report path names a download.
+    /// The earlier report files must stay: a report path names a download, or the run was
+    /// refused before the report paths were checked.
     var keepsReports = false
     init(_ code: Int32) { self.code = code }
 }

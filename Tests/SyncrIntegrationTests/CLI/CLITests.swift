@@ -245,6 +245,46 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: harness.folder + "/" + cache), "nothing was made")
     }
 
+    /// A `--cache` where no folder can be is one usage error, naming the path, from every
+    /// command that takes it: `cache` printed a note that there was no cache there and then an
+    /// error, `apply` and `lock --hash` exited 1, `plan` and `lock` took it for an empty cache.
+    @Test(arguments: [["cache"], ["cache", "prune", "--older-than", "1d"], ["plan"], ["apply"], ["lock"], ["lock", "--hash"]])
+    func aCacheGivenOnTheCommandLineMustBeAFolder(command: [String]) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            downloads:
+              - { url: "http://127.0.0.1:9/a.bin", to: out/a.bin }
+            """)
+        try harness.write("notes.txt", "mine\n")
+        let cases = [
+            ("notes.txt", "it is a file, not a folder"),
+            ("notes.txt/", "it is a file, not a folder"),
+            ("notes.txt/sub/cache", "notes.txt, above it, is a file, not a folder"),
+        ]
+        for (cache, problem) in cases {
+            let r = try await harness.run(command + ["--cache", cache])
+            #expect(r.status == 64, "\(command) \(cache): \(r.stderr)")
+            #expect(r.stderr == "syncr: error: --cache \(cache): \(problem); name a folder for the cache "
+                + "(one that is not there yet is made)\n", "\(command) \(cache)")
+            #expect(r.stdout.isEmpty, "\(command) \(cache): \(r.stdout)")
+        }
+        #expect(try String(contentsOfFile: harness.folder + "/notes.txt", encoding: .utf8) == "mine\n")
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/out"), "nothing was fetched")
+    }
+
+    /// A symbolic link in the way is named as one: mkdir does not follow a link to nothing.
+    @Test(arguments: [("nowhere", "it is a symbolic link to nothing"), ("notes.txt", "it is a symbolic link to a file, not a folder")])
+    func aLinkGivenAsTheCacheMustLeadToAFolder(target: String, problem: String) async throws {
+        let harness = try CLIHarness()
+        try harness.write("notes.txt", "mine\n")
+        try FileManager.default.createSymbolicLink(atPath: harness.folder + "/link", withDestinationPath: target)
+        let r = try await harness.run(["cache", "--cache", "link"])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr == "syncr: error: --cache link: \(problem); name a folder for the cache "
+            + "(one that is not there yet is made)\n")
+    }
+
     @Test func unknownCommandWithNothingClose() async throws {
         let r = try await CLIHarness().run(["zzzzzzzz"])
         #expect(r.status == 64)
