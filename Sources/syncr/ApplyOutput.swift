@@ -11,7 +11,8 @@ enum ApplyOutput {
         TerminalBar.prepare()
         let palette = Palette(enabled: terminal.colour)
         var mode = options.progress.resolved(for: terminal)
-        // --quiet asks for failures and the summary only: no bar unless one was asked for.
+        // --quiet asks for failures and the summary only: never a bar (--progress bar with it is
+        // refused by the parser).
         if options.run.quiet && options.progress == .auto { mode = .plain }
         switch mode {
         case .none:

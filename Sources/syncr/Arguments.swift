@@ -282,6 +282,11 @@ enum ArgumentParser {
             }
             options.progress = mode
         }
+        // Two wishes that cannot both be met: which one was meant only the user knows. With
+        // auto (the default) --quiet simply means no bar.
+        if options.run.quiet && options.progress == .bar {
+            throw line.usage("'--quiet' shows no progress and '--progress bar' asks for a bar; give one of them.")
+        }
         if let text = line.value("--progress-interval") {
             guard let ms = DurationText.parse(text), ms >= 100 else {
                 throw line.usage("'--progress-interval' takes a duration of at least 100ms, such as 10s, "

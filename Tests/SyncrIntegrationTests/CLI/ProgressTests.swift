@@ -142,6 +142,9 @@ struct ProgressTests {
         // The next word is an option, not the value: no file named --json is written.
         (["--report", "--json"], "Missing value for '--report': '--json' is an option (for a value that starts with '-', write --report=--json)."),
         (["-o", "x"], "'-o' does not apply to 'apply'."),
+        // Asked for together, the bar was drawn: one of the two was not what the user meant.
+        (["--quiet", "--progress", "bar"], "'--quiet' shows no progress and '--progress bar' asks for a bar; give one of them."),
+        (["--progress=bar", "--quiet"], "'--quiet' shows no progress and '--progress bar' asks for a bar; give one of them."),
     ])
     func badProgressOptions(arguments: [String], message: String) async throws {
         let harness = try CLIHarness()
@@ -183,6 +186,22 @@ struct ProgressTests {
     }
 
     static func shellQuote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+    /// `--quiet` with auto, said or not, is no bar on a terminal (only `--progress bar` with it
+    /// is refused): the summary alone, with its failure.
+    @Test(arguments: [["--quiet"], ["--quiet", "--progress", "auto"]])
+    func quietOnATerminalDrawsNoBar(arguments: [String]) async throws {
+        let (server, www) = try await Self.serve()
+        defer { server.stop(); withExtendedLifetime(www) {} }
+        let harness = try CLIHarness()
+        try Self.manifest(harness, server)
+        let output = try await Self.runOnTerminal(harness, ["apply"] + arguments)
+        #expect(!output.contains("\u{1B}[?25l") && !output.contains("\u{1B}[K"), "no bar: \(output.debugDescription)")
+        let lines = Self.visible(output).split(whereSeparator: \.isNewline).map(String.init)
+        #expect(!lines.contains { $0.hasPrefix("[") || $0.hasPrefix("  done ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("syncr: 2 downloaded, 0 up to date, 1 failed; ") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("  failed: out/missing.bin: ") }, "\(lines)")
+    }
 
     /// On a terminal, `auto` is the bar: the cursor is hidden, the block is redrawn in place
     /// (back to its top, each line overwritten), never wider than the terminal (the frame cap
