@@ -127,10 +127,13 @@ public enum CachePruneError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 /// Durations for `--older-than`: the manifest's units (`h`, `m`, `s`, `ms`) and days (`d`) in
-/// front, so `7d`, `36h`, `1d12h` and `90m` all read.
+/// front, so `7d`, `36h`, `1d12h` and `90m` all read, and a bare `0`.
 public enum AgeText {
     /// Seconds, or nil when the text is not a duration.
     public static func seconds(_ text: String) -> Int64? {
+        // Zero is zero in every unit, as with --lock-timeout 0; any other bare number is refused,
+        // since `7` could mean 7 days as well as 7 seconds.
+        if text == "0" { return 0 }
         var rest = Substring(text)
         var days: Int64 = 0
         if let d = rest.firstIndex(of: "d") {

@@ -32,7 +32,8 @@ enum CacheCommand {
       --cache DIR           Use DIR instead of the manifest's cache folder; without a
                             MANIFEST, no manifest is read.
       --older-than DURATION
-                            With prune: only entries unchanged for DURATION (7d, 36h, 90m).
+                            With prune: only entries unchanged for DURATION (7d, 36h, 90m;
+                            0 for any age).
       --dry-run             With prune: show what would be removed, remove nothing.
       --quiet               With prune: print only the summary line.
       -h, --help            Show this help.

@@ -208,6 +208,18 @@ struct CacheTests {
         #expect(reread.loadState(f.done) != nil)
     }
 
+    /// `--older-than 0` needs no unit (zero is zero in any), and means what `0s` does.
+    @Test func olderThanZeroNeedsNoUnit() async throws {
+        let f = try Fixture()
+        let bare = try await f.harness.run(["cache", "prune", "--dry-run", "--older-than", "0"])
+        #expect(bare.status == 0, "\(bare.stderr)")
+        #expect(bare.stdout.contains("would remove 1 cache entry"), "the orphan: \(bare.stdout)")
+        let unit = try await f.harness.run(["cache", "prune", "--dry-run", "--older-than", "0s"])
+        // Each line names the entry's age, which may have grown by a second between the runs.
+        #expect(bare.stdout.split(separator: "\n").last == unit.stdout.split(separator: "\n").last, "\(unit.stdout)")
+        #expect(unit.status == 0 && bare.stderr == unit.stderr)
+    }
+
     /// Without a manifest, age alone cannot tell an up-to-date file's record (which never changes)
     /// from a forgotten one: a record whose destination is still as recorded stays.
     @Test func pruneByAgeKeepsRecordsOfFilesInPlace() async throws {
@@ -315,6 +327,7 @@ struct CacheTests {
         (["cache", "--dry-run"], "'--dry-run' applies to 'cache prune' only"),
         (["cache", "--older-than", "2d"], "'--older-than' applies to 'cache prune' only"),
         (["cache", "prune", "--older-than", "soon"], "'--older-than' takes a duration"),
+        (["cache", "prune", "--older-than", "7"], "'--older-than' takes a duration such as 7d, 36h, 1d12h or 90m, not '7'."),
         (["cache", "prune", "a.yml", "b.yml"], "Unexpected argument 'b.yml'"),
         (["plan", "--dry-run"], "'--dry-run' does not apply to 'plan'"),
     ])
@@ -343,12 +356,13 @@ struct CacheTests {
         #expect(CacheInventory.maskURL(url) == shown)
     }
 
-    @Test(arguments: [("7d", 604_800), ("36h", 129_600), ("1d12h", 129_600), ("90m", 5_400), ("45s", 45)] as [(String, Int64)])
+    @Test(arguments: [("7d", 604_800), ("36h", 129_600), ("1d12h", 129_600), ("90m", 5_400), ("45s", 45), ("0", 0), ("0s", 0),
+                      ("0d", 0)] as [(String, Int64)])
     func ageText(text: String, seconds: Int64) {
         #expect(AgeText.seconds(text) == seconds)
     }
 
-    @Test(arguments: ["", "7", "d", "7x", "-1d", "1h1d"])
+    @Test(arguments: ["", "7", "d", "7x", "-1d", "1h1d", "00", "-0", "0.0"])
     func ageTextRefuses(text: String) {
         #expect(AgeText.seconds(text) == nil)
     }
