@@ -9,6 +9,8 @@ struct UsageError: Error {
     var message: String
     /// The command whose usage to point at, if known.
     var command: String?
+    /// Print the overview after the message, rather than point at 'syncr help'.
+    var showsOverview = false
 }
 
 /// The commands syncr knows.
@@ -92,7 +94,10 @@ enum ArgumentParser {
     /// The command word, then options and positionals; nil when only help was asked for.
     static func split(_ arguments: [String]) throws(UsageError) -> ParsedLine? {
         var args = arguments[...]
-        guard let first = args.first, first != "--help", first != "-h" else { return nil }
+        // No command at all is a mistake (a script that lost its command word), not a request
+        // for help: a script must not take it for success.
+        guard let first = args.first else { throw UsageError(message: "Missing command.", showsOverview: true) }
+        guard first != "--help", first != "-h" else { return nil }
         // `--version` and `-V` spell the command `version`, options included (`syncr -V --json`).
         let word = first == "--version" || first == "-V" ? CommandName.version.rawValue : first
         if word.hasPrefix("-") {

@@ -39,7 +39,7 @@ enum Help {
       1   at least one entry failed, or for plan could not be planned (the others still ran
           to completion); cache prune, lock or report merge failed; stdout could not be written
       2   plan --detailed-exitcode: there is work to do
-      64  bad command line
+      64  bad command line, or no command (this overview is then printed on stderr)
       65  invalid manifest (or it cannot be read); with --locked, a missing or stale lockfile
       75  another syncr run is using the same cache: apply (see --lock-timeout), and cache
           prune and lock --hash, which do not wait

@@ -97,7 +97,11 @@ do {
     code = Signals.received.map(Signals.exitCode(for:)) ?? status
 } catch {
     Output.err("syncr: error: \(error.message)")
-    Output.err("Run 'syncr help\(error.command.map { " " + $0 } ?? "")' for usage.")
+    if error.showsOverview {
+        Output.err(Help.text(for: .help))
+    } else {
+        Output.err("Run 'syncr help\(error.command.map { " " + $0 } ?? "")' for usage.")
+    }
     code = ExitCode.usage
 }
 exit(code)

@@ -9,14 +9,19 @@ struct CLITests {
 
     // MARK: help and version
 
-    @Test func noArgumentsPrintsHelp() async throws {
-        let r = try await CLIHarness().run([])
-        #expect(r.status == 0)
-        #expect(r.stdout.hasPrefix("Usage: syncr <command>"))
+    /// No command is a usage error, not a request for help: a script that lost its command word
+    /// must not pass. The overview goes to stderr, after one line that says what is wrong.
+    @Test func noArgumentsIsAUsageErrorWithTheOverview() async throws {
+        let harness = try CLIHarness()
+        let r = try await harness.run([])
+        #expect(r.status == 64)
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.hasPrefix("syncr: error: Missing command.\nUsage: syncr <command>"), "\(r.stderr)")
         for command in Self.commands {
-            #expect(r.stdout.contains("\n  \(command)"), "the overview lists \(command)")
+            #expect(r.stderr.contains("\n  \(command)"), "the overview lists \(command)")
         }
-        #expect(r.stderr.isEmpty)
+        let help = try await harness.run(["help"])
+        #expect(r.stderr == "syncr: error: Missing command.\n" + help.stdout, "the same overview as help")
     }
 
     @Test(arguments: [["--help"], ["-h"], ["help"], ["help", "help"], ["help", "--help"]])
