@@ -42,6 +42,9 @@ struct Downloader: Sendable {
     var leftovers: LeftoverIndex?
     /// How often progress is made durable while bytes flow.
     var checkpointInterval: Duration = EntryRecorder.interval
+    /// In a locked run (`--locked`), the entry's line of the lock and the lockfile's name: the
+    /// answer that brings the bytes must be the version it pins (`checkLock`).
+    var locked: (entry: LockedEntry, lockfile: String)?
 
     var url: String { download.url.written }
     /// The folder the destination is in.
@@ -211,6 +214,7 @@ struct Downloader: Sendable {
         try await fetch(file, fs)
         // The next files download while this one is flushed and moved.
         await slot.release()
+        try await checkLock(file.recorder)
         let (size, fingerprint) = try await settle(file, offset: fs.offset)
         try await verify(dataPath: file.path)
         await file.recorder.remember(0..<size, head: nil)

@@ -586,9 +586,11 @@ public final class Session: Sendable {
                             reporter: (any ProgressReporter)?) -> Downloader {
         var item = item
         item.object = download.object
-        return Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
-                          reporter: reporter, flusher: flusher, folders: folders, slots: slots, turn: turn, key: key,
-                          requests: RequestBuilder(download: download))
+        var downloader = Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
+                                    reporter: reporter, flusher: flusher, folders: folders, slots: slots, turn: turn,
+                                    key: key, requests: RequestBuilder(download: download))
+        downloader.locked = locked?.entry(to: download.to).map { ($0, lockName) }
+        return downloader
     }
 
     /// The session's reporter, and `progress` too when given (masked like every event).
