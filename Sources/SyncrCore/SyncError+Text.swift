@@ -64,6 +64,8 @@ extension SyncError {
     /// Why the retries stopped, as the end of a message; empty when that says nothing new.
     private static func stopText(_ stop: Retries.Stop?) -> String {
         switch stop {
+        case .exhausted(0)?: return " (not retried: retries is 0)"
+        case .exhausted(1)?: return " (gave up after 1 retry)"
         case .exhausted(let count)?: return " (gave up after \(count) retries)"
         case .waitTooLong(let seconds)?: return " (the server asks to wait longer than \(seconds) s)"
         case .serverUnreachable?: return " (stopped: another entry used up its retries on this server, which did not answer)"

@@ -115,7 +115,7 @@ struct StreamFetchTests {
         if retries == 0 {
             #expect(result.status == .failed)
             #expect(result.errorText?.contains("HTTP 503") == true, "\(result.errorText ?? "")")
-            #expect(result.errorText?.contains("gave up after 0 retries") == true, "\(result.errorText ?? "")")
+            #expect(result.errorText?.contains("not retried: retries is 0") == true, "\(result.errorText ?? "")")
             #expect(server.gets.count == 1)
         } else {
             #expect(result.status == .ok, "\(result.errorText ?? "")")

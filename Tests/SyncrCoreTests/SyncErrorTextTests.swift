@@ -25,7 +25,7 @@ struct SyncErrorTextTests {
         (.connection(url: url, code: 7, message: "refused", retries: .init(stop: .exhausted(retries: 2), kept: 0)),
          "\(url): connection failed: refused (gave up after 2 retries)"),
         (.timedOut(url: url, message: "no data for 30 s", retries: .init(stop: .exhausted(retries: 0), kept: 4096)),
-         "\(url): timed out: no data for 30 s; 4.0 KiB kept in the cache, run again to resume (gave up after 0 retries)"),
+         "\(url): timed out: no data for 30 s; 4.0 KiB kept in the cache, run again to resume (not retried: retries is 0)"),
         (.tls(url: url, message: "cannot verify the certificate", retries: .notRetried),
          "\(url): TLS error: cannot verify the certificate"),
         (.invalidResponse(url: url, message: "Content-Range 0-9/10 for bytes=5-", retries: .notRetried),

@@ -26,7 +26,7 @@ struct UnreachableHostsTests {
         let down = results[0..<8]
         #expect(down.allSatisfy { $0.status == .failed })
         let stopped = down.filter { $0.errorText?.contains("stopped: another entry used up its retries on this server") == true }
-        let gaveUp = down.filter { $0.errorText?.contains("gave up after 1 retries") == true }
+        let gaveUp = down.filter { $0.errorText?.contains("gave up after 1 retry") == true }
         // `jobs: 4`: the entries under way when the first gave up may still finish their own
         // retries; those after them are not tried at all.
         #expect(gaveUp.count >= 1 && gaveUp.count <= 4, "\(down.map { $0.errorText ?? "" })")
@@ -68,7 +68,7 @@ struct UnreachableHostsTests {
         #expect(results[9].status == .ok, "the server that redirected answered: \(results[9].errorText ?? "")")
         let moved = results[0..<8]
         #expect(moved.allSatisfy { $0.status == .failed && $0.errorText?.contains("(redirected to http://cdn.test/moved.bin)") == true })
-        let gaveUp = moved.filter { $0.errorText?.contains("gave up after 1 retries") == true }
+        let gaveUp = moved.filter { $0.errorText?.contains("gave up after 1 retry") == true }
         let stopped = moved.filter { $0.errorText?.contains("stopped: another entry used up its retries") == true }
         #expect(gaveUp.count >= 1 && stopped.count == 8 - gaveUp.count, "\(moved.map { $0.errorText ?? "" })")
         // `jobs: 4`: the first four run together and may each spend their retries; an entry

@@ -221,7 +221,7 @@ struct LibraryAPITests {
         }
         #expect(loop == SyncError.Retries(stop: .exhausted(retries: 1), kept: 0))
         #expect(error.code == "http" && error.httpStatus == 503)
-        #expect(error.description.hasSuffix("(gave up after 1 retries)"), "\(error)")
+        #expect(error.description.hasSuffix("(gave up after 1 retry)"), "\(error)")
     }
 
     /// The example of README.md's "As a Swift library", word for word: it must compile against
