@@ -40,6 +40,13 @@ public struct HTTPResponse: Sendable {
         return redirectedTo.map(error.redirected) ?? error
     }
 
+    /// An error answer's body as a message quotes it: an HTML page by its title (`ErrorPage`),
+    /// anything else `printable`.
+    static func errorText(_ bytes: [UInt8]) -> String {
+        guard let summary = ErrorPage.summary(String(decoding: bytes, as: UTF8.self)) else { return printable(bytes) }
+        return printable(Array(summary.utf8))
+    }
+
     /// Makes a response body printable: control characters become spaces, runs of white space
     /// fold to one, and the text is cut to `limit` characters.
     public static func printable(_ bytes: [UInt8], limit: Int = 300) -> String {

@@ -347,7 +347,7 @@ final class Transfer: @unchecked Sendable {
 
     private func response(stopped: Bool) -> HTTPResponse {
         var response = HTTPResponse(head: head ?? currentHead(), bodyBytes: bodyBytes, stoppedEarly: stopped,
-                                    errorBody: HTTPResponse.printable(errorBytes), uploadedBytes: uploadedBytes)
+                                    errorBody: HTTPResponse.errorText(errorBytes), uploadedBytes: uploadedBytes)
         response.redirectTarget = redirectTarget
         return response
     }
