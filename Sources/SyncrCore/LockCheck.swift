@@ -34,6 +34,58 @@ public enum LockCheck {
         return problems
     }
 
+    /// Whose lock a lockfile is, by its `manifest:`.
+    public enum Owner: Sendable, Equatable {
+        /// The manifest run against it: `manifest:` names it (or a file that is it: a link, or
+        /// another spelling of its name on a disk that ignores case), or names nothing.
+        case this
+        /// Another manifest beside the lock, at this path (the lock's folder and `manifest:`):
+        /// `data.yml` and `data.yaml` share `data.lock`, and each `syncr lock` wrote over the
+        /// other's.
+        case sibling(String)
+        /// A manifest not beside the lock (renamed or removed), at this path if it were.
+        case gone(String)
+    }
+
+    /// Whose lock `lock` (read from `lockPath`) is, for the manifest at `manifestPath`. Names
+    /// are compared, not absolute paths: the lock and its manifest share a folder, so a project
+    /// moved or checked out elsewhere keeps its lock. Only when the names differ are the files
+    /// looked at (two `stat`s), to tell a link to the manifest from another manifest.
+    public static func owner(of lock: Lockfile, lockPath: String, manifestPath: String) -> Owner {
+        let named = lock.manifest
+        guard !named.isEmpty, named != Lockfile.manifestName(forManifest: manifestPath) else { return .this }
+        let path = besideLock(named, lockPath)
+        if let other = FS.fingerprint(path), let this = FS.fingerprint(manifestPath),
+           other.device == this.device, other.inode == this.inode {
+            return .this
+        }
+        return FS.kind(path) == .missing ? .gone(path) : .sibling(path)
+    }
+
+    /// Why a run of the manifest at `manifestPath` cannot use the lock at `lockPath` (`--locked`,
+    /// or `--shard` balancing by the lock's sizes), or nil when the lock is the manifest's own.
+    public static func ownerProblem(_ lock: Lockfile, lockPath: String, manifestPath: String) -> String? {
+        switch owner(of: lock, lockPath: lockPath, manifestPath: manifestPath) {
+        case .this:
+            return nil
+        case .sibling(let other):
+            return "\(lockPath) is the lockfile of \(other), not of \(manifestPath) (both manifests' "
+                + "lockfiles are named \(lockPath)); rename one of the two manifests so that each has a lockfile of its own, "
+                + "then run 'syncr lock' for the renamed one"
+        case .gone(let other):
+            let name = Lockfile.manifestName(forManifest: manifestPath)
+            return "\(lockPath) was written for \(other), not for \(manifestPath), and there is no "
+                + "such file; if it was renamed \(name), run 'syncr lock \(manifestPath)' to lock it under its new name "
+                + "(or set 'manifest: \"\(name)\"' in \(lockPath) to keep what it locks)"
+        }
+    }
+
+    /// `name` (a lock's `manifest:`) as a path from where `lockPath` is: in the lock's folder.
+    static func besideLock(_ name: String, _ lockPath: String) -> String {
+        if name.hasPrefix("/") { return name }
+        return (lockPath.lastIndex(of: "/").map { String(lockPath[...$0]) } ?? "") + name
+    }
+
     /// Why an `s3://` prefix has no place in a lock: a store may answer for the prefix itself
     /// (a folder marker), and a lock of that would pin nothing of the objects fetched.
     static let prefixProblem = "an s3:// prefix is listed when it runs, so a lock cannot pin its objects; "

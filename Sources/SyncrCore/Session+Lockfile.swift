@@ -44,8 +44,7 @@ extension Session {
             case .failure(let f): failures.append(f)
             }
         }
-        let name = String(manifest.path.split(separator: "/").last ?? Substring(manifest.path))
-        return (Lockfile(manifest: name, entries: entries), failures)
+        return (Lockfile(manifest: Lockfile.manifestName(forManifest: manifest.path), entries: entries), failures)
     }
 
     func lockedEntry(_ d: Download, remote: RemoteResource) -> LockedEntry {

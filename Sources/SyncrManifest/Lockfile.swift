@@ -7,7 +7,10 @@ public struct Lockfile: Sendable, Equatable {
     /// How a lockfile begins, so that nothing else mistakes one for a file of its own.
     public static let header = "# Written by 'syncr lock'"
 
-    /// The manifest's file name, for the reader.
+    /// The file name of the manifest the lock was written for (`syncr.yml`), without its folder.
+    /// The lock lives beside its manifest, so this is also the manifest's path relative to the
+    /// lock, true wherever the folder is moved or checked out. Empty when the lock says none (a
+    /// lock written by hand).
     public var manifest: String
     /// One record per download entry, sorted by destination.
     public private(set) var entries: [LockedEntry]
@@ -28,8 +31,15 @@ public struct Lockfile: Sendable, Equatable {
         byDestination[to].map { entries[$0] }
     }
 
+    /// What a lock of the manifest at `manifestPath` records as `manifest:`: its file name
+    /// (`ci/data.yml` -> `data.yml`).
+    public static func manifestName(forManifest manifestPath: String) -> String {
+        manifestPath.lastIndex(of: "/").map { String(manifestPath[manifestPath.index(after: $0)...]) } ?? manifestPath
+    }
+
     /// Where the lock of the manifest at `manifestPath` lives: beside it, named after it
     /// (`syncr.yml` -> `syncr.lock`, `data.yaml` -> `data.lock`, `list` -> `list.lock`).
+    /// `data.yml` and `data.yaml` share `data.lock`: the lock's `manifest:` tells whose it is.
     public static func path(forManifest manifestPath: String) -> String {
         let slash = manifestPath.lastIndex(of: "/")
         let name = slash.map { manifestPath[manifestPath.index(after: $0)...] } ?? manifestPath[...]

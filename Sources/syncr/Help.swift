@@ -40,7 +40,8 @@ enum Help {
           to completion); cache prune, lock or report merge failed; stdout could not be written
       2   plan --detailed-exitcode: there is work to do
       64  bad command line, or no command (this overview is then printed on stderr)
-      65  invalid manifest (or it cannot be read); with --locked, a missing or stale lockfile
+      65  invalid manifest (or it cannot be read); with --locked, a missing or stale lockfile,
+          or another manifest's (data.yml and data.yaml share data.lock)
       75  another syncr run is using the same cache: apply (see --lock-timeout), and cache
           prune and lock --hash, which do not wait
       130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: progress is saved, and running

@@ -18,7 +18,8 @@ enum LockCommand {
 
     The SHA-256 comes from the manifest when it pins one, else from the cache record of a
     verified download of that version. Uploads are not locked. Nothing is written when a
-    server cannot be asked.
+    server cannot be asked, nor over the lock of another manifest beside this one (data.yml
+    and data.yaml share data.lock: rename one of them).
 
     Options:
       --hash                Run apply's downloads first (every download not up to date is
@@ -41,6 +42,12 @@ enum LockCommand {
             Output.err("syncr: error: \(clash)")
             return ExitCode.invalidManifest
         }
+        // Read before any server is asked: the lock there may be another manifest's.
+        let previous = try? LockfileReader.load(path: path)
+        if let previous, let foreign = foreignLock(previous, lockPath: path, manifestPath: options.manifest) {
+            Output.err("syncr: error: \(foreign)")
+            return ExitCode.invalidManifest
+        }
         if options.hash && !manifest.downloads.isEmpty {
             if let code = await hashEverything(session, quiet: options.quiet) { return code }
         }
@@ -51,7 +58,6 @@ enum LockCommand {
             Output.err("syncr: \(path) was not written.")
             return ExitCode.failures
         }
-        let previous = try? LockfileReader.load(path: path)
         if let problem = ApplyOutput.write(lock.yaml, to: path) {
             Output.err("syncr: error: cannot write \(path): \(problem)")
             return ExitCode.failures
@@ -91,6 +97,17 @@ enum LockCommand {
             return ExitCode.failures
         }
         return nil
+    }
+
+    /// The lock `existing` at `lockPath` is another manifest's, and that manifest is beside it
+    /// (`data.yaml`'s, when `data.yml` is locked): writing this one's would replace it. A lock
+    /// whose manifest is gone (renamed) is written over, as is one that cannot be read.
+    static func foreignLock(_ existing: Lockfile, lockPath: String, manifestPath: String) -> String? {
+        guard case .sibling(let otherPath) = LockCheck.owner(of: existing, lockPath: lockPath, manifestPath: manifestPath)
+        else { return nil }
+        return "\(lockPath) is the lockfile of \(otherPath), which is beside it; the lock of \(manifestPath) would replace it "
+            + "(both manifests' lockfiles are named \(lockPath)). Rename one of the two manifests so that each has a lockfile "
+            + "of its own, or move \(lockPath) away if \(otherPath) needs no lock; \(lockPath) was not written"
     }
 
     /// The lockfile would replace the cache's own lock file (`cache: .` puts both at

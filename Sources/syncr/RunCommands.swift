@@ -86,6 +86,12 @@ struct RunSetup {
                 Output.err(error.description)
                 return .failure(ExitFailure(ExitCode.invalidManifest))
             }
+            // Another manifest's lock (`data.yaml`'s, for `data.yml`) would pin other entries,
+            // or split this manifest by that one's sizes.
+            if let lock = options.lock, let problem = LockCheck.ownerProblem(lock, lockPath: path, manifestPath: flags.manifest) {
+                Output.err("syncr: error: \(flags.locked ? "--locked" : "--shard"): \(problem)")
+                return .failure(ExitFailure(ExitCode.invalidManifest))
+            }
             if flags.locked {
                 guard options.lock != nil else {
                     Output.err("syncr: error: --locked: there is no \(path) beside \(flags.manifest); "

@@ -282,6 +282,112 @@ struct LockfileTests {
     }
 }
 
+/// `data.yml` and `data.yaml` share `data.lock`: the lock's `manifest:` says whose it is, and
+/// neither `syncr lock` nor a run of one manifest takes the other's lock.
+@Suite("lockfile owner", .timeLimit(.minutes(5)))
+struct LockfileOwnerTests {
+    /// A project with `data.yml` (a.bin) and `data.yaml` (b.bin) against nginx.
+    static func setUp() async throws -> (Nginx, TemporaryDirectory, Project) {
+        let www = try TemporaryDirectory(prefix: "www-lock-owner")
+        _ = try makeFile(path: www.appending("a.bin"), size: 4000, seed: 31)
+        _ = try makeFile(path: www.appending("b.bin"), size: 5000, seed: 32)
+        let nginx = try await Nginx.start(root: www.url)
+        let project = try Project()
+        for (name, file) in [("data.yml", "a.bin"), ("data.yaml", "b.bin")] {
+            try "version: 1\ndownloads:\n  - { url: \"\(nginx.url("/" + file))\", to: out/\(file) }\n"
+                .write(to: project.file(name), atomically: true, encoding: .utf8)
+        }
+        return (nginx, www, project)
+    }
+
+    /// The second manifest's `syncr lock` leaves the first's lock alone (it wrote over it, and
+    /// then the first's locked run said to run `syncr lock`, which wrote over the second's), and
+    /// no run of one manifest takes the other's lock: exit 65, naming both.
+    @Test func twoManifestsSharingALockfileAreRefused() async throws {
+        let (nginx, www, project) = try await Self.setUp()
+        defer { nginx.stop(); _ = www }
+        let first = try await project.run(["lock", "data.yml"])
+        try #require(first.exitCode == 0, "\(first.stderr)")
+        let written = try String(contentsOf: project.file("data.lock"), encoding: .utf8)
+        #expect(written.contains("manifest: \"data.yml\""), "\(written)")
+
+        let second = try await project.run(["lock", "data.yaml"])
+        #expect(second.exitCode == 65, "\(second.stderr)")
+        #expect(second.stderr == "syncr: error: data.lock is the lockfile of data.yml, which is beside it; the lock of "
+            + "data.yaml would replace it (both manifests' lockfiles are named data.lock). Rename one of the two manifests "
+            + "so that each has a lockfile of its own, or move data.lock away if data.yml needs no lock; data.lock was not written\n")
+        #expect(try String(contentsOf: project.file("data.lock"), encoding: .utf8) == written, "left as it was")
+        let hashed = try await project.run(["lock", "--hash", "data.yaml"])
+        #expect(hashed.exitCode == 65 && !project.exists("out/b.bin"), "refused before anything is fetched: \(hashed.stderr)")
+
+        let own = try await project.run(["plan", "--locked", "data.yml"])
+        #expect(own.exitCode == 0, "\(own.stderr)")
+        let before = try await nginx.settledAccessLog().count
+        let problem = "data.lock is the lockfile of data.yml, not of data.yaml (both manifests' lockfiles are named "
+            + "data.lock); rename one of the two manifests so that each has a lockfile of its own, then run 'syncr lock' "
+            + "for the renamed one\n"
+        for command in [["plan", "--locked"], ["apply", "--locked", "--progress", "none"], ["plan", "--locked", "--shard", "2/2"]] {
+            let r = try await project.run(command + ["data.yaml"])
+            #expect(r.exitCode == 65, "\(command): \(r.stderr)")
+            #expect(r.stderr == "syncr: error: --locked: " + problem, "\(command): \(r.stderr)")
+        }
+        // Sharding by bytes reads the lock too.
+        let shard = try await project.run(["apply", "--shard", "1/2", "--progress", "none", "data.yaml"])
+        #expect(shard.exitCode == 65)
+        #expect(shard.stderr == "syncr: error: --shard: " + problem, "\(shard.stderr)")
+        #expect(try await nginx.settledAccessLog().count == before, "no request")
+        #expect(!project.exists("out/b.bin"))
+    }
+
+    /// `manifest:` holds the manifest's file name, which is its path from the lock: the project
+    /// locked as `ci/data.yml` from above, then moved elsewhere and run from its own folder,
+    /// keeps its lock. A manifest renamed with its lock is told how to take the lock over, and
+    /// `syncr lock` writes over the lock of a manifest that is gone.
+    @Test func aMovedProjectKeepsItsLockAndARenamedOneIsTold() async throws {
+        let (nginx, www, project) = try await Self.setUp()
+        defer { nginx.stop(); _ = www }
+        try FileManager.default.createDirectory(at: project.file("ci"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: project.file("data.yml"), to: project.file("ci/data.yml"))
+        let lock = try await project.run(["lock", "ci/data.yml"])
+        try #require(lock.exitCode == 0, "\(lock.stderr)")
+        #expect(try String(contentsOf: project.file("ci/data.lock"), encoding: .utf8).contains("manifest: \"data.yml\""))
+
+        let moved = try Project()
+        for name in ["data.yml", "data.lock"] {
+            try FileManager.default.copyItem(at: project.file("ci/" + name), to: moved.file(name))
+        }
+        let r = try await moved.run(["plan", "--locked", "--shard", "1/1", "data.yml"])
+        #expect(r.exitCode == 0, "\(r.stderr)")
+
+        try FileManager.default.moveItem(at: moved.file("data.yml"), to: moved.file("syncr.yml"))
+        try FileManager.default.moveItem(at: moved.file("data.lock"), to: moved.file("syncr.lock"))
+        let renamed = try await moved.run(["plan", "--locked"])
+        #expect(renamed.exitCode == 65)
+        #expect(renamed.stderr == "syncr: error: --locked: syncr.lock was written for data.yml, not for syncr.yml, and "
+            + "there is no such file; if it was renamed syncr.yml, run 'syncr lock syncr.yml' to lock it under its new name "
+            + "(or set 'manifest: \"syncr.yml\"' in syncr.lock to keep what it locks)\n", "\(renamed.stderr)")
+        let relock = try await moved.run(["lock"])
+        #expect(relock.exitCode == 0, "\(relock.stderr)")
+        #expect(try String(contentsOf: moved.file("syncr.lock"), encoding: .utf8).contains("manifest: \"syncr.yml\""))
+        let locked = try await moved.run(["plan", "--locked"])
+        #expect(locked.exitCode == 0, "\(locked.stderr)")
+    }
+
+    /// A link to the manifest under another name is the manifest: its lock is taken.
+    @Test func aLinkToTheManifestIsTheManifest() async throws {
+        let (nginx, www, project) = try await Self.setUp()
+        defer { nginx.stop(); _ = www }
+        let lock = try await project.run(["lock", "data.yml"])
+        try #require(lock.exitCode == 0, "\(lock.stderr)")
+        try FileManager.default.removeItem(at: project.file("data.yaml"))
+        try FileManager.default.createSymbolicLink(atPath: project.file("data.yaml").path, withDestinationPath: "data.yml")
+        let r = try await project.run(["plan", "--locked", "data.yaml"])
+        #expect(r.exitCode == 0, "\(r.stderr)")
+        let again = try await project.run(["lock", "data.yaml"])
+        #expect(again.exitCode == 0, "\(again.stderr)")
+    }
+}
+
 /// `cache: .` puts the cache's own lock file at `syncr.lock` beside `syncr.yml`, the lockfile's
 /// name: neither `syncr lock` nor `apply` may write one over the other.
 @Suite(.timeLimit(.minutes(5)))
