@@ -9,8 +9,10 @@ public enum LockCheck {
     /// - Parameter redactor: masks literal credentials in the URLs, as `syncr lock` wrote them.
     public static func problems(_ manifest: Manifest, lock: Lockfile, lockPath: String, redactor: Redactor) -> [String] {
         var problems: [String] = []
+        // Every shard of a sharded run checks the whole manifest: per entry one lookup and one
+        // comparison of strings, the name and the masking only for an entry that fails.
         for d in manifest.downloads {
-            let name = "\(manifest.path): downloads[\(d.index)] (to: \(d.to))"
+            var name: String { "\(manifest.path): downloads[\(d.index)] (to: \(d.to))" }
             if d.s3?.isPrefix == true {
                 problems.append("\(name): \(prefixProblem)")
                 continue
@@ -19,11 +21,11 @@ public enum LockCheck {
                 problems.append("\(name) is not in \(lockPath); run 'syncr lock' to add it")
                 continue
             }
-            let url = redactor.scrub(d.url.written)
             // Both masked by today's rules: a lock written when fewer query names were taken
             // for credentials (`?ticket=` in clear) still matches, and is never printed as is.
-            // Most locks match as written: only the others are masked again.
-            if entry.url != url, case let locked = redactor.scrub(entry.url), locked != url {
+            // Most locks match as written (a URL with no credential): only the others are masked.
+            if entry.url != d.url.written, case let url = redactor.scrub(d.url.written), entry.url != url,
+               case let locked = redactor.scrub(entry.url), locked != url {
                 problems.append("\(name): \(lockPath) locks \(locked), the manifest asks for \(url); run 'syncr lock' to lock the new URL")
             }
             if case .sha256(let pinned)? = d.checksums.first(where: { $0.algorithm == "sha256" }),

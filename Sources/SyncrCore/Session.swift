@@ -66,6 +66,9 @@ public final class Session: Sendable {
     public let sharding: ShardRun?
     /// The lock every download must match (`--locked`); nil for an unlocked run.
     public let locked: Lockfile?
+    /// In a locked run, why the whole manifest (every shard's entries) cannot run against the
+    /// lock; found before the shard's entries were picked out.
+    private let lockMismatches: [String]
     let reporter: (any ProgressReporter)?
     private let flusher = FlushPool()
     /// The entries `itemCount` listed, for the `plan` or `apply` that follows to use once.
@@ -102,6 +105,18 @@ public final class Session: Sendable {
         if let connections = options.connections {
             for i in manifest.downloads.indices { manifest.downloads[i].settings.connections = connections }
         }
+        // A locked run checks the lock against the whole manifest before other shards' entries
+        // go: checked against the shard alone, a lock that lacked an entry failed that entry's
+        // shard only, and a CI matrix showed the other shards green.
+        var wholeRedactor: Redactor?
+        if options.locked, let lock = options.lock {
+            let redactor = Self.redactor(for: manifest)
+            lockMismatches = LockCheck.problems(manifest, lock: lock, lockPath: Lockfile.path(forManifest: manifest.path),
+                                                redactor: redactor)
+            wholeRedactor = redactor
+        } else {
+            lockMismatches = []
+        }
         if let shard = options.shard {
             let assignment = ShardAssignment(manifest: manifest, lock: options.lock, count: shard.count)
             sharding = ShardRun(shard: shard, method: assignment.method,
@@ -128,8 +143,9 @@ public final class Session: Sendable {
         cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory, flushes: flushes)
         folders = options.folderFlush.map { ChangedFolders(flushes: flushes, flush: $0) } ?? ChangedFolders(flushes: flushes)
         jobs = max(1, options.jobs ?? manifest.defaults.jobs)
-        let redactor = Redactor(secrets: manifest.secrets + S3Stores.secrets(of: manifest)
-                                + NetrcSecrets.passwords(of: manifest) + ProxySecrets.passwords())
+        // A shard's redactor masks its own entries' secrets: each one more is looked for in
+        // every text the run scrubs.
+        let redactor = options.shard == nil ? wholeRedactor ?? Self.redactor(for: manifest) : Self.redactor(for: manifest)
         self.redactor = redactor
         if let transport {
             engine = transport
@@ -143,6 +159,13 @@ public final class Session: Sendable {
         turns = AsyncSemaphore(limit: Self.turnCount(jobs: jobs))
         questions = AsyncSemaphore(limit: Self.questionWidth(jobs: jobs))
         self.reporter = reporter.map { ScrubbingReporter(inner: $0, redactor: redactor) }
+    }
+
+    /// Masks the secrets of `manifest`: its own, its object stores', its `.netrc` passwords,
+    /// and the proxy's.
+    static func redactor(for manifest: Manifest) -> Redactor {
+        Redactor(secrets: manifest.secrets + S3Stores.secrets(of: manifest)
+                 + NetrcSecrets.passwords(of: manifest) + ProxySecrets.passwords())
     }
 
     /// Releases the transfer engine the session made (a transport given to `init` is left
@@ -377,11 +400,10 @@ public final class Session: Sendable {
     }
 
     /// In a locked run, why the manifest cannot run against the lock (`LockCheck.problems`):
-    /// empty when every download of this run is in it.
-    public func lockProblems() -> [String] {
-        guard let locked else { return [] }
-        return LockCheck.problems(manifest, lock: locked, lockPath: lockName, redactor: redactor)
-    }
+    /// empty when every download of the manifest is in it. In a sharded run also the other
+    /// shards' downloads are held against the lock, so that every shard of a stale lock fails
+    /// alike.
+    public func lockProblems() -> [String] { lockMismatches }
 
     /// The lockfile's name, for messages.
     var lockName: String { Lockfile.path(forManifest: manifest.path) }

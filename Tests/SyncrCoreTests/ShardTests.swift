@@ -124,6 +124,28 @@ import Foundation
         #expect(bytes[1...].max()! - bytes[1...].min()! <= 40_000, "\(bytes[1...])")
     }
 
+    /// A locked run holds the whole manifest against the lock, not only its shard: a lock that
+    /// lacks one entry, or locks another URL or SHA-256 for one, gives every shard the same
+    /// problems (each shard said only its own entries', so all but one ran).
+    @Test(arguments: [1, 4, 7])
+    func aStaleLockFailsEveryShardAlike(count: Int) throws {
+        let manifest = try Self.manifest(downloads: 30, uploads: 2)
+        var entries = manifest.downloads.dropFirst().map { LockedEntry(to: $0.to, url: $0.url.written, size: 100) }
+        entries[3].url = "https://example.com/other.bin"
+        let lock = Lockfile(manifest: "syncr.yml", entries: entries)
+        var said: Set<[String]> = []
+        for i in 1...count {
+            let session = Session(manifest: manifest, options: RunOptions(shard: Shard(index: i, count: count), lock: lock, locked: true))
+            defer { session.close() }
+            said.insert(session.lockProblems())
+        }
+        #expect(said == [[
+            "syncr.yml: downloads[0] (to: data/0.bin) is not in syncr.lock; run 'syncr lock' to add it",
+            "syncr.yml: downloads[4] (to: data/4.bin): syncr.lock locks https://example.com/other.bin, "
+                + "the manifest asks for https://example.com/4.bin; run 'syncr lock' to lock the new URL",
+        ]], "\(said)")
+    }
+
     /// Largest first onto the lightest shard, ties by destination: 9, 7, 6, 5, 4 over 2 shards.
     @Test func largestFirstOntoTheLightest() {
         let sized: [(id: EntryID, key: String, size: Int64)] = [

@@ -78,6 +78,38 @@ struct ShardCLITests {
         #expect(paths == Set(mine.map { "/" + $0.dropFirst(4) }), "requests: \(paths)")
     }
 
+    /// A lock that lacks an entry, or locks another URL for one, fails every shard of a
+    /// locked run alike, before any request: only the shard holding that entry failed, and a
+    /// CI matrix showed the others green.
+    @Test func aStaleLockFailsEveryShard() async throws {
+        let (nginx, project, www, _) = try await Self.setUp()
+        defer { nginx.stop(); _ = www }
+        let lock = try await project.run(["lock"])
+        try #require(lock.exitCode == 0, "\(lock.stderr)")
+        var entries = Self.names.map { "{ url: \(nginx.url("/" + $0)), to: out/\($0) }" }
+        try project.writeManifest(downloads: entries + ["{ url: \(nginx.url("/f0.bin")), to: out/new.bin }"])
+        let before = try await nginx.settledAccessLog().count
+        for i in 1...3 {
+            for command in ["plan", "apply"] {
+                let r = try await project.run([command, "--locked", "--shard", "\(i)/3"]
+                                              + (command == "apply" ? ["--progress", "none"] : []))
+                #expect(r.exitCode == 65, "\(command) shard \(i): \(r.stderr)")
+                #expect(r.stderr == "syncr: error: --locked: syncr.yml: downloads[12] (to: out/new.bin) is not in syncr.lock; "
+                    + "run 'syncr lock' to add it\n", "\(command) shard \(i): \(r.stderr)")
+            }
+        }
+        entries[5] = "{ url: \(nginx.url("/f6.bin")), to: out/f5.bin }"
+        try project.writeManifest(downloads: entries)
+        for i in 1...3 {
+            let r = try await project.run(["plan", "--locked", "--shard", "\(i)/3"])
+            #expect(r.exitCode == 65, "shard \(i): \(r.stderr)")
+            #expect(r.stderr.contains("downloads[5] (to: out/f5.bin): syncr.lock locks \(nginx.url("/f5.bin")), "
+                + "the manifest asks for \(nginx.url("/f6.bin"))"), "shard \(i): \(r.stderr)")
+        }
+        #expect(try await nginx.settledAccessLog().count == before, "no request")
+        #expect(!project.exists("out"), "nothing was fetched")
+    }
+
     @Test func autoWithNothingSetFailsNamingTheVariables() async throws {
         let (nginx, project, www, _) = try await Self.setUp()
         defer { nginx.stop(); _ = www }
