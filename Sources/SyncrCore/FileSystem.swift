@@ -166,6 +166,15 @@ enum FS {
         }
     }
 
+    /// The name of the kernel's pseudo file system `path` is on, where no regular file can be
+    /// created (by root neither: `/proc` answers ENOENT, `/sys` EACCES); nil for any other, and
+    /// when it cannot be told. Magic numbers from linux/magic.h.
+    static func pseudoFileSystem(_ path: String) -> String? {
+        let names: [Int: String] = [0x9fa0: "proc", 0x6265_6572: "sysfs", 0x0027_e0eb: "cgroup",
+                                    0x6367_7270: "cgroup2", 0x1cd1: "devpts"]
+        return names[syncr_filesystem_type(path)]
+    }
+
     /// Flushes a folder's entries (renames, creations) to disk.
     /// Returns what went wrong, except where there was nothing to flush: a folder removed
     /// meanwhile, or a file system without flushes (EINVAL: some FUSE and special ones).

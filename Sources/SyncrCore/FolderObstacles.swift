@@ -7,11 +7,11 @@ import SyncrLock
 /// What stands where a destination's folder must be made: a file, or a symbolic link to a file
 /// or to nothing, at the folder's path or above it. `apply` fails such an entry when it makes
 /// the folder (`FS.makeDirectories`); `plan` says so beforehand.
-struct FolderObstacle: Sendable, Equatable {
+public struct FolderObstacle: Sendable, Equatable, Error {
     /// The path that is not a folder.
-    let path: String
+    public let path: String
     /// What it is, as `FS.inTheWay` names it ("a file is in the way").
-    let what: String
+    public let what: String
 }
 
 /// The obstacles of a plan's destination folders, each folder looked at once per plan: 2,000
@@ -31,18 +31,45 @@ final class FolderObstacles: Sendable {
         return obstacle
     }
 
+    /// What keeps `folder` from being made, looked at now; nil when it is a folder or can be made.
+    static func look(_ folder: String) -> FolderObstacle? {
+        if case .failure(let obstacle) = nearest(folder) { return obstacle }
+        return nil
+    }
+
     /// Walks up from `folder` to the first path that exists: a folder there means every missing
     /// one below can be made; anything else is the obstacle.
-    static func look(_ folder: String) -> FolderObstacle? {
+    /// - Returns: that folder (nil when no folder of a relative path exists: the current folder
+    ///   is the one), or the obstacle.
+    static func nearest(_ folder: String) -> Result<String?, FolderObstacle> {
         var path = folder
         while true {
-            if FS.isFolder(path) { return nil }
+            if FS.isFolder(path) { return .success(path) }
             var st = stat()
             // It exists (lstat: a link to nothing exists too) and is no folder.
-            if lstat(path, &st) == 0 { return FolderObstacle(path: path, what: FS.inTheWay(path)) }
-            let parent = (path as NSString).deletingLastPathComponent
-            guard !parent.isEmpty, parent != path else { return nil }
+            if lstat(path, &st) == 0 { return .failure(FolderObstacle(path: path, what: FS.inTheWay(path))) }
+            // Not NSString.deletingLastPathComponent: it traps on a one-letter relative name
+            // (`c`, as in `--report c/r.json`).
+            guard let slash = path.lastIndex(of: "/") else { return .success(nil) }
+            let parent = slash == path.startIndex ? "/" : String(path[..<slash])
+            guard parent != path else { return .success(nil) }
             path = parent
         }
+    }
+}
+
+/// What the executable asks about a folder that a run will write into (a report's), before the
+/// run: the walk and words `plan` uses for destinations, and what `access()` cannot tell root.
+public enum FolderFacts {
+    /// The folder a missing `folder` would be made in (`folder` itself when it is there; nil for
+    /// the current folder), or what stands in the way, as `plan` names it.
+    public static func nearest(_ folder: String) -> Result<String?, FolderObstacle> {
+        FolderObstacles.nearest(folder)
+    }
+
+    /// The kind of pseudo file system `folder` is on (`proc`, `sysfs`...), where no file can be
+    /// made, not even by root, whom `access()` allows to write anywhere; nil for any other.
+    public static func pseudoFileSystem(_ folder: String) -> String? {
+        FS.pseudoFileSystem(folder)
     }
 }

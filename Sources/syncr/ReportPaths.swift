@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SyncrCore
 import SyncrManifest
 
 /// Where `--report` and `--junit` may not be written, checked once the manifest is read and
@@ -11,6 +12,16 @@ enum ReportPaths {
     /// it can.
     /// - Parameter cache: the run's cache folder (absolute, normalized).
     static func problem(_ path: String, manifest: Manifest, cache: String) -> String? {
+        // Looked at first: below a file, the path is no download's or upload's whatever it
+        // names (`small.txt/r.json` under an upload's small.txt), and nothing can go there.
+        let folder = parentFolder(path)
+        let nearest: String
+        switch FolderFacts.nearest(folder) {
+        case .failure(let obstacle):
+            return "its folder cannot be made (\(Rendering.printable(obstacle.path)): \(obstacle.what)); "
+                + "give the report a path in a folder"
+        case .success(let found): nearest = found ?? "."
+        }
         if let download = manifest.download(writing: path) {
             return "downloads[\(download.index)] (\(Rendering.printable(download.to))) writes there; give the report a file of its own"
         }
@@ -25,9 +36,13 @@ enum ReportPaths {
         // report is written (a run's downloads may make it first).
         var st = stat()
         if stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { return "it is a folder; name a file in it" }
-        let folder = parentFolder(path)
-        if stat(folder, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, access(folder, W_OK) != 0 {
-            return "its folder \(Rendering.printable(folder)) cannot be written (\(String(cString: strerror(errno))))"
+        // The folder, or the one its missing folders would be made in.
+        let what = nearest == folder ? "its folder \(Rendering.printable(folder)) cannot be written"
+            : "its folder cannot be made in \(Rendering.printable(nearest))"
+        if access(nearest, W_OK) != 0 { return "\(what) (\(String(cString: strerror(errno))))" }
+        // access() lets root write anywhere; the kernel's own file systems still take no file.
+        if let kind = FolderFacts.pseudoFileSystem(nearest) {
+            return "\(what) (it is on \(kind), which holds no files); give the report a path on a disk"
         }
         return nil
     }

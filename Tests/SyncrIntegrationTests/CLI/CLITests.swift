@@ -198,6 +198,37 @@ struct CLITests {
         #expect(!r.stderr.contains("[1/"), "no entry started: \(r.stderr)")
     }
 
+    /// A report path below a file, or below a link to nothing, is refused before anything moves
+    /// (it ran the whole apply, then failed to remove and to write the report, exit 1), named
+    /// by what is in the way, also below an upload's file (it said the upload reads it).
+    @Test(arguments: [
+        (["--report", "plain.txt/r.json"], "--report plain.txt/r.json: its folder cannot be made (plain.txt: a file is in the way)"),
+        (["--junit", "plain.txt/deep/j.xml"], "--junit plain.txt/deep/j.xml: its folder cannot be made (plain.txt: a file is in the way)"),
+        (["--report", "gone/r.json"], "--report gone/r.json: its folder cannot be made (gone: a symbolic link to nothing is in the way)"),
+        (["--report", "small.txt/r.json"], "--report small.txt/r.json: its folder cannot be made (small.txt: a file is in the way)"),
+    ])
+    func aReportBelowAFileIsRefusedBeforeTheRun(flags: [String], message: String) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0 }
+            downloads:
+              - { url: "http://127.0.0.1:9/a.bin", to: out/a.bin }
+            uploads:
+              - { from: small.txt, to: "http://127.0.0.1:9/small.txt", method: put }
+            """)
+        try harness.write("plain.txt", "mine\n")
+        try harness.write("small.txt", "sent\n")
+        try FileManager.default.createSymbolicLink(atPath: harness.folder + "/gone", withDestinationPath: "nowhere")
+        let r = try await harness.run(["apply"] + flags)
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr == "syncr: error: \(message); give the report a path in a folder\n", "\(r.stderr)")
+        #expect(r.stdout.isEmpty, "\(r.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/out"), "nothing was fetched")
+        #expect(try String(contentsOfFile: harness.folder + "/plain.txt", encoding: .utf8) == "mine\n")
+        #expect(try String(contentsOfFile: harness.folder + "/small.txt", encoding: .utf8) == "sent\n")
+    }
+
     /// With `cache: .` the cache shares the manifest's folder: a report there is taken, but not
     /// one over a file the cache keeps (its journal, its lock, a `<key>.data`).
     @Test(arguments: [("r.json", true), ("records.journal", false), ("0123456789abcdef0123456789abcdef.state", false),
@@ -217,18 +248,33 @@ struct CLITests {
     }
 
     /// A report's folder that is not there yet is made (a run's downloads may make it first, or
-    /// nothing does); one that cannot be written is still found at the end, exit 1.
-    @Test func aReportsMissingFolderIsMadeAndAnUnwritableOneFailsTheRun() async throws {
+    /// nothing does); one that cannot be written is refused before the run: /proc takes no new
+    /// file, even from root, whom access() lets write anywhere (the run went to its end, then
+    /// failed to write the report, exit 1).
+    @Test func aReportsMissingFolderIsMadeAndAnUnwritableOneIsRefused() async throws {
         let harness = try CLIHarness()
-        try harness.write("syncr.yml", "version: 1\ndownloads: []\n")
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0 }
+            downloads:
+              - { url: "http://127.0.0.1:9/a.bin", to: out/a.bin }
+            """)
         let made = try await harness.run(["apply", "--junit", "reports/deep/j.xml", "--report", "reports/r.json"])
-        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.status == 1, "the download fails: \(made.stderr)")
         #expect(FileManager.default.fileExists(atPath: harness.folder + "/reports/deep/j.xml"))
         #expect(FileManager.default.fileExists(atPath: harness.folder + "/reports/r.json"))
-        // /proc takes no new file, even from root: the write fails when the run ends.
-        let failed = try await harness.run(["apply", "--junit", "/proc/syncr-report-test.xml"])
-        #expect(failed.status == 1, "\(failed.stderr)")
-        #expect(failed.stderr.contains("cannot write the --junit file /proc/syncr-report-test.xml"), "\(failed.stderr)")
+        let proc = try await harness.run(["apply", "--junit", "/proc/syncr-report-test.xml"])
+        #expect(proc.status == 64, "\(proc.stderr)")
+        #expect(proc.stderr.hasPrefix("syncr: error: --junit /proc/syncr-report-test.xml: its folder /proc cannot be written ("),
+                "\(proc.stderr)")
+        #expect(!proc.stderr.contains("[1/"), "no entry started: \(proc.stderr)")
+        let below = try await harness.run(["apply", "--report", "/proc/syncr-report-test/r.json"])
+        #expect(below.status == 64, "\(below.stderr)")
+        #expect(below.stderr.hasPrefix("syncr: error: --report /proc/syncr-report-test/r.json: its folder cannot be made in /proc ("),
+                "\(below.stderr)")
+        if geteuid() == 0 {
+            #expect(proc.stderr.hasSuffix("(it is on proc, which holds no files); give the report a path on a disk\n"), "\(proc.stderr)")
+        }
     }
 
     /// A cache folder given on the command line is held to the rule the manifest's cache: is:
