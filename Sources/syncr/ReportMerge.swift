@@ -14,8 +14,8 @@ enum ReportCommand {
     shards listed under "shards"), or --junit files into one JUnit document (one test suite
     per shard, counts summed). The kind is told from the files. Reports of different
     manifests (told by the SHA-256 of the manifest's bytes), of different shard counts, or
-    of overlapping shards are refused, naming the files; missing shards are named in a
-    warning.
+    of overlapping shards are refused, naming the files. A shard whose report is missing
+    is named in the merged file, which is written all the same, and makes it exit 1.
 
     Options:
       -o, --output OUT      The merged file to write (replaced in one step).
@@ -54,17 +54,25 @@ enum ReportCommand {
                 + "with JSON reports (\(json.map { texts[$0].0 }.joined(separator: ", "))); merge each kind on its own")
             return ExitCode.failures
         }
-        let merged: Result<String, MergeRefusal> = junit[0] ? JUnitMerge.merge(texts) : JSONReportMerge.merge(texts)
+        let merged: Result<MergedReport, MergeRefusal> = junit[0] ? JUnitMerge.merge(texts) : JSONReportMerge.merge(texts)
         switch merged {
         case .failure(let refusal):
             Output.err("syncr: error: \(refusal.message)")
             return ExitCode.failures
-        case .success(let text):
-            if let problem = ApplyOutput.write(text, to: options.output) {
+        case .success(let report):
+            if let problem = ApplyOutput.write(report.text, to: options.output) {
                 Output.err("syncr: error: cannot write \(options.output): \(problem)")
                 return ExitCode.failures
             }
             Output.err("syncr: merged \(texts.count) report\(texts.count == 1 ? "" : "s") into \(options.output)")
+            // Written all the same (it says what is missing), but the run it reports is not
+            // whole: a shard's job that died before writing its report must not leave the
+            // merge step green, as a failed entry does not.
+            if let missing = report.missingShards {
+                Output.err("syncr: error: \(missing); merge again with every shard's report "
+                    + "(run again the shards whose jobs wrote none)")
+                return ExitCode.failures
+            }
             return ExitCode.success
         }
     }

@@ -1,8 +1,14 @@
 import SyncrCore
 
+/// A merged report, and the shards it lacks as its warning says them ("shard 3/3 missing: ...").
+struct MergedReport {
+    var text: String
+    var missingShards: String?
+}
+
 /// Merges `--report` JSON files: items in manifest order, totals summed, the shards listed.
 enum JSONReportMerge {
-    static func merge(_ texts: [(String, String)]) -> Result<String, MergeRefusal> {
+    static func merge(_ texts: [(String, String)]) -> Result<MergedReport, MergeRefusal> {
         var documents: [(ReportOriginOfFile, JSON)] = []
         for (file, text) in texts {
             let root: JSON
@@ -26,7 +32,6 @@ enum JSONReportMerge {
         case .failure(let refusal): return .failure(refusal)
         case .success(let c): checked = c
         }
-        if let warning = checked.warning { Output.err("syncr: warning: \(warning)") }
         var items: [(key: ItemKey, file: String, value: JSON)] = []
         for (origin, root) in documents {
             for item in root["items"]!.arrayValue! {
@@ -54,7 +59,7 @@ enum JSONReportMerge {
             ("warnings", .array(checked.sorted.flatMap { byFile[$0.file]?["warnings"]?.arrayValue ?? [] }
                 + (checked.warning.map { [Self.missingShardsWarning($0)] } ?? []))),
         ])
-        return .success(merged.rendered + "\n")
+        return .success(MergedReport(text: merged.rendered + "\n", missingShards: checked.warning))
     }
 
     /// `{"code": "shards_missing", "path": "", "message": ...}`, in the form of a run's warnings.
@@ -106,7 +111,7 @@ enum JSONReportMerge {
 /// Merges `--junit` files: one `<testsuite>` per shard under one `<testsuites>` whose counts
 /// are the sums. Reads only what syncr writes (its own attribute and property layout).
 enum JUnitMerge {
-    static func merge(_ texts: [(String, String)]) -> Result<String, MergeRefusal> {
+    static func merge(_ texts: [(String, String)]) -> Result<MergedReport, MergeRefusal> {
         var origins: [ReportOriginOfFile] = []
         var suites: [String: String] = [:]
         var totals: [String: Double] = [:]
@@ -130,7 +135,6 @@ enum JUnitMerge {
         case .failure(let refusal):
             return .failure(refusal)
         case .success(let checked):
-            if let warning = checked.warning { Output.err("syncr: warning: \(warning)") }
             let time = String(format3: totals["time"] ?? 0)
             // Missing shards are an error of the merged run, in a suite of their own: a CI
             // system shows the run as incomplete rather than green.
@@ -144,7 +148,7 @@ enum JUnitMerge {
                 + "errors=\"\(Int(totals["errors"] ?? 0) + extra)\" time=\"\(time)\">\n"
             for origin in checked.sorted { out += "  " + suites[origin.file]! + "\n" }
             if let missing { out += "  " + missing + "\n" }
-            return .success(out + "</testsuites>\n")
+            return .success(MergedReport(text: out + "</testsuites>\n", missingShards: checked.warning))
         }
     }
 

@@ -105,9 +105,13 @@ struct ReportMergeTests {
         }
         let absent = try await project.run(["report", "merge", "-o", "out.json", "r1.json", "nope.json"])
         #expect(absent.exitCode == 1 && absent.stderr.contains("cannot read nope.json: No such file or directory"), "\(absent.stderr)")
+        // A shard's report missing fails the merge (it exited 0, and a CI merge step passed for
+        // an incomplete run), the merged file written all the same.
         let partial = try await project.run(["report", "merge", "-o", "out.json", "r1.json", "r2.json"])
-        #expect(partial.exitCode == 0)
-        #expect(partial.stderr.contains("warning: shard 3/3 missing: the merged report covers 2 of 3"), "\(partial.stderr)")
+        #expect(partial.exitCode == 1, "\(partial.stderr)")
+        #expect(partial.stderr == "syncr: merged 2 reports into out.json\n"
+            + "syncr: error: shard 3/3 missing: the merged report covers 2 of 3; merge again with every shard's report "
+            + "(run again the shards whose jobs wrote none)\n", "\(partial.stderr)")
         // The merged files say so too: a job that died before writing its report must not
         // publish as a whole run.
         let merged = try jsonObject(try String(contentsOf: project.file("out.json"), encoding: .utf8))
@@ -115,7 +119,8 @@ struct ReportMergeTests {
         #expect(warnings.contains { $0["code"] as? String == "shards_missing"
             && ($0["message"] as? String)?.contains("shard 3/3 missing") == true }, "\(warnings)")
         let junit = try await project.run(["report", "merge", "-o", "out.xml", "j1.xml", "j2.xml"])
-        #expect(junit.exitCode == 0, "\(junit.stderr)")
+        #expect(junit.exitCode == 1, "\(junit.stderr)")
+        #expect(junit.stderr.contains("syncr: error: shard 3/3 missing: the merged report covers 2 of 3;"), "\(junit.stderr)")
         let xml = try String(contentsOf: project.file("out.xml"), encoding: .utf8)
         #expect(xml.contains(#"<testcase name="shards missing" classname="syncr"><error type="shards_missing" message="shard 3/3 missing"#), "\(xml)")
         let counts = try await runProcess(executable: "python3", arguments: ["-c", """
@@ -187,7 +192,7 @@ struct ReportMergeTests {
 
         try report(index: 1, count: Int(Int64.max), method: "hash").write(to: project.file("huge.json"), atomically: true, encoding: .utf8)
         let huge = try await project.run(["report", "merge", "-o", "out.json", "huge.json"])
-        #expect(huge.exitCode == 0, "\(huge.stderr)")
+        #expect(huge.exitCode == 1, "\(huge.stderr)")
         #expect(huge.stderr.contains("shards 2/\(Int64.max), 3/\(Int64.max)"), "\(huge.stderr)")
         #expect(huge.stderr.contains(" and \(Int64.max - 11) more missing: the merged report covers 1 of \(Int64.max)"), "\(huge.stderr)")
     }
