@@ -66,7 +66,10 @@ struct RunSetup {
             if !clashes.isEmpty { return .failure(ExitFailure(ExitCode.usage)) }
         }
         switch flags.shard {
-        case .fixed(let shard)?: options.shard = shard
+        case .fixed(let shard)?:
+            // Said as auto's is: apply's summary counts only the shard's entries.
+            if !flags.quiet { Output.err("syncr: shard \(shard) (--shard \(shard))") }
+            options.shard = shard
         case .auto?:
             do {
                 let (shard, said) = try ShardEnvironment.resolve(environment())
