@@ -39,6 +39,7 @@ extension ManifestDecoder {
         }
 
         var cache = ManifestKeys.defaultCache
+        var cacheWritten: Entry?
         if let entry = found["cache"], let text = string(entry.value, path: "cache", expected: "a folder path") {
             if text.isEmpty {
                 report("cache", at: entry.value.mark, "expected a folder path, found an empty string")
@@ -50,11 +51,19 @@ extension ManifestDecoder {
                        "${...} is not expanded in cache: (only in url, headers and form fields); write the path itself, or give it with --cache")
             } else {
                 cache = text
+                cacheWritten = entry
             }
         }
 
         let cacheDirectory = LexicalPath.resolve(cache, against: directory)
         self.cacheDirectory = CacheClash.checkedFolder(cacheDirectory, directory: directory)
+        // Before anything is downloaded: a file there failed apply at its start (exit 1), and
+        // plan took it for an empty cache. A bad `cache:` value was reported above.
+        if found["cache"] == nil || cacheWritten != nil, let problem = cacheFolderProblem?(cacheDirectory) {
+            report("cache", at: cacheWritten?.value.mark,
+                   "\(Self.quoted(cache))\(cacheWritten == nil ? " (the default)" : ""): \(problem); "
+                   + "name a folder for the cache (one that is not there yet is made)")
+        }
 
         var overrides = SettingsOverrides()
         if let entry = found["defaults"] {

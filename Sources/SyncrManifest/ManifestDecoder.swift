@@ -24,6 +24,9 @@ struct ManifestDecoder {
     var cacheDirectory: String?
     /// Header values whose variables are not set are kept as written (`ManifestLoader.load`).
     var headersUnexpanded = false
+    /// What keeps the cache folder (absolute) from being one, for a run that uses `cache:`
+    /// (`ManifestLoader.load`); nil: not asked.
+    var cacheFolderProblem: ((String) -> String?)?
     /// The manifest and its lockfile (absolute): no download may be written over them.
     let ownFiles: (manifest: String, lockfile: String)
 

@@ -25,8 +25,11 @@ public enum ManifestLoader {
     ///   file cannot be read.
     /// - Parameter read: given the file's bytes before they are parsed, for what must name
     ///   exactly those (a report's manifest SHA-256: the file may change while a run goes on).
+    /// - Parameter cacheFolderProblem: for a run that uses the manifest's cache: what keeps the
+    ///   cache folder (given absolute) from being one, reported at `cache:` (a file there).
     public static func load(path: String, environment: [String: String],
-                            headersUnexpanded: Bool = false, read: (([UInt8]) -> Void)? = nil) throws(ManifestError) -> Manifest
+                            headersUnexpanded: Bool = false, read: (([UInt8]) -> Void)? = nil,
+                            cacheFolderProblem: ((String) -> String?)? = nil) throws(ManifestError) -> Manifest
     {
         let bytes: [UInt8]
         switch FileBytes.contents(of: path, limit: maximumSize) {
@@ -50,7 +53,7 @@ public enum ManifestLoader {
         let directory = LexicalPath.resolve(LexicalPath.parent(of: path),
                                             against: FileBytes.currentDirectory())
         return try parse(bytes: bytes, path: path, directory: directory, environment: environment,
-                         headersUnexpanded: headersUnexpanded)
+                         headersUnexpanded: headersUnexpanded, cacheFolderProblem: cacheFolderProblem)
     }
 
     /// Parses manifest text.
@@ -67,8 +70,8 @@ public enum ManifestLoader {
         try parse(bytes: Array(text.utf8), path: path, directory: directory, environment: environment)
     }
 
-    static func parse(bytes: [UInt8], path: String, directory: String,
-                      environment: [String: String], headersUnexpanded: Bool = false) throws(ManifestError) -> Manifest
+    static func parse(bytes: [UInt8], path: String, directory: String, environment: [String: String],
+                      headersUnexpanded: Bool = false, cacheFolderProblem: ((String) -> String?)? = nil) throws(ManifestError) -> Manifest
     {
         let text = String(decoding: bytes, as: UTF8.self)
         var decoder = ManifestDecoder(file: path, text: text,
@@ -76,6 +79,7 @@ public enum ManifestLoader {
                                           directory, against: FileBytes.currentDirectory()),
                                       environment: environment)
         decoder.headersUnexpanded = headersUnexpanded
+        decoder.cacheFolderProblem = cacheFolderProblem
         // libyaml reads UTF-16 too, but every message would then quote the lines' raw bytes
         // (NULs between the letters), and every other tool expects UTF-8.
         if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {

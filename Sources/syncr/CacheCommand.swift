@@ -76,7 +76,7 @@ enum CacheCommand {
             // Listing and pruning send no request: a header's secret need not be set here (a
             // cleanup job rarely has the download job's secrets). URLs still need theirs, which
             // name the entries.
-            guard let loaded = loadManifest(options.manifest, headersUnexpanded: true) else { return ExitCode.invalidManifest }
+            guard let loaded = loadManifest(options.manifest, headersUnexpanded: true, usesCache: options.cacheDirectory == nil) else { return ExitCode.invalidManifest }
             manifest = loaded
         }
         guard let directory = options.cacheDirectory ?? manifest?.cacheDirectory else { return ExitCode.usage }

@@ -33,7 +33,7 @@ enum LockCommand {
 
     static func run(_ options: LockOptions) async -> Int32 {
         if let code = CacheOption.refuse(options.cacheDirectory) { return code }
-        guard var manifest = loadManifest(options.manifest) else { return ExitCode.invalidManifest }
+        guard var manifest = loadManifest(options.manifest, usesCache: options.cacheDirectory == nil) else { return ExitCode.invalidManifest }
         manifest.uploads = []  // a lock pins what is fetched
         let path = Lockfile.path(forManifest: options.manifest)
         let session = Session(manifest: manifest, options: RunOptions(cacheDirectory: options.cacheDirectory, jobs: options.jobs))

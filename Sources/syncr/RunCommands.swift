@@ -37,7 +37,7 @@ struct RunSetup {
         // would wait for them before its first request.
         async let prepared: Void = ProcessSetup.warmUp()
         var manifestSHA256: String?
-        guard let manifest = loadManifest(flags.manifest, read: { if hashManifest { manifestSHA256 = ManifestIdentity.sha256(of: $0) } }) else {
+        guard let manifest = loadManifest(flags.manifest, usesCache: flags.cacheDirectory == nil, read: { if hashManifest { manifestSHA256 = ManifestIdentity.sha256(of: $0) } }) else {
             _ = await lockRead
             return .failure(ExitFailure(ExitCode.invalidManifest))
         }

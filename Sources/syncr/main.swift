@@ -31,10 +31,14 @@ func environment() -> [String: String] {
 /// - Parameter headersUnexpanded: for commands that send no request: a header may reference a
 ///   variable that is not set (`ManifestLoader.load`).
 /// - Parameter read: given the bytes that were parsed (`ManifestLoader.load`).
-func loadManifest(_ path: String, headersUnexpanded: Bool = false, read: (([UInt8]) -> Void)? = nil) -> Manifest? {
+/// - Parameter usesCache: the run uses the manifest's `cache:` (no `--cache`): a path there
+///   that cannot be a folder makes the manifest invalid, as `--cache` there is a usage error.
+func loadManifest(_ path: String, headersUnexpanded: Bool = false, usesCache: Bool = true,
+                  read: (([UInt8]) -> Void)? = nil) -> Manifest? {
+    let cacheProblem: ((String) -> String?)? = usesCache ? { CacheOption.problem($0) } : nil
     do {
         return try ManifestLoader.load(path: path, environment: environment(), headersUnexpanded: headersUnexpanded,
-                                       read: read)
+                                       read: read, cacheFolderProblem: cacheProblem)
     } catch {
         Output.err(error.description)
         let count = error.diagnostics.count

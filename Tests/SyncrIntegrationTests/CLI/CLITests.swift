@@ -324,6 +324,48 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: harness.folder + "/out"), "nothing was fetched")
     }
 
+    /// The manifest's `cache:` where no folder can be is an invalid manifest value (exit 65),
+    /// named at its line, from every command that uses it, before anything is asked or
+    /// fetched: apply exited 1 after the plan ("cannot create the cache folder"), and plan took
+    /// it for an empty cache. The default `.syncr/cache` below a file is named too, without a
+    /// line; with `--cache` the manifest's is not used, and not looked at.
+    @Test(arguments: [["validate"], ["cache"], ["cache", "prune", "--older-than", "1d"], ["plan"], ["apply"], ["lock"], ["lock", "--hash"]])
+    func aManifestsCacheMustBeAFolder(command: [String]) async throws {
+        let harness = try CLIHarness()
+        try harness.write("notes.txt", "mine\n")
+        let cases = [
+            ("notes.txt", "it is a file, not a folder"),
+            ("notes.txt/sub/cache", "/notes.txt, above it, is a file, not a folder"),
+        ]
+        for (cache, problem) in cases {
+            try harness.write("syncr.yml", """
+                version: 1
+                cache: \(cache)
+                downloads:
+                  - { url: "http://127.0.0.1:9/a.bin", to: out/a.bin }
+                """)
+            let r = try await harness.run(command)
+            #expect(r.status == 65, "\(command) \(cache): \(r.stderr)")
+            #expect(r.stderr.hasPrefix("syncr.yml:2:8: error: cache: \"\(cache)\": "), "\(command) \(cache): \(r.stderr)")
+            #expect(r.stderr.hasSuffix("\(problem); name a folder for the cache (one that is not there yet is made)\n"
+                + "cache: \(cache)\n       ^\n"), "\(command) \(cache): \(r.stderr)")
+            #expect(r.stdout.isEmpty, "\(command) \(cache): \(r.stdout)")
+            if command != ["validate"] {
+                let other = try await harness.run(command + ["--cache", "elsewhere"])
+                #expect(other.status != 65 && !other.stderr.contains("syncr.yml:2:8"), "\(command) \(cache): \(other.stderr)")
+            }
+        }
+        try harness.write("syncr.yml", "version: 1\ndownloads:\n  - { url: \"http://127.0.0.1:9/a.bin\", to: out/a.bin }\n")
+        try harness.write(".syncr", "not a folder\n")
+        let byDefault = try await harness.run(command)
+        #expect(byDefault.status == 65, "\(command): \(byDefault.stderr)")
+        #expect(byDefault.stderr.hasPrefix("syncr.yml: error: cache: \".syncr/cache\" (the default): "), "\(command): \(byDefault.stderr)")
+        #expect(byDefault.stderr.hasSuffix("/.syncr, above it, is a file, not a folder; name a folder for the cache "
+            + "(one that is not there yet is made)\n"), "\(command): \(byDefault.stderr)")
+        #expect(try String(contentsOfFile: harness.folder + "/notes.txt", encoding: .utf8) == "mine\n")
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/out"), "nothing was fetched")
+    }
+
     /// A symbolic link in the way is named as one: mkdir does not follow a link to nothing.
     @Test(arguments: [("nowhere", "it is a symbolic link to nothing"), ("notes.txt", "it is a symbolic link to a file, not a folder")])
     func aLinkGivenAsTheCacheMustLeadToAFolder(target: String, problem: String) async throws {
