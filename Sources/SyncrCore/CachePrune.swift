@@ -135,14 +135,19 @@ public enum AgeText {
         // since `7` could mean 7 days as well as 7 seconds.
         if text == "0" { return 0 }
         var rest = Substring(text)
-        var days: Int64 = 0
+        var daySeconds: Int64 = 0
         if let d = rest.firstIndex(of: "d") {
-            guard let n = Int64(rest[..<d]), n >= 0, n < 1_000_000 else { return nil }
-            days = n
+            // Whole or decimal, as hours and minutes may be (`1.5d` as `1.5h`): digits and at
+            // most one point between them.
+            let number = rest[..<d]
+            guard let first = number.first, first.isASCII, first.isNumber, number.last?.isNumber == true,
+                  number.allSatisfy({ ($0.isASCII && $0.isNumber) || $0 == "." }),
+                  number.filter({ $0 == "." }).count <= 1, let n = Double(number), n < 1_000_000 else { return nil }
+            daySeconds = Int64(n * 86_400)
             rest = rest[rest.index(after: d)...]
-            if rest.isEmpty { return days * 86_400 }
+            if rest.isEmpty { return daySeconds }
         }
         guard let ms = DurationText.parse(String(rest)) else { return nil }
-        return days * 86_400 + Int64(ms / 1000)
+        return daySeconds + Int64(ms / 1000)
     }
 }

@@ -357,12 +357,13 @@ struct CacheTests {
     }
 
     @Test(arguments: [("7d", 604_800), ("36h", 129_600), ("1d12h", 129_600), ("90m", 5_400), ("45s", 45), ("0", 0), ("0s", 0),
-                      ("0d", 0)] as [(String, Int64)])
+                      ("0d", 0), ("1.5d", 129_600), ("0.5d12h", 86_400), ("1.5h", 5_400)] as [(String, Int64)])
     func ageText(text: String, seconds: Int64) {
         #expect(AgeText.seconds(text) == seconds)
     }
 
-    @Test(arguments: ["", "7", "d", "7x", "-1d", "1h1d", "00", "-0", "0.0"])
+    @Test(arguments: ["", "7", "d", "7x", "-1d", "1h1d", "00", "-0", "0.0", ".5d", "1.d", "1..5d", "1.5.1d", "-0.5d", "1e3d",
+                      "inf d", "nand"])
     func ageTextRefuses(text: String) {
         #expect(AgeText.seconds(text) == nil)
     }
