@@ -131,11 +131,9 @@ struct UploadPlanner: Sendable {
             item.reason = "not uploaded before"
             return item
         }
-        let changed = files.filter { previous.files[$0.key]?.sha256 != $0.value.sha256 }.count
-            + previous.files.keys.filter { files[$0] == nil }.count
-        if changed > 0 {
-            item.reason = tree.isDirectory ? "\(changed) file\(changed == 1 ? "" : "s") changed since the last upload"
-                                           : "changed since the last upload"
+        let changes = SourceChanges(files, before: previous.files) { $0.sha256 != $1.sha256 }
+        if !changes.isEmpty {
+            item.reason = tree.isDirectory ? changes.reason : "changed since the last upload"
             return item
         }
         if upload.method == .put, let missing = await remoteDifference(upload, tree: tree) {
@@ -189,9 +187,9 @@ struct UploadPlanner: Sendable {
         }
         context.record.sources = sources
         item.uploadContext = context
-        let changed = Self.changedSources(sources, before: before, timesMatter: !upload.deterministic)
-        if changed > 0 {
-            item.reason = "\(changed) file\(changed == 1 ? "" : "s") changed since the last upload"
+        let changes = Self.changedSources(sources, before: before, timesMatter: !upload.deterministic)
+        if !changes.isEmpty {
+            item.reason = changes.reason
             return item
         }
         // A record from before the shape was kept says nothing about it: what was sent may
@@ -226,13 +224,10 @@ struct UploadPlanner: Sendable {
 
     /// Files added, removed or changed in content (or, where `timesMatter`, in modification time).
     static func changedSources(_ now: [String: UploadRecord.SentFile], before: [String: UploadRecord.SentFile],
-                               timesMatter: Bool) -> Int {
-        let changed = now.filter { name, file in
-            guard let old = before[name] else { return true }
-            return old.sha256 != file.sha256
-                || (timesMatter && old.fingerprint.mtimeNanoseconds != file.fingerprint.mtimeNanoseconds)
-        }.count
-        return changed + before.keys.filter { now[$0] == nil }.count
+                               timesMatter: Bool) -> SourceChanges {
+        SourceChanges(now, before: before) { old, file in
+            old.sha256 != file.sha256 || (timesMatter && old.fingerprint.mtimeNanoseconds != file.fingerprint.mtimeNanoseconds)
+        }
     }
 
     /// For PUT targets: asks the server whether what was sent is still there, at the same size.
