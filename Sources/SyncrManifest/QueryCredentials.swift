@@ -216,7 +216,7 @@ public enum QueryCredentials {
 
     /// The character percent-encoded at `i`, how many times it was encoded (`%3F` once, `%253F`
     /// twice: each encoding writes the `%` before it as `%25`) and where its encoding ends.
-    private static func percentEncoded(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> (byte: UInt8, depth: Int, end: Int)? {
+    static func percentEncoded(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> (byte: UInt8, depth: Int, end: Int)? {
         guard i < bytes.count, bytes[i] == UInt8(ascii: "%") else { return nil }
         func hex(_ b: UInt8) -> UInt8? {
             switch b {

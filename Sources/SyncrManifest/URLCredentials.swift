@@ -6,7 +6,7 @@ public enum URLCredentials {
     public static func secrets(in text: String) -> [String] {
         // A byte search first: without an `@` there is no user information, and the substring
         // search below costs far more (this runs for every URL of a manifest).
-        guard text.containsByte(UInt8(ascii: "@")) else { return [] }
+        guard text.containsByte(UInt8(ascii: "@")) else { return encodedSecrets(in: text) }
         var found: [String] = []
         var rest = Substring(text)
         while let schemeEnd = rest.firstRange(of: "://") {
@@ -26,14 +26,14 @@ public enum URLCredentials {
             }
             rest = rest[end...]
         }
-        return found
+        return found + encodedSecrets(in: text)
     }
 
     /// `scheme://user:password@host` → `scheme://user:***@host`, `scheme://token@host` →
     /// `scheme://***@host`, and `?token=value` → `?token=***` (see `QueryCredentials`),
     /// everywhere in `text`.
     public static func masked(_ text: String) -> String {
-        QueryCredentials.masked(maskedUserInformation(text))
+        QueryCredentials.masked(maskedEncodedUserInformation(maskedUserInformation(text)))
     }
 
     private static func maskedUserInformation(_ text: String) -> String {

@@ -230,6 +230,7 @@ struct ProxyAndCredentialTests {
         let once = "to=https%3A%2F%2Fcdn.example%2Ff%3Ftoken%3DNESTED0NCE99%26x%3D1"
         let twice = "u=https%3A%2F%2Fb%2Fdl%3Fto%3Dhttps%253A%252F%252Fcdn%252Ff%253Fsig%253DNESTEDTW1CE99%2526v%253D1"
         let plain = "to=https://cdn.example/f?token=NESTEDPLA1N99"
+        let password = "next=https%3A%2F%2Fuser%3ANESTEDPA55W0RD%40cdn.example%2Ff"
         try harness.write("syncr.yml", """
             version: 1
             defaults: { retries: 0 }
@@ -237,8 +238,9 @@ struct ProxyAndCredentialTests {
               - { url: "\(server.url("/file.bin"))?\(once)", to: file.bin }
               - { url: "\(server.url("/missing.bin"))?\(twice)", to: missing.bin }
               - { url: "\(server.url("/gone.bin"))?\(plain)", to: gone.bin }
+              - { url: "\(server.url("/away.bin"))?\(password)", to: away.bin }
             """)
-        let secrets = ["NESTED0NCE99", "NESTEDTW1CE99", "NESTEDPLA1N99"]
+        let secrets = ["NESTED0NCE99", "NESTEDTW1CE99", "NESTEDPLA1N99", "NESTEDPA55W0RD"]
         var outputs: [String] = []
         for arguments in [["validate"], ["plan"], ["plan", "--json"], ["apply", "--report", "r.json"], ["apply", "--json"], ["cache"]] {
             let r = try await harness.run(arguments)
@@ -248,6 +250,7 @@ struct ProxyAndCredentialTests {
         #expect(outputs[3].contains("/missing.bin?u=https%3A%2F%2Fb%2Fdl%3Fto%3Dhttps%253A%252F%252Fcdn%252Ff%253Fsig%253D***%2526v%253D1"),
                 "\(outputs[3])")
         #expect(outputs[3].contains("/gone.bin?to=https://cdn.example/f?token=***"), "\(outputs[3])")
+        #expect(outputs[3].contains("/away.bin?next=https%3A%2F%2Fuser%3A***%40cdn.example%2Ff"), "\(outputs[3])")
         #expect(try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/file.bin")) == content)
         let report = String(decoding: try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/r.json")), as: UTF8.self)
         #expect(report.contains("f%3Ftoken%3D***%26x%3D1"), "\(report)")
