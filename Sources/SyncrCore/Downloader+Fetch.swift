@@ -243,6 +243,10 @@ extension Downloader {
             } else {
                 await recorder.adopt(response.head)
                 fs.size = await recorder.state.size
+                if fs.size == nil, response.head.status == 200, let planned = plannedSize(of: response.head) {
+                    await recorder.learn(size: planned)
+                    fs.size = planned
+                }
                 if let total = fs.size, fs.offset < total {
                     failure = .connection(url: url, code: 18,
                                           message: "the connection closed after \(fs.offset) of \(total) bytes")
@@ -264,6 +268,17 @@ extension Downloader {
         if leadFilled, await recorder.state.size == nil { return try await continueAfterLead(file, fs) }
         await recorder.remember(0..<fs.offset, head: sink.head)
         return .done(())
+    }
+
+    /// The size the plan's question gave for the version an answer without a length is of (a
+    /// body that ends when the server closes the connection): without it, a connection cut
+    /// short passed as the whole file, and was put in place. Nil where the answer names
+    /// another version, or neither names one (nothing then ties the two together).
+    private func plannedSize(of head: HTTPResponseHead) -> Int64? {
+        guard let remote = item.remote, let size = remote.size else { return nil }
+        if let etag = remote.etag { return head.etag == etag ? size : nil }
+        if let date = remote.lastModified { return head.lastModified == date ? size : nil }
+        return nil
     }
 
     /// The rest of a file after its lead's bytes, asked for against the lead's validator;

@@ -66,6 +66,12 @@ actor EntryRecorder {
         state.finalURL = redactor.scrubLocation(head.effectiveURL)
     }
 
+    /// The file's size, learned elsewhere than from the answer that brings its bytes (which
+    /// gave none); a size already known stays.
+    func learn(size: Int64) {
+        if state.size == nil { state.size = size }
+    }
+
     /// Records ranges as durable, after flushing them; ranges already recorded cost nothing.
     func checkpoint(_ ranges: [Range<Int64>], head: HTTPResponseHead?) throws(FileError) {
         var next = state.ranges
