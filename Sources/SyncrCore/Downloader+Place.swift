@@ -94,6 +94,7 @@ extension Downloader {
             throw SyncError.other(message: "\(url): cannot unpack into \(download.to): \(error)")
         }
         do {
+            try await keepsForeignFiles(staging: staging)
             if cache.flushes { try await FolderReplace.flushTree(staging, flusher: flusher) }
             try FolderReplace.replace(destination, with: staging, display: download.to, flush: cache.flushes)
         } catch {
@@ -109,6 +110,32 @@ extension Downloader {
         }
         folders.add(parent)
         return summary.notes
+    }
+
+    /// Refuses to replace a folder that syncr has no record of unpacking at the destination
+    /// when it holds anything the unpacked archive (`staging`) does not: the swap deletes the
+    /// old folder whole, and with it whatever someone put there. A folder the archive covers
+    /// (a cache that was removed, a first unpack over an earlier copy of the same files) is
+    /// replaced as a file would be.
+    func keepsForeignFiles(staging: String) async throws {
+        guard !unpackedBefore, FS.kind(download.destination) == .directory else { return }
+        let destination = download.destination
+        let foreign = try await BlockingIO.run { Self.firstPathMissing(from: staging, in: destination) }
+        if let foreign {
+            throw SyncError.folderNotUnpacked(destination: download.to, holds: foreign)
+        }
+    }
+
+    /// The first path inside `folder` (relative, in listing order) that `other` does not hold.
+    static func firstPathMissing(from other: String, in folder: String) -> String? {
+        guard let walk = FileManager.default.enumerator(atPath: folder) else { return nil }
+        var st = stat()
+        // Not stopped by a signal: an unpack finishes once begun, and a walk cut short would
+        // say nothing is there.
+        while let relative = walk.nextObject() as? String {
+            if lstat(other + "/" + relative, &st) != 0 { return relative }
+        }
+        return nil
     }
 
     /// The last path component of a URL (without query or fragment): what the archive's format

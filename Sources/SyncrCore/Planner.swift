@@ -186,8 +186,14 @@ public enum Planner {
         }
         guard let state = local.state, state.complete else {
             // Partial or nothing: the same rules as for a file, with no destination file.
-            return decide(checksums: [], remote: remote,
-                          local: LocalFacts(state: local.state, dataSize: local.dataSize))
+            var decision = decide(checksums: [], remote: remote, local: LocalFacts(state: local.state, dataSize: local.dataSize))
+            if local.tree != nil {
+                // The swap deletes the folder whole: apply refuses where it would take anything
+                // the archive does not bring back (`Downloader.keepsForeignFiles`).
+                decision.reason += "; a folder syncr has no record of unpacking is there: apply replaces it only if "
+                    + "the archive holds everything in it"
+            }
+            return decision
         }
         let comparison = compare(state, remote)
         guard case .same(let how) = comparison else {

@@ -612,6 +612,9 @@ public final class Session: Sendable {
                                     reporter: reporter, flusher: flusher, folders: folders, slots: slots, turn: turn,
                                     key: key, requests: RequestBuilder(download: download))
         downloader.locked = locked?.entry(to: download.to).map { ($0, lockName) }
+        if download.unzip, let state = cache.loadState(key) {
+            downloader.unpackedBefore = state.destinationTree != nil && state.destination == download.destination
+        }
         return downloader
     }
 

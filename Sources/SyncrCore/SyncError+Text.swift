@@ -21,6 +21,9 @@ extension SyncError {
             return error.description
         case .copyFailed(let error):
             return "cannot copy the finished file into place: \(error.description)"
+        case .folderNotUnpacked(let destination, let holds):
+            return "\(destination): a folder syncr did not unpack is there, holding \(holds), which the archive does not; "
+                + "unpacking replaces the whole folder, so move it away (or empty it) and run again"
         case .destinationBlocked(let destination, let wantsFolder):
             return wantsFolder
                 ? "\(destination): a file stands where the unpacked folder goes; move it away and run again"

@@ -87,6 +87,8 @@ extension SyncError {
         case .copyFailed(let error): return .copyFailed(error.scrubbed(redactor))
         case .destinationBlocked(let destination, let wantsFolder):
             return .destinationBlocked(destination: s(destination), wantsFolder: wantsFolder)
+        case .folderNotUnpacked(let destination, let holds):
+            return .folderNotUnpacked(destination: s(destination), holds: s(holds))
         case .checksumMismatch(let url, let algorithm, let expected, let actual, let destination):
             return .checksumMismatch(url: s(url), algorithm: algorithm, expected: expected, actual: actual,
                                      destination: s(destination))

@@ -44,6 +44,10 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Something other than what the entry makes stands at `destination`: a folder, a device,
     /// or (when `wantsFolder`, for an unpacked archive) a file.
     case destinationBlocked(destination: String, wantsFolder: Bool)
+    /// An unpacked archive's folder would replace one that syncr has no record of unpacking
+    /// there, and that holds `holds` (a path inside it), which the archive does not: replacing
+    /// it would delete what someone put there.
+    case folderNotUnpacked(destination: String, holds: String)
 
     // MARK: the content
 

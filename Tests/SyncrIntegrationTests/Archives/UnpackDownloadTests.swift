@@ -49,6 +49,42 @@ struct UnpackDownloadTests {
         #expect(try String(contentsOf: project.file("r.json"), encoding: .utf8).contains(said))
     }
 
+    /// A folder syncr has no record of unpacking is not swapped out while it holds what the
+    /// archive does not bring back: the swap deleted it whole, the user's files with it. The
+    /// plan says so; a folder the archive covers is replaced, as a file would be.
+    @Test func aFolderSyncrDidNotUnpackIsKeptWhenItHoldsMore() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        _ = try makeRelease(www, seed: 74)
+        let pack = try await runProcess(executable: "tar", arguments: ["czf", "tool.tar.gz", "release"], cwd: www.url)
+        try #require(pack.exitCode == 0)
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/tool.tar.gz")), to: vendor/tool, unzip: true, strip_components: 1 }"])
+        let notes = project.file("vendor/tool/notes.txt")
+        try FileManager.default.createDirectory(at: project.file("vendor/tool/bin"), withIntermediateDirectories: true)
+        try "precious".write(to: notes, atomically: true, encoding: .utf8)
+        let plan = try await project.run(["plan"])
+        #expect(plan.stdout.contains("a folder syncr has no record of unpacking is there"), "\(plan.stdout)")
+        let r = try await project.run(["apply"])
+        #expect(r.exitCode == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("vendor/tool: a folder syncr did not unpack is there, holding notes.txt, which the archive does not"),
+                "\(r.stderr)")
+        #expect(try String(contentsOf: notes, encoding: .utf8) == "precious")
+        #expect(!project.exists("vendor/tool/README"), "nothing was swapped in")
+        // Without the file the archive does not hold, the folder is replaced.
+        try FileManager.default.removeItem(at: notes)
+        let again = try await project.run(["apply"])
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        #expect(project.exists("vendor/tool/README"))
+        // Unpacked by syncr now: a file added later goes with the next unpack, as syncr-manifest(5) says.
+        try "later".write(to: notes, atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(at: project.file("vendor/tool/README"))
+        let restored = try await project.run(["apply"])
+        #expect(restored.exitCode == 0, "\(restored.stderr)")
+        #expect(project.exists("vendor/tool/README") && !project.exists("vendor/tool/notes.txt"))
+    }
+
     @Test func aTarballIsUnpackedSkippedRestoredAndReplaced() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         let release = try makeRelease(www, seed: 70)
