@@ -423,9 +423,7 @@ final class Transfer: @unchecked Sendable {
             return .connection(url: url, code: Int(code.rawValue), message: namingProxy(detail))
         case CURLE_PEER_FAILED_VERIFICATION:
             return .tls(url: url, message: "cannot verify the certificate of \(peer): \(detail); "
-                + "if the server uses a private CA, trust it with ca_cert: FILE (or SSL_CERT_FILE), "
-                + "or set insecure: true on the entry to skip the check (for the entry's own server only: "
-                + "a server a redirect leads to is always checked)")
+                + CertificateAdvice.advice(for: detail))
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM,
              CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,
              CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
