@@ -33,6 +33,10 @@ extension Downloader {
         } else if !nothingCached {
             try await cache.discard(key, flusher: flusher)
         }
+        // The folder at the destination is syncr's unpack: the new record says so from its
+        // start, so that a run cut short, or an unpack that failed, still knows it is syncr's
+        // to replace (`keepsForeignFiles`).
+        if !resumed, download.unzip, unpackedBefore { state.destination = download.destination }
         // A fresh file is created after the old one was unlinked, so that no other name for the
         // old inode (a destination it was once moved to) can ever be written through.
         let flags = resumed ? (O_RDWR | O_CLOEXEC) : (O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC)

@@ -45,8 +45,9 @@ struct Downloader: Sendable {
     /// In a locked run (`--locked`), the entry's line of the lock and the lockfile's name: the
     /// answer that brings the bytes must be the version it pins (`checkLock`).
     var locked: (entry: LockedEntry, lockfile: String)?
-    /// For an `unzip:` entry: the record says this run's archive's folder was unpacked at the
-    /// destination before. Without it, a folder there is someone else's (`keepsForeignFiles`).
+    /// For an `unzip:` entry: the record says syncr unpacked the folder at the destination (its
+    /// `destination`, kept by every record of the entry since). Without it, a folder there is
+    /// someone else's (`keepsForeignFiles`).
     var unpackedBefore = false
 
     var url: String { download.url.written }

@@ -40,7 +40,10 @@ actor EntryRecorder {
     func reset() throws(FileError) {
         try cache.forgetRecord(key)
         recordOnDisk = false
+        // Where the entry's earlier file or folder is stays known (`keepsForeignFiles`).
+        let destination = state.destination
         state = EntryState(url: state.url)
+        state.destination = destination
         adoptedHead = false
         if ftruncate(fd, 0) != 0 {
             throw FileError(path: cache.dataPath(key), operation: "truncate", errno: errno)

@@ -613,7 +613,7 @@ public final class Session: Sendable {
                                     key: key, requests: RequestBuilder(download: download))
         downloader.locked = locked?.entry(to: download.to).map { ($0, lockName) }
         if download.unzip, let state = cache.loadState(key) {
-            downloader.unpackedBefore = state.destinationTree != nil && state.destination == download.destination
+            downloader.unpackedBefore = state.destination == download.destination
         }
         return downloader
     }

@@ -98,6 +98,12 @@ struct UnpackLimitTests {
 
         let gets = try nginx.accessLog().filter { $0.method == "GET" && $0.path == "/zeros.tar.gz" }.count
         try limited.writeManifest(downloads: ["{ url: \(nginx.url("/zeros.tar.gz")), to: out/zeros, unzip: true, max_unpacked_size: 2GiB }"])
+        // The folder was made by hand, and holds a file the archive does not: it is not
+        // replaced until that file is moved away (the swap would delete it).
+        let kept = try await limited.run(["apply"])
+        #expect(kept.exitCode == 1 && kept.stderr.contains("a folder syncr did not unpack is there, holding keep.txt"),
+                "\(kept.stderr)")
+        try FileManager.default.removeItem(at: limited.file("out/zeros/keep.txt"))
         let raised = try await limited.run(["apply"])
         #expect(raised.exitCode == 0, "\(raised.stderr)")
         #expect(ZerosArchives.fileSize(limited.file("out/zeros/zeros.img").path) == ZerosArchives.size)

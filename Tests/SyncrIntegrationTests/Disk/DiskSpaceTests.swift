@@ -188,6 +188,11 @@ struct DiskSpaceTests {
         #expect(leftovers(disk.path).isEmpty, "the staging folder is removed")
 
         try disk.resize(megabytes: 64)
+        // The old folder was made by hand and holds a file the archive does not: it is not
+        // replaced until that file is moved away (the swap would delete it).
+        let kept = try await project.run(["apply"])
+        #expect(kept.exitCode == 1 && kept.stderr.contains("a folder syncr did not unpack is there, holding old.txt"), "\(kept.stderr)")
+        try FileManager.default.removeItem(atPath: disk.at("tree/old.txt"))
         let second = try await project.run(["apply", "--json"])
         #expect(second.exitCode == 0, "\(second.stderr)")
         #expect(items(try jsonObject(second.stdout)).first?["transferred"] as? Int == 0, "unpacked from the cached archive")
