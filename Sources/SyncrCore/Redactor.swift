@@ -125,25 +125,7 @@ public struct Redactor: Sendable {
         }
         ranges += Self.cutSecrets(bytes, forms: forms)
         guard !ranges.isEmpty else { return text }
-        ranges.sort { $0.lowerBound < $1.lowerBound }
-        var merged: [Range<Int>] = []
-        for r in ranges {
-            // Overlapping occurrences merge; merely adjacent ones stay two masks.
-            if let last = merged.last, r.lowerBound < last.upperBound {
-                merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, r.upperBound)
-            } else {
-                merged.append(r)
-            }
-        }
-        var out: [UInt8] = []
-        var position = 0
-        for r in merged {
-            out += bytes[position..<r.lowerBound]
-            out += Array("***".utf8)
-            position = r.upperBound
-        }
-        out += bytes[position...]
-        return String(decoding: out, as: UTF8.self)
+        return Masking.masked(bytes, ranges: ranges)
     }
 
     /// The start of a secret right before a `…` where a text was cut (a server's error page is

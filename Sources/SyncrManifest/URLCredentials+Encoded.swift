@@ -5,27 +5,17 @@ extension URLCredentials {
     /// `text` with the password (or lone token) of every encoded `scheme://user:password@host`
     /// replaced by `***`; the text itself when there is none.
     static func maskedEncodedUserInformation(_ text: String) -> String {
-        let ranges = encodedUserInformation(in: text)
-        guard !ranges.isEmpty else { return text }
-        let utf8 = Array(text.utf8)
-        var out: [UInt8] = []
-        var copied = 0
-        for range in ranges {
-            out += utf8[copied..<range.lowerBound]
-            out += Array("***".utf8)
-            copied = range.upperBound
-        }
-        out += utf8[copied...]
-        return String(decoding: out, as: UTF8.self)
+        guard let (bytes, ranges) = encodedUserInformation(in: text), !ranges.isEmpty else { return text }
+        return Masking.masked(bytes, ranges: ranges)
     }
 
     /// The passwords of encoded URLs in `text`, as written and at each depth of decoding: a
     /// server along the way may echo any of them.
     static func encodedSecrets(in text: String) -> [String] {
-        let utf8 = Array(text.utf8)
+        guard let (bytes, ranges) = encodedUserInformation(in: text) else { return [] }
         var found: [String] = []
-        for range in encodedUserInformation(in: text) {
-            var written = String(decoding: utf8[range], as: UTF8.self)
+        for range in ranges {
+            var written = String(decoding: bytes[range], as: UTF8.self)
             found.append(written)
             while written.containsByte(UInt8(ascii: "%")), let decoded = percentDecoded(Substring(written)), decoded != written {
                 found.append(decoded)
@@ -35,13 +25,13 @@ extension URLCredentials {
         return found
     }
 
-    /// The byte ranges of `text` that hold the password (after an encoded `:`), or the whole user
-    /// information when it has no `:`, of each encoded `scheme://...@host`.
-    private static func encodedUserInformation(in text: String) -> [Range<Int>] {
-        // Byte searches: most text has no `%`, and no encoded URL without an encoded `@`.
-        guard text.containsByte(UInt8(ascii: "%")) else { return [] }
+    /// `text`'s bytes and the ranges of them that hold the password (after an encoded `:`), or
+    /// the whole user information when it has no `:`, of each encoded `scheme://...@host`; nil
+    /// for text without a `%`, which is most (every URL of a manifest passes here), uncopied.
+    private static func encodedUserInformation(in text: String) -> (bytes: [UInt8], ranges: [Range<Int>])? {
+        guard text.containsByte(UInt8(ascii: "%")) else { return nil }
         let bytes = Array(text.utf8)
-        return bytes.withUnsafeBufferPointer(userInformationOffsets)
+        return (bytes, bytes.withUnsafeBufferPointer(userInformationOffsets))
     }
 
     private static func userInformationOffsets(_ bytes: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
