@@ -25,7 +25,7 @@ public enum ArchiveCommands {
         let target = destination.hasPrefix("/") ? destination
             : FileManager.default.currentDirectoryPath + "/" + destination
         let cleaned = (target as NSString).standardizingPath
-        let parent = (cleaned as NSString).deletingLastPathComponent
+        let parent = FS.parentFolder(cleaned)
         if let reason = refusal(replacing: cleaned, archive: archive) {
             throw Failure(description: "\(destination): \(reason); DEST_DIR is replaced as a whole, so give a folder of its own (such as \((destination as NSString).appendingPathComponent("unpacked")))")
         }

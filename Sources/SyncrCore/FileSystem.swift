@@ -110,28 +110,26 @@ enum FS {
 
     static func fileSize(_ path: String) -> Int64? { fingerprint(path)?.size }
 
-    /// The folder `path` is in, as `NSString.deletingLastPathComponent` gives it, found on the
-    /// bytes for the absolute, normalized paths destinations are (Foundation's version cost
-    /// more than a system call per entry); any other path is left to Foundation.
+    /// The folder `path` is in, as `NSString.deletingLastPathComponent` gives it ("" for a
+    /// name with no folder, "/" for one at the root), found on the bytes: Foundation's version
+    /// cost more than a system call per entry, and traps on a one-letter relative name (`c`,
+    /// `c/`).
     static func parentFolder(_ path: String) -> String {
-        // One pass over the bytes in place (walking `utf8` with iterators cost as much again).
-        let found = path.utf8.withContiguousStorageIfAvailable { bytes -> String? in
-            let slash = UInt8(ascii: "/")
-            guard bytes.count > 1, bytes[0] == slash, bytes[bytes.count - 1] != slash else { return nil }
-            var last = 0
-            for i in 1..<bytes.count where bytes[i] == slash {
-                if bytes[i - 1] == slash { return nil }
-                last = i
-            }
-            return last == 0 ? "/" : String(decoding: UnsafeBufferPointer(rebasing: bytes[..<last]), as: UTF8.self)
-        }
-        return (found ?? nil) ?? (path as NSString).deletingLastPathComponent
+        var bytes = Array(path.utf8)
+        let slash = UInt8(ascii: "/")
+        func trimSlashes() { while bytes.count > 1, bytes.last == slash { bytes.removeLast() } }
+        trimSlashes()
+        if bytes == [slash] { return "/" }
+        guard let last = bytes.lastIndex(of: slash) else { return "" }
+        bytes.removeSubrange(last...)
+        trimSlashes()
+        return bytes.isEmpty ? "/" : String(decoding: bytes, as: UTF8.self)
     }
 
     /// Creates a folder and its parents (like `mkdir -p`).
     static func makeDirectories(_ path: String) throws(FileError) {
         if isFolder(path) { return }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = parentFolder(path)
         if !parent.isEmpty && parent != path && parent != "/" { try makeDirectories(parent) }
         if mkdir(path, 0o777) != 0 && errno != EEXIST {
             throw FileError(path: path, operation: "create the folder", errno: errno)
@@ -160,7 +158,7 @@ enum FS {
             let type = syncr_filesystem_type(current)
             if type >= 0 { return [tmpfsMagic, ramfsMagic].contains(type) }
             guard errno == ENOENT || errno == ENOTDIR else { return false }
-            let parent = (current as NSString).deletingLastPathComponent
+            let parent = parentFolder(current)
             guard !parent.isEmpty, parent != current else { return false }
             current = parent
         }

@@ -48,11 +48,8 @@ final class FolderObstacles: Sendable {
             var st = stat()
             // It exists (lstat: a link to nothing exists too) and is no folder.
             if lstat(path, &st) == 0 { return .failure(FolderObstacle(path: path, what: FS.inTheWay(path))) }
-            // Not NSString.deletingLastPathComponent: it traps on a one-letter relative name
-            // (`c`, as in `--report c/r.json`).
-            guard let slash = path.lastIndex(of: "/") else { return .success(nil) }
-            let parent = slash == path.startIndex ? "/" : String(path[..<slash])
-            guard parent != path else { return .success(nil) }
+            let parent = FS.parentFolder(path)
+            guard !parent.isEmpty, parent != path else { return .success(nil) }
             path = parent
         }
     }

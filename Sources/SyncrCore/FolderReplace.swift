@@ -40,7 +40,7 @@ enum FolderReplace {
         case .file, .other:
             throw FileError(path: display, operation: "unpack here (a file is in the way; move it and run again)", errno: ENOTDIR)
         }
-        if flush { FS.syncDirectory((destination as NSString).deletingLastPathComponent) }
+        if flush { FS.syncDirectory(FS.parentFolder(destination)) }
     }
 
     /// Flushes every file and folder of an unpacked tree (`fdatasync`, on the flush pool), before

@@ -78,11 +78,19 @@ import Testing
         #expect(session.localFacts(download, index: nil).destination != nil, "without the listing it looks")
     }
 
-    /// The byte version gives what Foundation gives for absolute, normalized paths (others go
-    /// to Foundation itself).
-    @Test(arguments: ["/a/b/c.bin", "/a", "/a/./b", "/ü/ñ.bin", "/a/../b", "/a b/.c d"])
+    /// The byte version gives what Foundation gives, for every shape of path Foundation
+    /// survives.
+    @Test(arguments: ["/a/b/c.bin", "/a", "/a/./b", "/ü/ñ.bin", "/a/../b", "/a b/.c d", "ab", "./c", "a/b",
+                      "/", "", "x/y/", "a//b", "/a/", "//a", "/c/", "a/c", "a/b//"])
     func parentFolderIsFoundationsAnswer(path: String) {
         #expect(FS.parentFolder(path) == (path as NSString).deletingLastPathComponent)
+    }
+
+    /// Where Foundation traps (a one-letter relative name), the answer is the current folder's
+    /// (""), as for a longer name.
+    @Test(arguments: ["c", "c/", "c//"])
+    func parentFolderOfOneLetterNames(path: String) {
+        #expect(FS.parentFolder(path) == "")
     }
 
     @Test(arguments: [0, 1, 300, 64 * 1024 + 5])
