@@ -110,7 +110,7 @@ struct RedirectState: Sendable {
         }
         guard hops < policy.maxRedirects else {
             return .refuse(.redirect(url: url, message:
-                "more than \(policy.maxRedirects) redirects (the last to \(parts.display)); raise max_redirects if the chain is expected"))
+                "more than \(policy.maxRedirects) redirect\(policy.maxRedirects == 1 ? "" : "s") (the last to \(parts.display)); raise max_redirects if the chain is expected"))
         }
         let sameOrigin = chain.originalParts.map { $0.origin == parts.origin } ?? false
         let keepCredentials = sameOrigin || policy.trustedRedirects

@@ -51,21 +51,46 @@ final class TrustBundle: Sendable {
             if pem.last != UInt8(ascii: "\n") { pem.append(UInt8(ascii: "\n")) }
         }
         for path in anchors {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                let code = errno
-                return .failure(.local(path: path, errno: code,
-                                       message: "cannot read the CA certificate file: \(String(cString: strerror(code)))"))
+            let data: [UInt8]
+            switch readAnchor(path) {
+            case .success(let bytes): data = bytes
+            case .failure(let failure): return .failure(failure)
             }
             guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
                 return .failure(.local(path: path, errno: EINVAL,
                                        message: "holds no PEM certificate (-----BEGIN CERTIFICATE-----); convert a DER file with `openssl x509 -inform der -in FILE -out FILE.pem`"))
             }
-            pem += Array(data)
+            pem += data
             if pem.last != UInt8(ascii: "\n") { pem.append(UInt8(ascii: "\n")) }
         }
         let bundle = TrustBundle(pem: pem)
         cache.withLock { $0[named] = bundle }
         return .success(bundle)
+    }
+
+    /// The bytes of a CA file, or why not, from the call that failed: Foundation's reader
+    /// answers nil for a device such as `/dev/null` and leaves `errno` as an earlier call set it.
+    private static func readAnchor(_ path: String) -> Result<[UInt8], TransferError> {
+        func failure(_ code: Int32, _ what: String) -> Result<[UInt8], TransferError> {
+            .failure(.local(path: path, errno: code, message: "cannot read the CA certificate file: " + what))
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { let code = errno; return failure(code, String(cString: strerror(code))) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+            return failure(EINVAL, "it is not a regular file; give the path of a PEM file")
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0, errno == EINTR { continue }
+            if n == 0 { break }  // it shrank meanwhile: what is there is the file
+            guard n > 0 else { let code = errno; return failure(code, String(cString: strerror(code))) }
+            done += n
+        }
+        return .success(Array(bytes[..<done]))
     }
 
     /// Whether `path` is the system bundle file (the same file, by device and inode).

@@ -198,10 +198,20 @@ extension ManifestDecoder {
             }
         }
         guard count == length else {
-            report(path, at: node.mark, "expected \(length) hex digits, found \(count)")
+            report(path, at: node.mark, "expected \(length) hex digits, found \(count)" + Self.otherDigestHint(count))
             return nil
         }
         return text.lowercased()
+    }
+
+    /// A digest of the other algorithm's length was most likely written under the wrong key
+    /// (a 32-digit MD5 under `sha256:`, as a release page lists them side by side).
+    static func otherDigestHint(_ count: Int) -> String {
+        switch count {
+        case 32: return "; that is the length of an MD5: if it is one, write it as md5:"
+        case 64: return "; that is the length of a SHA-256: if it is one, write it as sha256:"
+        default: return ""
+        }
     }
 
     /// What to do with a digest written with its algorithm in front: `sha256:e3b0...` as

@@ -144,6 +144,14 @@ struct RedirectPolicyTests {
         #expect(message == "redirect loop: http://a.example/a was already visited after 2 redirect(s)")
     }
 
+    @Test func aLimitOfOneIsWordedInTheSingular() throws {
+        let original = Self.request("http://a.example/0", policy: RedirectPolicy(maxRedirects: 1))
+        var state = RedirectState(original)
+        let first = try #require(Self.followed(state.next(after: original, status: 302, target: "http://a.example/1")))
+        let message = try #require(Self.refusal(state.next(after: first, status: 302, target: "http://a.example/2")))
+        #expect(message == "more than 1 redirect (the last to http://a.example/2); raise max_redirects if the chain is expected")
+    }
+
     @Test func limitIsEnforced() throws {
         var current = Self.request("http://a.example/0", policy: RedirectPolicy(maxRedirects: 3))
         var state = RedirectState(current)

@@ -37,4 +37,19 @@ struct TrustBundleTests {
         #expect(text.hasSuffix(pem))
         #expect(bundle.pem.count <= systemBytes.count + 1 + pem.utf8.count, "the system bundle appears once")
     }
+
+    /// A CA file that cannot be read is named with the reason of the call that failed: a
+    /// device (`ca_cert: /dev/null`) was told "No such file or directory", an earlier call's.
+    @Test(arguments: [("/dev/null", "it is not a regular file"),
+                      ("/no/such/ca.pem", "No such file or directory"),
+                      ("/", "it is not a regular file")])
+    func anUnreadableAnchorSaysWhy(path: String, reason: String) {
+        guard case .failure(.local(let named, _, let message)) = TrustBundle.bundle(for: [path]) else {
+            Issue.record("\(path) was taken as a CA file")
+            return
+        }
+        #expect(named == path)
+        #expect(message == "cannot read the CA certificate file: " + reason
+                || message.hasPrefix("cannot read the CA certificate file: " + reason + ";"), "\(message)")
+    }
 }

@@ -2,6 +2,20 @@ import Testing
 @testable import SyncrManifest
 
 @Suite(.timeLimit(.minutes(10))) struct ManifestErrorsTests {
+    /// A digest of the other algorithm's length is named as such: a 32-digit MD5 under
+    /// `sha256:` (release pages list both side by side) and the reverse.
+    @Test func aDigestOfTheOtherLengthIsNamed() {
+        let md5 = String(repeating: "ab", count: 16), sha = String(repeating: "cd", count: 32)
+        let rendered = errors("""
+            version: 1
+            downloads:
+              - { url: "https://example.com/a", to: a, sha256: \(md5) }
+              - { url: "https://example.com/b", to: b, md5: \(sha) }
+            """)
+        #expect(rendered.contains("downloads[0].sha256: expected 64 hex digits, found 32; that is the length of an MD5: if it is one, write it as md5:"), "\(rendered)")
+        #expect(rendered.contains("downloads[1].md5: expected 32 hex digits, found 64; that is the length of a SHA-256: if it is one, write it as sha256:"), "\(rendered)")
+    }
+
     @Test func everyErrorReportedInSourceOrder() {
         let yaml = """
             version: 1

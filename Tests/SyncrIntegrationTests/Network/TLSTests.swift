@@ -89,6 +89,25 @@ struct TLSTests {
         #expect(FileManager.default.contents(atPath: s.harness.folder + "/a.bin") == s.content)
     }
 
+    /// A `SSL_CERT_FILE` that names no readable file is ignored, as OpenSSL ignores it, and
+    /// the failure says so rather than advising to set it.
+    @Test func anUnreadableSslCertFileIsNamedInTheAdvice() async throws {
+        let s = try await Self.setUp()
+        defer { s.nginx.stop() }
+        try s.harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0 }
+            downloads:
+              - { url: "\(s.nginx.url("/a.bin"))", to: a.bin }
+            """)
+        let missing = s.harness.folder + "/no-such-ca.pem"
+        let r = try await s.harness.run(["apply"], environment: ["SSL_CERT_FILE": missing])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("SSL_CERT_FILE names \(missing), which cannot be read (No such file or directory), so it was ignored"),
+                "\(r.stderr)")
+        #expect(!r.stderr.contains("(or SSL_CERT_FILE)"))
+    }
+
     @Test func insecureSkipsTheChecksForThatEntryAndThePlanSaysSo() async throws {
         let s = try await Self.setUp()
         defer { s.nginx.stop() }
