@@ -19,7 +19,8 @@ enum LockCommand {
     The SHA-256 comes from the manifest when it pins one, else from the cache record of a
     verified download of that version. Uploads are not locked. Nothing is written when a
     server cannot be asked, nor over the lock of another manifest beside this one (data.yml
-    and data.yaml share data.lock: rename one of them).
+    and data.yaml share data.lock: rename one of them). A lock that cannot be read, or whose
+    manifest is gone, is written over, with a note that says so.
 
     Options:
       --hash                Run apply's downloads first (every download not up to date is
@@ -43,9 +44,16 @@ enum LockCommand {
             return ExitCode.invalidManifest
         }
         // Read before any server is asked: the lock there may be another manifest's.
-        let previous = try? LockfileReader.load(path: path)
+        let previous: Lockfile?, replacing: String?
+        do {
+            previous = try LockfileReader.load(path: path)
+            replacing = previous.flatMap { goneOwner($0, lockPath: path, manifestPath: options.manifest) }
+        } catch {
+            previous = nil
+            replacing = "\(path) could not be read, and is written over; it said: " + error.description
+        }
         if let previous, let foreign = foreignLock(previous, lockPath: path, manifestPath: options.manifest) {
-            Output.err("syncr: error: \(foreign)")
+            Output.err("syncr: error: " + Rendering.printable(foreign))
             return ExitCode.invalidManifest
         }
         if options.hash && !manifest.downloads.isEmpty {
@@ -62,6 +70,7 @@ enum LockCommand {
             Output.err("syncr: error: cannot write \(path): \(problem)")
             return ExitCode.failures
         }
+        if let replacing { Output.err("syncr: note: " + Rendering.printable(replacing)) }
         if !options.quiet {
             let unhashed = lock.entries.filter { $0.sha256 == nil }.count
             var line = "syncr: \(previous == lock ? "\(path) is unchanged" : "wrote \(path)"): "
@@ -101,13 +110,22 @@ enum LockCommand {
 
     /// The lock `existing` at `lockPath` is another manifest's, and that manifest is beside it
     /// (`data.yaml`'s, when `data.yml` is locked): writing this one's would replace it. A lock
-    /// whose manifest is gone (renamed) is written over, as is one that cannot be read.
+    /// whose manifest is gone (renamed) is written over, as is one that cannot be read, with a
+    /// note that says so.
     static func foreignLock(_ existing: Lockfile, lockPath: String, manifestPath: String) -> String? {
         guard case .sibling(let otherPath) = LockCheck.owner(of: existing, lockPath: lockPath, manifestPath: manifestPath)
         else { return nil }
         return "\(lockPath) is the lockfile of \(otherPath), which is beside it; the lock of \(manifestPath) would replace it "
             + "(both manifests' lockfiles are named \(lockPath)). Rename one of the two manifests so that each has a lockfile "
             + "of its own, or move \(lockPath) away if \(otherPath) needs no lock; \(lockPath) was not written"
+    }
+
+    /// The lock at `lockPath` was written for a manifest that is not there (renamed, or removed)
+    /// and now becomes `manifestPath`'s: said, since what it pinned is gone with it.
+    static func goneOwner(_ existing: Lockfile, lockPath: String, manifestPath: String) -> String? {
+        guard case .gone(let old) = LockCheck.owner(of: existing, lockPath: lockPath, manifestPath: manifestPath)
+        else { return nil }
+        return "\(lockPath) was the lockfile of \(old), which is not there; it now locks \(manifestPath)"
     }
 
     /// The lockfile would replace the cache's own lock file (`cache: .` puts both at

@@ -92,7 +92,7 @@ struct RunSetup {
             // Another manifest's lock (`data.yaml`'s, for `data.yml`) would pin other entries,
             // or split this manifest by that one's sizes.
             if let lock = options.lock, let problem = LockCheck.ownerProblem(lock, lockPath: path, manifestPath: flags.manifest) {
-                Output.err("syncr: error: \(flags.locked ? "--locked" : "--shard"): \(problem)")
+                Output.err("syncr: error: \(flags.locked ? "--locked" : "--shard"): " + Rendering.printable(problem))
                 return .failure(ExitFailure(ExitCode.invalidManifest))
             }
             if flags.locked {

@@ -375,9 +375,32 @@ struct LockfileOwnerTests {
             + "(or set 'manifest: \"syncr.yml\"' in syncr.lock to keep what it locks)\n", "\(renamed.stderr)")
         let relock = try await moved.run(["lock"])
         #expect(relock.exitCode == 0, "\(relock.stderr)")
+        #expect(relock.stderr.hasPrefix("syncr: note: syncr.lock was the lockfile of data.yml, which is not there; it now locks syncr.yml\n"),
+                "\(relock.stderr)")
         #expect(try String(contentsOf: moved.file("syncr.lock"), encoding: .utf8).contains("manifest: \"syncr.yml\""))
         let locked = try await moved.run(["plan", "--locked"])
         #expect(locked.exitCode == 0, "\(locked.stderr)")
+    }
+
+    /// A lock that cannot be read is written over, saying so (it was replaced without a word),
+    /// and a lock's `manifest:` is printed with its control characters escaped: it is the
+    /// lock's text, which a terminal or a CI log must not take as commands or new lines.
+    @Test func anUnreadableLockIsWrittenOverAndAForeignNameIsPrintable() async throws {
+        let (nginx, www, project) = try await Self.setUp()
+        defer { nginx.stop(); _ = www }
+        try "version: 1\nentries: [".write(to: project.file("data.lock"), atomically: true, encoding: .utf8)
+        let lock = try await project.run(["lock", "data.yml"])
+        #expect(lock.exitCode == 0, "\(lock.stderr)")
+        #expect(lock.stderr.hasPrefix("syncr: note: data.lock could not be read, and is written over; it said: data.lock"),
+                "\(lock.stderr)")
+        #expect(try String(contentsOf: project.file("data.lock"), encoding: .utf8).contains("manifest: \"data.yml\""))
+
+        let text = try String(contentsOf: project.file("data.lock"), encoding: .utf8)
+            .replacingOccurrences(of: "manifest: \"data.yml\"", with: "manifest: \"x\\u001B[2Jy.yml\"")
+        try text.write(to: project.file("data.lock"), atomically: true, encoding: .utf8)
+        let r = try await project.run(["plan", "--locked", "data.yml"])
+        #expect(r.exitCode == 65, "\(r.stderr)")
+        #expect(r.stderr.contains("x\\u{1B}[2Jy.yml") && !r.stderr.contains("\u{1B}"), "\(r.stderr)")
     }
 
     /// A link to the manifest under another name is the manifest: its lock is taken.
