@@ -60,8 +60,15 @@ final class PlainReporter: RunReporter {
                 let name = EntryLines.name(EntryKey(kind: kind, index: index, object: object), on: state.board)
                 return lines.note(name, note)
             case .finished(let result):
+                // An entry that failed before it could start (its server was not reachable when
+                // asked about it) takes its number too: the count would otherwise stop short.
+                var started: String?
+                if result.status == .failed, state.board.entry(result.item.key) == nil {
+                    started = lines.started(result.item, number: state.board.start(result.item, now: now))
+                }
                 state.board.finish(result, now: now)
-                return lines.finished(result)
+                let text = [started, lines.finished(result)].compactMap { $0 }
+                return text.isEmpty ? nil : text.joined(separator: "\n")
             }
         }
         if let line { Output.err(line) }

@@ -98,6 +98,38 @@ struct ProgressTests {
         #expect(lines[first..<second].contains { $0.hasPrefix("  progress: ") }, "\(r.stderr)")
     }
 
+    /// An entry that fails when its server is asked about it, before it can start, takes its
+    /// number in the count as well: the count stopped short of the total ("[1/2]" and a
+    /// failure), as if an entry were still to come.
+    @Test func anEntryThatFailsBeforeItStartsIsCounted() async throws {
+        let www = try TemporaryDirectory(prefix: "www-count")
+        _ = try makeFile(path: www.appending("a.bin"), size: 1000, seed: 1)
+        _ = try makeFile(path: www.appending("b.bin"), size: 1000, seed: 2)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0 }
+            downloads:
+              - { url: "\(server.url("/a.bin"))", to: out/a.bin }
+              - { url: "\(server.url("/b.bin"))", to: out/b.bin }
+            """)
+        let first = try await harness.run(["apply", "--progress", "plain"])
+        try #require(first.status == 0, "\(first.stderr)")
+        // a.bin is up to date unless its server says otherwise: now it fails to say.
+        try await server.behave(path: "/a.bin", FaultBehaviour(status: 500))
+        try FileManager.default.removeItem(atPath: harness.folder + "/out/b.bin")
+        let r = try await harness.run(["apply", "--progress", "plain"])
+        #expect(r.status == 1, "\(r.stderr)")
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("[1/2] ") }, "\(r.stderr)")
+        let failed = try #require(lines.firstIndex { $0.hasPrefix("  FAILED out/a.bin: ") }, "\(r.stderr)")
+        #expect(lines[failed - 1].hasPrefix("[2/2] error out/a.bin from ") || lines[failed - 1].hasPrefix("[1/2] error out/a.bin from "),
+                "\(r.stderr)")
+        #expect(lines.filter { $0.hasPrefix("[") }.count == 2, "\(r.stderr)")
+    }
+
     /// `--quiet` keeps working: the summary only, which names each failure once.
     @Test func quietShowsFailuresAndSummaryOnly() async throws {
         let (server, www) = try await Self.serve()
