@@ -141,8 +141,25 @@ struct Downloader: Sendable {
         }
         // A transfer that failed still holds its slot (one that finished gave it back already).
         await slot.release()
-        if case .failed = outcome.outcome { removeEmptyData() }
+        if case .failed = outcome.outcome {
+            keepFolderOwned()
+            removeEmptyData()
+        }
         return outcome
+    }
+
+    /// A failed `unzip:` entry whose folder syncr unpacked keeps a record that says so, also
+    /// where the failure left none (a small archive's record is first written once it is in
+    /// place; a checksum mismatch, a corrupt archive or another locked version drop it):
+    /// without one, the next run took syncr's own folder for someone else's, and refused to
+    /// replace it once a new version lacked a file of the old. The record vouches for no bytes,
+    /// so the data it would sit beside goes.
+    private func keepFolderOwned() {
+        guard download.unzip, unpackedBefore, cache.loadState(key) == nil else { return }
+        var state = EntryState(url: redactor.scrub(url))
+        state.destination = download.destination
+        FS.remove(cache.dataPath(key))
+        try? cache.saveState(state, key: key, durable: false)
     }
 
     /// A failed entry whose cache file holds nothing, and that no record names, leaves no file

@@ -40,6 +40,9 @@ public struct UnpackFacts: Sendable, Equatable {
     public var destinationBlocked: Bool
     /// Why the folder above the destination cannot be made, as `LocalFacts.folderBlocked`.
     public var folderBlocked: String?
+    /// The record says syncr unpacked the folder there (its `destination` is this entry's),
+    /// also where it vouches for no archive any more (an unpack or a download that failed).
+    public var unpackedHere = false
 
     /// Creates facts from their parts; the defaults describe an empty cache and no folder.
     public init(state: EntryState? = nil, dataSize: Int64? = nil, tree: String? = nil, destinationBlocked: Bool = false) {
@@ -187,7 +190,7 @@ public enum Planner {
         guard let state = local.state, state.complete else {
             // Partial or nothing: the same rules as for a file, with no destination file.
             var decision = decide(checksums: [], remote: remote, local: LocalFacts(state: local.state, dataSize: local.dataSize))
-            if local.tree != nil {
+            if local.tree != nil, !local.unpackedHere {
                 // The swap deletes the folder whole: apply refuses where it would take anything
                 // the archive does not bring back (`Downloader.keepsForeignFiles`).
                 decision.reason += "; a folder syncr has no record of unpacking is there: apply replaces it only if "

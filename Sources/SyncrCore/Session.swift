@@ -458,6 +458,7 @@ public final class Session: Sendable {
                                 tree: FolderReplace.fingerprint(download.destination),
                                 destinationBlocked: [.file, .other].contains(kind))
         if kind == .missing { facts.folderBlocked = folderBlocked(download, obstacles) }
+        facts.unpackedHere = facts.state?.destination == download.destination
         return facts
     }
 

@@ -85,6 +85,41 @@ struct UnpackDownloadTests {
         #expect(project.exists("vendor/tool/README") && !project.exists("vendor/tool/notes.txt"))
     }
 
+    /// A version that fails to unpack (here: not an archive at all) leaves the folder syncr
+    /// unpacked before, and syncr's: the failure dropped the only record that said so, and the
+    /// next version, lacking a file of the old, was refused as if someone else's folder were
+    /// there, after a plan that said so.
+    @Test func aFolderStaysSyncrsAfterAVersionThatFailedToUnpack() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        _ = try makeRelease(www, seed: 75)
+        let archive = www.url.appendingPathComponent("tool.tar.gz")
+        func pack() async throws {
+            try? FileManager.default.removeItem(at: archive)
+            let r = try await runProcess(executable: "tar", arguments: ["czf", "tool.tar.gz", "release"], cwd: www.url)
+            try #require(r.exitCode == 0)
+        }
+        try await pack()
+        let nginx = try await Nginx.start(root: www.url)
+        defer { nginx.stop() }
+        let project = try Project()
+        try project.writeManifest(downloads: ["{ url: \(nginx.url("/tool.tar.gz")), to: vendor/tool, unzip: true, strip_components: 1, retries: 0 }"])
+        let first = try await project.run(["apply"])
+        try #require(first.exitCode == 0, "\(first.stderr)")
+
+        try makeFile(path: archive, size: 5_000, seed: 76)
+        let broken = try await project.run(["apply"])
+        #expect(broken.exitCode == 1, "\(broken.stderr)")
+        #expect(project.exists("vendor/tool/share/data.bin"), "the folder stays as it was")
+        let plan = try await project.run(["plan"])
+        #expect(!plan.stdout.contains("no record of unpacking"), "\(plan.stdout)")
+
+        _ = try makeRelease(www, seed: 77, extraFile: false)
+        try await pack()
+        let fixed = try await project.run(["apply"])
+        #expect(fixed.exitCode == 0, "\(fixed.stderr)")
+        #expect(project.exists("vendor/tool/README") && !project.exists("vendor/tool/share/data.bin"))
+    }
+
     @Test func aTarballIsUnpackedSkippedRestoredAndReplaced() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         let release = try makeRelease(www, seed: 70)
