@@ -37,8 +37,9 @@ extension SyncError {
             return "\(url): cannot unpack into \(destination): \(error)" + Self.unpackHint(error, destination: destination)
         case .uploadSource(let path, let problem):
             return Self.sourceText(path: path, problem: problem)
-        case .changedWhileSending(let path):
-            return "\(path): changed while it was being uploaded; run again to send the new version"
+        case .changedWhileSending(let path, let change):
+            // Worded beside the transfer error the body's reader fails with, for one wording.
+            return TransferError.changedWhileSendingText(path: path, change: change)
         case .lockedVersionChanged(let lockfile, let change):
             return "what the URL serves changed since \(lockfile) was written (\(change)); the destination is left as it is. "
                 + "Run 'syncr lock' to accept the new version"

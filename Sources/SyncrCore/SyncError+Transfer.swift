@@ -19,6 +19,9 @@ extension SyncError {
             self = .invalidResponse(url: url, message: message, retries: retries)
         case .local(let path, let errno, let message):
             self = .transferIO(path: path, errno: errno, message: message, retries: retries)
+        case .changedWhileSending(let path, let change):
+            // Never retried: the same error, worded once, as the check after the upload gives.
+            self = .changedWhileSending(path: path, change: change)
         case .redirect(let url, let message):
             self = .redirect(url: url, message: message, retries: retries)
         case .cancelled:
@@ -94,7 +97,7 @@ extension SyncError {
                                      destination: s(destination))
         case .unpack(let url, let destination, let error): return .unpack(url: s(url), destination: s(destination), error: error)
         case .uploadSource(let path, let problem): return .uploadSource(path: s(path), problem: problem)
-        case .changedWhileSending(let path): return .changedWhileSending(path: s(path))
+        case .changedWhileSending(let path, let change): return .changedWhileSending(path: s(path), change: change.map(s))
         case .lockedVersionChanged(let lockfile, let change): return .lockedVersionChanged(lockfile: lockfile, change: s(change))
         case .zip(let from, let error): return .zip(from: s(from), error: error)
         case .interrupted: return self

@@ -61,8 +61,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// An upload's `from:` cannot be sent: `path` is the file or folder, as written in the manifest.
     case uploadSource(path: String, problem: SourceProblem)
-    /// A file changed while it was being uploaded; it is not recorded as sent.
-    case changedWhileSending(path: String)
+    /// A file changed while it was being uploaded (`change`: how, when known); it is not
+    /// recorded as sent. The body's reader stops a request as soon as it sees the change.
+    case changedWhileSending(path: String, change: String? = nil)
     /// In a locked run, what the URL serves is not what the lock pinned (`change`: size, ETag,
     /// where it leads); `lockfile` is the lock's name. The destination is left as it is.
     case lockedVersionChanged(lockfile: String, change: String)

@@ -52,9 +52,11 @@ enum BodySegment: Sendable, Equatable {
 ///
 /// Used by one thread at a time: whichever reads for `ReadAhead`, never the engine. A file is opened when the reader reaches it and closed when it
 /// moves past it or the transfer ends, so a form with many files holds one descriptor at a time.
-/// Each file is checked against the size and modification time seen when the transfer started:
-/// a file that changes while it is sent fails the transfer (with `.local`) before its last byte
-/// leaves, so the server never receives a complete body of the wrong bytes.
+/// Each file is checked against the size, modification time and identity seen when the
+/// transfer started, with every buffer read of it (one `fstat` of the open file, on the thread
+/// that reads anyway): a file that changes while it is sent fails the transfer
+/// (`.changedWhileSending`) at the next buffer, not only at its end, so neither does the server
+/// get a whole body of mixed bytes nor does the rest of a large file go out for nothing.
 final class BodyReader {
     private struct Piece {
         var segment: BodySegment
@@ -115,8 +117,8 @@ final class BodyReader {
             switch statFile(path) {
             case .failure(let error): return .failure(error)
             case .success(let st) where Int64(st.st_size) < offset + length:
-                return .failure(.local(path: path, errno: EIO, message:
-                    "changed since the upload was prepared: it is \(st.st_size) bytes now, too short for bytes \(offset)-\(offset + length - 1)"))
+                return .failure(.changedWhileSending(path: path, change:
+                    "it is \(st.st_size) bytes now, too short for bytes \(offset)-\(offset + length - 1)"))
             case .success(let st):
                 let piece = Piece(segment: .file(path: path, size: length), start: 0, identity: FileIdentity(st), fileOffset: offset)
                 return .success(BodyReader(pieces: [piece]))
@@ -134,8 +136,8 @@ final class BodyReader {
                 case .success(let st):
                     identity = FileIdentity(st)
                     if Int64(st.st_size) != size {
-                        return .failure(.local(path: path, errno: EIO, message:
-                            "changed since the upload was prepared: it was \(size) bytes and is \(st.st_size) bytes now"))
+                        return .failure(.changedWhileSending(path: path, change:
+                            "it was \(size) bytes when the upload was prepared and is \(st.st_size) bytes now"))
                     }
                 }
             }
@@ -180,7 +182,9 @@ final class BodyReader {
                 guard let n = readFile(index: index, path: path, at: piece.fileOffset + within, into: out, count: wanted) else {
                     return nil
                 }
-                if within + Int64(n) == size, !stillUnchanged(index: index, path: path) { return nil }
+                // With every buffer, so that a change stops the body within a buffer or two
+                // of it, and at the end, so that no body ends with bytes of another version.
+                if !stillUnchanged(index: index, path: path) { return nil }
                 advance(&out, &room, &filled, by: n)
                 if within + Int64(n) == size { closeFile() }
             }
@@ -229,7 +233,7 @@ final class BodyReader {
             }
             if n == 0 {
                 let size = pieces[index].identity?.size ?? 0
-                return fail(path, EIO, "changed while being uploaded: it ended after \(offset) of the \(size) bytes being sent")
+                return changed(path, "it ended after \(offset) of the \(size) bytes being sent")
             }
             return n
         }
@@ -248,8 +252,14 @@ final class BodyReader {
         let what = now.size != before.size
             ? "it was \(before.size) bytes when the upload started and is \(now.size) bytes now"
             : (now.inode != before.inode || now.device != before.device) ? "it was replaced" : "it was modified"
-        _ = fail(path, EIO, "changed while being uploaded (\(what)); upload it again once nothing writes to it")
+        _ = changed(path, what)
         return false
+    }
+
+    private func changed(_ path: String, _ change: String) -> Int? {
+        failure = .changedWhileSending(path: path, change: change)
+        closeFile()
+        return nil
     }
 
     private func fail(_ path: String, _ code: Int32, _ message: String) -> Int? {

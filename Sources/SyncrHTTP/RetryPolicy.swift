@@ -36,7 +36,7 @@ public struct RetryPolicy: Sendable {
             return true
         case .status(_, let code, _, _):
             return code == 408 || code == 429 || ((500...599).contains(code) && !Self.permanentServerStatuses.contains(code))
-        case .tls, .rangeNotHonoured, .invalidResponse, .local, .redirect, .cancelled:
+        case .tls, .rangeNotHonoured, .invalidResponse, .local, .changedWhileSending, .redirect, .cancelled:
             return false
         }
     }

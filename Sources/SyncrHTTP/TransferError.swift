@@ -19,6 +19,9 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidResponse(url: String, message: String)
     /// Writing or reading local data failed (e.g. the disk is full).
     case local(path: String, errno: Int32, message: String)
+    /// A file of a request body changed while it was being sent (`change`: how, when known):
+    /// the body was stopped before its end, so the server never got a whole body of mixed bytes.
+    case changedWhileSending(path: String, change: String?)
     /// Too many redirects, or a redirect to a scheme other than http(s).
     case redirect(url: String, message: String)
     /// The task was cancelled.
@@ -44,7 +47,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isAnswer: Bool {
         switch self {
         case .status, .rangeNotHonoured, .invalidResponse, .redirect, .tls: return true
-        case .connection, .timedOut, .local, .cancelled: return false
+        case .connection, .timedOut, .local, .changedWhileSending, .cancelled: return false
         }
     }
 
@@ -58,7 +61,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rangeNotHonoured(let url): return url
         case .invalidResponse(let url, _): return url
         case .redirect(let url, _): return url
-        case .local, .cancelled: return nil
+        case .local, .changedWhileSending, .cancelled: return nil
         }
     }
 
@@ -77,7 +80,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rangeNotHonoured(let u): return .rangeNotHonoured(url: url(u))
         case .invalidResponse(let u, let message): return .invalidResponse(url: url(u), message: message)
         // A refused redirect names its target itself.
-        case .redirect, .local, .cancelled: return self
+        case .redirect, .local, .changedWhileSending, .cancelled: return self
         }
     }
 
@@ -106,11 +109,21 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(url): invalid response: \(message)"
         case .local(let path, _, let message):
             return "\(path): \(message)"
+        case .changedWhileSending(let path, let change):
+            return Self.changedWhileSendingText(path: path, change: change)
         case .redirect(let url, let message):
             return "\(url): \(message)"
         case .cancelled:
             return "cancelled"
         }
+    }
+
+    /// The one wording of a file that changed while it was sent: the body's reader (which
+    /// stops the body as soon as it sees the change), the check after an upload and the S3
+    /// multipart upload's all say it so (`SyncError.changedWhileSending` uses it too).
+    public static func changedWhileSendingText(path: String, change: String?) -> String {
+        "\(path): changed while it was being uploaded" + (change.map { " (\($0))" } ?? "")
+            + "; it was not recorded as sent: run again once nothing writes to it, to send the new version"
     }
 }
 

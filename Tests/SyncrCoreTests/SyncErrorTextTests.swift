@@ -3,6 +3,7 @@ import Glibc
 #endif
 import SyncrArchive
 import SyncrCore
+import SyncrHTTP
 import Testing
 
 /// `SyncError`'s messages, worded in one place: each case gives the text the CLI has always
@@ -58,7 +59,8 @@ struct SyncErrorTextTests {
         (.uploadSource(path: "dist", problem: .emptyFolder),
          "from: dist is an empty folder: nothing to send"),
         (.changedWhileSending(path: "/p/dist/a.txt"),
-         "/p/dist/a.txt: changed while it was being uploaded; run again to send the new version"),
+         "/p/dist/a.txt: changed while it was being uploaded; it was not recorded as sent: "
+            + "run again once nothing writes to it, to send the new version"),
         (.zip(from: "dist", error: .io(path: "dist/a", errno: EACCES, detail: "cannot open")),
          "cannot zip dist: dist/a: cannot open"),
         (.interrupted(.download(kept: 1 << 20, size: 4 << 20)),
@@ -126,6 +128,15 @@ struct SyncErrorTextTests {
         let text = SyncError.http(status: 302, url: Self.url, body: "", retries: .notRetried).description
         #expect(text == "\(Self.url): HTTP 302 Found (a redirect without a Location to follow: the server's redirect is broken, "
                 + "or the URL is not the file's)", "\(text)")
+    }
+
+    /// The body's reader knows how the file changed, and says it in the same words as the
+    /// check after the upload (one wording, `TransferError.changedWhileSendingText`).
+    @Test func aChangeSeenWhileSendingSaysHow() {
+        let text = SyncError.changedWhileSending(path: "/p/dist/a.txt", change: "it was modified").description
+        #expect(text == "/p/dist/a.txt: changed while it was being uploaded (it was modified); it was not recorded as sent: "
+                + "run again once nothing writes to it, to send the new version", "\(text)")
+        #expect(text == TransferError.changedWhileSending(path: "/p/dist/a.txt", change: "it was modified").description)
     }
 
     /// Every case has a code of its own, a snake_case word that scripts match on; only HTTP
