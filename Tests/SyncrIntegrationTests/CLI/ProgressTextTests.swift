@@ -122,6 +122,15 @@ struct ProgressTextTests {
                                             result(.resume, .interrupted(.whileAsking), 0)], seconds: 1)
         #expect(RunSummary.lines(stopped)
                 == ["syncr: 1 downloaded, 0 up to date, 0 failed, 2 interrupted; 1.0 KiB received, 0 B sent in 1.0 s (1.0 KiB/s)."])
+        // A failed or interrupted upload's bytes went out, but reached no finished upload: the
+        // summary says how much of what was sent that is.
+        let unfinished = ApplyReport(results: [
+            result(.upload, .ok, 1 << 20), result(.upload, .failed(.changedWhileSending(path: "dist/a")), 3 << 20),
+            result(.upload, .interrupted(.upload(resumes: false)), 1 << 20), result(.download, .failed(.other(message: "x")), 1024),
+        ], seconds: 1)
+        #expect(RunSummary.lines(unfinished)[0]
+                == "syncr: 1 uploaded, 0 up to date, 2 failed, 1 interrupted; 1.0 KiB received, "
+                + "5.0 MiB sent (4.0 MiB of it by uploads that did not finish) in 1.0 s (5.0 MiB/s).")
     }
 
     @Test func xmlEscaping() {

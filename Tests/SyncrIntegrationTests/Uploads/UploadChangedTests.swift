@@ -43,5 +43,6 @@ struct UploadChangedTests {
         #expect(transferred < size / 2 && received < size / 2,
                 "\(transferred) bytes sent, \(received) received of a \(size)-byte file that changed after 1 MiB")
         #expect(try await server.uploads().isEmpty, "the server never got a complete body")
+        #expect(run.stderr.contains("of it by uploads that did not finish)"), "\(run.stderr)")
     }
 }
