@@ -315,14 +315,17 @@ struct Uploader: Sendable {
         let start = clock.now
         var sent: Int64 = 0
         var notes: [EntryNote] = []
+        // A form's bytes counted as its files', which plan shows (see the `.post` case).
+        var formFiles: Int64?
         func result(_ outcome: ItemResult.Outcome) -> ItemResult {
             let elapsed = clock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             // An upload that did not finish counts what left before it stopped: the files and
             // parts the server confirmed, and the bodies cut off (`sent` adds up whole requests
             // only, and only once they all went).
-            let transferred: Int64
+            var transferred: Int64
             if case .ok = outcome { transferred = sent } else { transferred = max(sent, progress.left) }
+            if let formFiles { transferred = min(transferred, formFiles) }
             return ItemResult(item: item, outcome: outcome.scrubbed(redactor), transferred: transferred,
                               seconds: seconds, notes: notes.map { $0.scrubbed(redactor) })
         }
@@ -351,7 +354,9 @@ struct Uploader: Sendable {
             while !Task.isCancelled {
                 try? await Task.sleep(for: EntryRecorder.interval)
                 if Task.isCancelled { break }
-                reporter?.report(.progress(index: index, transferred: progress.sent, total: total, kind: .upload))
+                // A form's part headers and fields would take its bar past the files' size.
+                let sent = min(progress.sent, total ?? .max)
+                reporter?.report(.progress(index: index, transferred: sent, total: total, kind: .upload))
             }
         }
         defer { ticker.cancel() }
@@ -391,7 +396,12 @@ struct Uploader: Sendable {
                 }
                 let form = MultipartForm(parts: parts)
                 let request = requests.upload(.multipart(form), url: upload.url.expanded, displayURL: upload.url.written)
-                sent += try await send(request)
+                // Counted as the files' bytes, as plan shows them and as a PUT sends them: the
+                // form's part headers and fields (a few hundred bytes each) are the protocol's,
+                // and made a 4-byte file read as 199 B sent.
+                formFiles = tree.totalSize
+                _ = try await send(request)
+                sent += tree.totalSize
             }
             // What was sent must be what was hashed: a file changed meanwhile is reported, and
             // not recorded as uploaded.

@@ -183,9 +183,14 @@ struct UploadTests {
                 headers: { Authorization: "Bearer ${SYNCR_IT_UPLOAD_TOKEN}" }
             """)
         let env = ["SYNCR_IT_BUILD": "build-7781", "SYNCR_IT_UPLOAD_TOKEN": "up-tok-5c6d7e8f"]
-        let result = try await project.run(["apply"], environment: env)
+        let result = try await project.run(["apply", "--json"], environment: env)
         #expect(result.exitCode == 0, "\(result.stderr)")
         #expect(!result.stderr.contains("up-tok-5c6d7e8f"))
+        // apply counts the file, as plan does, not the form around it (which is larger).
+        let sent = try #require(items(try jsonObject(result.stdout)).first)
+        #expect(sent["size"] as? Int == 3 << 20 && sent["transferred"] as? Int == 3 << 20, "\(sent)")
+        #expect(result.stderr.contains(" 3.0 MiB sent in "), "\(result.stderr)")
+        #expect(try await server.stats()["/api/upload"].bytesReceived > 3 << 20, "the form is larger than its file")
         let summary = try server.postSummary(path: "/api/upload")
         #expect(summary.fields == [["build", "build-7781"], ["channel", "nightly"]])
         let file = try #require(summary.files.first)
