@@ -317,6 +317,9 @@ struct Uploader: Sendable {
         var notes: [EntryNote] = []
         // A form's bytes counted as its files', which plan shows (see the `.post` case).
         var formFiles: Int64?
+        // A `zip: true` archive apply built, until it was sent (see `discardArchive`).
+        var archiveBuilt: String?
+        defer { if let archiveBuilt { Self.discardArchive(archiveBuilt) } }
         func result(_ outcome: ItemResult.Outcome) -> ItemResult {
             let elapsed = clock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -373,6 +376,7 @@ struct Uploader: Sendable {
                     let folder = context.tree
                     sourceHashing = Task { try await BlockingIO.run { try UploadPlanner.digests(folder, reusing: nil) } }
                 }
+                archiveBuilt = Self.archivePath(upload, in: cache)
                 tree = try await archive()
             }
             let inParts = try await archiveInParts(tree, context: context)
@@ -417,6 +421,7 @@ struct Uploader: Sendable {
             if let sourceHashing { record.sources = try await sourceHashing.value }
             try cache.prepare()
             try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
+            archiveBuilt = nil
             return result(.ok)
         } catch is Interrupted {
             return result(.interrupted(.upload(resumes: requests.s3 != nil)))
@@ -509,6 +514,15 @@ struct Uploader: Sendable {
     /// Where apply builds a `zip: true` upload's archive.
     static func archivePath(_ upload: Upload, in cache: Cache) -> String {
         cache.directory + "/" + Cache.uploadKey(upload) + ".zip"
+    }
+
+    /// Removes the archive of an upload that did not finish (failed or interrupted). Nothing
+    /// reads it again: plan judges the folder by its files' digests, and apply zips the folder
+    /// anew before every send (a multipart upload to resume checks its parts against the new
+    /// archive). Kept, it was a file of the folder's size that `syncr cache` could only call
+    /// unknown, with no record, until `cache prune`. A sent one stays beside its record.
+    static func discardArchive(_ path: String) {
+        FS.remove(path)
     }
 
     /// Sends one request with the entry's retry rules; returns the bytes sent.

@@ -420,6 +420,32 @@ struct UploadTests {
 }
 
 extension UploadTests {
+    /// The archive of a `zip: true` upload that failed is removed: the next run zips the folder
+    /// again anyway, and `syncr cache` could only list it as unknown, with no record.
+    @Test func aRefusedZippedFolderLeavesNoArchiveInTheCache() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/up/reports.zip", FaultBehaviour(status: 403))
+        let project = try Project()
+        try FileManager.default.createDirectory(at: project.file("reports"), withIntermediateDirectories: true)
+        try makeFile(path: project.file("reports/summary.json"), size: 50_000, seed: 66)
+        try write(project, """
+            version: 1
+            defaults: { retries: 0 }
+            uploads:
+              - { from: reports/, to: "\(server.url("/up/reports.zip"))", method: put, zip: true }
+            """)
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 1, "\(result.stderr)")
+        #expect(try await server.stats()["/up/reports.zip"].requests == 1, "the archive was built and sent")
+        let cache = project.folder.appending(".syncr/cache")
+        let left = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.contains(".zip") }
+        #expect(left.isEmpty, "\(left)")
+        let listing = try await project.run(["cache"])
+        #expect(!listing.stdout.contains("no record"), "\(listing.stdout)")
+    }
+
     @Test func aZippedFolderIsSentOnceAndRecognisedUnchanged() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         let nginx = try await Nginx.start(root: www.url)
