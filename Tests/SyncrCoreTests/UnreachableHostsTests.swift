@@ -71,13 +71,13 @@ struct UnreachableHostsTests {
         let gaveUp = moved.filter { $0.errorText?.contains("gave up after 1 retry") == true }
         let stopped = moved.filter { $0.errorText?.contains("stopped: another entry used up its retries") == true }
         #expect(gaveUp.count >= 1 && stopped.count == 8 - gaveUp.count, "\(moved.map { $0.errorText ?? "" })")
-        // `jobs: 4`: the first four run together and may each spend their retries; an entry
-        // starts after another ended, when the target is known to be down, and makes its one
-        // attempt (the target may have come back), no more.
-        for index in 4..<8 {
-            let asked = server.requests.filter { $0.url.hasSuffix("/moved\(index).bin") }.count
-            #expect(asked == 1, "moved\(index).bin asked \(asked) times")
-        }
+        // `jobs: 4`: the entries holding the four slots may each spend their retries; an entry
+        // that starts once the target is known to be down makes its one attempt (the target may
+        // have come back), no more. Which entries start first is the scheduler's: origin.bin
+        // may take a slot early and free it at once, so five moved entries may start before
+        // any gave up, and at least three start after.
+        let asked = (0..<8).map { index in server.requests.filter { $0.url.hasSuffix("/moved\(index).bin") }.count }
+        #expect(asked.allSatisfy { $0 <= 2 } && asked.filter { $0 == 1 }.count >= 3, "asked: \(asked)")
         #expect(results[8].errorText?.contains("stopped: another entry used up its retries") == true,
                 "\(results[8].errorText ?? "")")
         #expect(!server.requests.contains { $0.url.hasPrefix("http://cdn.test/") }, "the target is not asked directly")
