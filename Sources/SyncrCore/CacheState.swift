@@ -108,4 +108,9 @@ public struct EntryState: Codable, Sendable, Equatable {
         if let etag { return etag.isWeak ? nil : etag.headerValue }
         return lastModified
     }
+
+    /// Whether the next run can go on from these bytes rather than start over: a complete
+    /// file is placed from the cache, a partial one is resumed only against a validator
+    /// (`Planner.decide` restarts one without). The messages that say what is kept ask this.
+    public var resumable: Bool { complete || ifRangeValidator != nil }
 }

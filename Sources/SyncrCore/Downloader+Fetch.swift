@@ -49,6 +49,10 @@ extension Downloader {
             if case .transferIO(_, let code, _, _) = error, Self.isSpaceError(code) {
                 throw spaceFailure(code, kept: cache.loadState(key)?.cachedBytes ?? 0)
             }
+            // The bytes kept are worth a resume only where the next plan will resume them.
+            if error.retries?.kept ?? 0 > 0, !(await file.recorder.state.resumable) {
+                throw error.changingRetries { $0.resumes = false }
+            }
             throw error
         }
     }

@@ -198,7 +198,7 @@ struct Downloader: Sendable {
         // A complete record whose data is still in the cache (stopped in its verify, before it
         // was placed) kept it all; one whose data went into place kept nothing here.
         if state.complete, FS.fileSize(cache.dataPath(key)) == nil { return .download(kept: 0, size: nil) }
-        return .download(kept: state.cachedBytes, size: state.size)
+        return .download(kept: state.cachedBytes, size: state.size, resumes: state.resumable)
     }
 
     /// A skip decided by hashing the destination: remember it, so the next plan need not hash.

@@ -32,8 +32,10 @@ struct RequestBuilder: Sendable {
         settings.headers.map { ($0.name, $0.value.expanded) }
     }
 
-    /// Seconds without `lowSpeedLimit` bytes per second before a transfer is dropped.
-    private var stallSeconds: Int { max(1, settings.timeoutMilliseconds / 1000) }
+    /// Seconds below `lowSpeedLimit` bytes per second before curl drops a transfer: `timeout`
+    /// rounded up, so that curl's limit never fires before the engine's own check of a
+    /// transfer that stopped dead (`stallMilliseconds`), which words it in the manifest's terms.
+    private var stallSeconds: Int { max(1, (settings.timeoutMilliseconds + 999) / 1000) }
 
     /// HEAD of the entry's URL, for `plan`: any answer at all is progress.
     func probe() -> HTTPRequest {
@@ -83,6 +85,8 @@ struct RequestBuilder: Sendable {
         var request = request.using(settings)
         request.connectTimeoutMilliseconds = settings.timeoutMilliseconds
         request.lowSpeedTimeSeconds = stallSeconds
+        // Not for a request body: while it is sent nothing arrives (curl's limit watches it).
+        if request.body == nil { request.stallMilliseconds = settings.timeoutMilliseconds }
         if let lowSpeed { request.lowSpeedLimit = lowSpeed }
         if let s3 { request = s3.sign(request) }
         return request

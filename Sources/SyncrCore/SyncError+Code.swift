@@ -10,7 +10,8 @@ extension SyncError {
         switch self {
         case .http: return "http"
         case .connection: return "connection"
-        case .timedOut: return "timed_out"
+        // A stall is the timeout it always was to scripts: the code stays.
+        case .timedOut, .stalled: return "timed_out"
         case .tls: return "tls"
         case .invalidResponse: return "invalid_response"
         case .rangeIgnored: return "range_ignored"

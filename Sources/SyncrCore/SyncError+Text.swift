@@ -11,7 +11,7 @@ extension SyncError {
     /// What went wrong, where, and what to do about it.
     public var description: String {
         switch self {
-        case .http, .connection, .timedOut, .tls, .invalidResponse, .rangeIgnored, .redirect, .transferIO:
+        case .http, .connection, .timedOut, .stalled, .tls, .invalidResponse, .rangeIgnored, .redirect, .transferIO:
             return requestText
         case .noSpace(let path, let needed, let available, let errno, let during):
             return Self.noSpaceText(path: path, needed: needed, available: available, errno: errno, during: during)
@@ -83,7 +83,8 @@ extension SyncError {
     /// The retry loop's facts, for the cases that come from a request.
     public var retries: Retries? {
         switch self {
-        case .http(_, _, _, let r), .connection(_, _, _, let r), .timedOut(_, _, let r), .tls(_, _, let r),
+        case .http(_, _, _, let r), .connection(_, _, _, let r), .timedOut(_, _, let r), .stalled(_, _, _, let r),
+             .tls(_, _, let r),
              .invalidResponse(_, _, let r), .rangeIgnored(_, let r), .redirect(_, _, let r), .transferIO(_, _, _, let r),
              .objectStore(_, _, _, _, _, _, _, let r):
             return r
@@ -96,10 +97,8 @@ extension SyncError {
     /// check the credentials; after other failures that kept bytes: run again to resume; and
     /// why the retries stopped. A failure that will be retried gets its own words only.
     private var requestText: String {
-        guard let transfer = transferError, let retries, let stop = retries.stop else {
-            return transferError?.description ?? ""
-        }
-        var text = transfer.description
+        guard let retries, let stop = retries.stop else { return requestHead }
+        var text = requestHead
         if case .http(let status, _, _, _) = self, [301, 302, 303, 307, 308].contains(status) {
             // A redirect with a Location is followed; one that reaches here had none.
             text += " (a redirect without a Location to follow: the server's redirect is broken, or the URL is not the file's)"
@@ -117,9 +116,33 @@ extension SyncError {
                     + "client_max_body_size, or send a smaller file)"
             }
         } else if retries.kept > 0 {
-            text += "; \(ByteSize.format(retries.kept)) kept in the cache, run again to resume"
+            text += Self.keptText(retries)
         }
         return text + Self.stopText(stop)
+    }
+
+    /// What failed, before what to do: the transfer error's own words; a stall's in the
+    /// manifest's terms, since the entry's `timeout:` (and `low_speed:`) decided it.
+    private var requestHead: String {
+        guard case .stalled(let url, let milliseconds, let lowSpeed, _) = self else { return transferError?.description ?? "" }
+        let speed = lowSpeed.map { ByteSize.format(Int64($0)) }
+        let what = TransferError.stallText(milliseconds: milliseconds, lowSpeed: speed)
+        let timeout = DurationText.format(milliseconds: milliseconds)
+        let setting = milliseconds == Settings.builtIn.timeoutMilliseconds
+            ? "timeout: \(timeout), the default" : "timeout: \(timeout) in the manifest"
+        if let speed { return "\(what) (low_speed: \(speed), \(setting)) from \(url)" }
+        return "\(what) (\(setting)) from \(url)"
+    }
+
+    /// What the bytes that arrived are worth to the next run: a resume, or nothing where the
+    /// server named no version of the file to resume against (the next plan restarts it).
+    private static func keptText(_ retries: Retries) -> String {
+        let kept = ByteSize.format(retries.kept)
+        guard retries.resumes else {
+            return "; the \(kept) received cannot be resumed, since the server names no version of the file "
+                + "(no strong ETag or Last-Modified): the next run starts over"
+        }
+        return "; \(kept) kept in the cache, run again to resume"
     }
 
     private static func noSpaceText(path: String, needed: Int64?, available: Int64?, errno: Int32,
@@ -197,9 +220,13 @@ extension SyncError {
             return "interrupted before it started"
         case .whileAsking:
             return "interrupted while asking the server"
-        case .download(let kept, let size):
+        case .download(let kept, let size, let resumes):
             guard kept > 0 else { return "interrupted before any bytes were kept" }
             let of = size.map { " of \(ByteSize.format($0))" } ?? ""
+            guard resumes else {
+                return "interrupted after \(ByteSize.format(kept))\(of), which cannot be resumed, since the server names "
+                    + "no version of the file (no strong ETag or Last-Modified): the next run starts over"
+            }
             return "interrupted with \(ByteSize.format(kept))\(of) kept in the cache; run the same command again to resume"
         case .upload(let resumes):
             return resumes ? "interrupted before the store confirmed it; the next run sends what the store lacks"

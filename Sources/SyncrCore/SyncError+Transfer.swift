@@ -9,6 +9,8 @@ extension SyncError {
             self = .connection(url: url, code: code, message: message, retries: retries)
         case .timedOut(let url, let message):
             self = .timedOut(url: url, message: message, retries: retries)
+        case .stalled(let url, let milliseconds, let lowSpeed):
+            self = .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed, retries: retries)
         case .tls(let url, let message):
             self = .tls(url: url, message: message, retries: retries)
         case .status(let url, let code, _, let body):
@@ -58,12 +60,37 @@ extension SyncError {
             return .status(url: url, code: status, retryAfter: nil, body: body)
         case .connection(let url, let code, let message, _): return .connection(url: url, code: code, message: message)
         case .timedOut(let url, let message, _): return .timedOut(url: url, message: message)
+        case .stalled(let url, let milliseconds, let lowSpeed, _):
+            return .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed)
         case .tls(let url, let message, _): return .tls(url: url, message: message)
         case .invalidResponse(let url, let message, _): return .invalidResponse(url: url, message: message)
         case .rangeIgnored(let url, _): return .rangeNotHonoured(url: url)
         case .redirect(let url, let message, _): return .redirect(url: url, message: message)
         case .transferIO(let path, let errno, let message, _): return .local(path: path, errno: errno, message: message)
         default: return nil
+        }
+    }
+
+    /// This error with its retry loop's facts changed by `change`; a case without them as it is.
+    func changingRetries(_ change: (inout Retries) -> Void) -> SyncError {
+        guard var r = retries else { return self }
+        change(&r)
+        switch self {
+        case .http(let status, let url, let body, _): return .http(status: status, url: url, body: body, retries: r)
+        case .connection(let url, let code, let message, _): return .connection(url: url, code: code, message: message, retries: r)
+        case .timedOut(let url, let message, _): return .timedOut(url: url, message: message, retries: r)
+        case .stalled(let url, let milliseconds, let lowSpeed, _):
+            return .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed, retries: r)
+        case .tls(let url, let message, _): return .tls(url: url, message: message, retries: r)
+        case .invalidResponse(let url, let message, _): return .invalidResponse(url: url, message: message, retries: r)
+        case .rangeIgnored(let url, _): return .rangeIgnored(url: url, retries: r)
+        case .redirect(let url, let message, _): return .redirect(url: url, message: message, retries: r)
+        case .transferIO(let path, let errno, let message, _):
+            return .transferIO(path: path, errno: errno, message: message, retries: r)
+        case .objectStore(let status, let url, let bucket, let key, let storeCode, let storeMessage, let advice, _):
+            return .objectStore(status: status, url: url, bucket: bucket, key: key, storeCode: storeCode,
+                                storeMessage: storeMessage, advice: advice, retries: r)
+        default: return self
         }
     }
 
@@ -76,6 +103,8 @@ extension SyncError {
         case .connection(let url, let code, let message, let r):
             return .connection(url: s(url), code: code, message: s(message), retries: r)
         case .timedOut(let url, let message, let r): return .timedOut(url: s(url), message: s(message), retries: r)
+        case .stalled(let url, let milliseconds, let lowSpeed, let r):
+            return .stalled(url: s(url), milliseconds: milliseconds, lowSpeed: lowSpeed, retries: r)
         case .tls(let url, let message, let r): return .tls(url: s(url), message: s(message), retries: r)
         case .invalidResponse(let url, let message, let r):
             return .invalidResponse(url: s(url), message: s(message), retries: r)

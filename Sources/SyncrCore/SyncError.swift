@@ -18,6 +18,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case connection(url: String, code: Int, message: String, retries: Retries)
     /// No progress for the configured time, or the connect timeout passed.
     case timedOut(url: String, message: String, retries: Retries)
+    /// The answer had begun, then no byte of it came for `milliseconds` (the entry's
+    /// `timeout`); with `lowSpeed`, bytes came, but fewer than that many a second (`low_speed`).
+    case stalled(url: String, milliseconds: Int, lowSpeed: Int?, retries: Retries)
     /// The TLS handshake failed or the certificate was not trusted.
     case tls(url: String, message: String, retries: Retries)
     /// The answer broke the protocol (e.g. a `Content-Range` that is not what was asked).
@@ -93,6 +96,10 @@ extension SyncError {
         public var stop: Stop?
         /// Bytes of the entry kept in the cache, which the next run resumes from.
         public var kept: Int64
+        /// Whether the next run can resume from `kept`: false when the server named no version
+        /// of the file (no strong ETag, no Last-Modified) to ask a resume against (`If-Range`),
+        /// so the next run starts over from byte 0 (`Planner`'s rule).
+        public var resumes: Bool
 
         /// Why a retry loop stopped.
         public enum Stop: Sendable, Equatable {
@@ -112,9 +119,10 @@ extension SyncError {
         }
 
         /// Creates the facts of a retry loop's end.
-        public init(stop: Stop?, kept: Int64 = 0) {
+        public init(stop: Stop?, kept: Int64 = 0, resumes: Bool = true) {
             self.stop = stop
             self.kept = kept
+            self.resumes = resumes
         }
 
         /// The failure of an attempt that will be retried.
@@ -163,7 +171,9 @@ extension SyncError {
         case whileAsking
         /// While downloading: `kept` bytes (of `size`, when known) wait in the cache for the next
         /// run; 0 when none were kept.
-        case download(kept: Int64, size: Int64?)
+        /// `resumes` false: the next run cannot go on from them and starts over
+        /// (`EntryState.resumable`).
+        case download(kept: Int64, size: Int64?, resumes: Bool = true)
         /// While uploading, before the server confirmed it. The next run sends it again whole
         /// to an HTTP server; an object store (`resumes`) is asked what it holds, and only the
         /// objects and multipart parts it lacks go.

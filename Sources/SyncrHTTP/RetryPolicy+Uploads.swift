@@ -12,7 +12,7 @@ extension RetryPolicy {
     public func isRetryable(_ error: TransferError, method: HTTPRequest.Method, requestSent: Bool) -> Bool {
         guard method == .post else { return isRetryable(error) }
         switch error {
-        case .connection, .timedOut:
+        case .connection, .timedOut, .stalled:
             return !requestSent
         case .status(_, let code, _, _):
             return code == 408 || code == 429 || code == 503

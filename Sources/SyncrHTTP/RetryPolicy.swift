@@ -32,7 +32,7 @@ public struct RetryPolicy: Sendable {
     /// Whether an error is worth another attempt.
     public func isRetryable(_ error: TransferError) -> Bool {
         switch error {
-        case .connection, .timedOut:
+        case .connection, .timedOut, .stalled:
             return true
         case .status(_, let code, _, _):
             return code == 408 || code == 429 || ((500...599).contains(code) && !Self.permanentServerStatuses.contains(code))

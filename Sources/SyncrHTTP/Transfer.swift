@@ -35,6 +35,8 @@ final class Transfer: @unchecked Sendable {
     /// transfer that ends so has lost it: libcurl before 8.8 could finish a paused transfer.
     private var holdingPiece = false
     private var errorBodyCapped = false
+    /// When the last byte of the answer arrived (`Monotonic.nanoseconds`); 0 before the first.
+    private var lastDataAt: UInt64 = 0
 
     /// Where the handle comes from and goes back to.
     private let handles: EasyHandlePool
@@ -216,6 +218,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     func headerLine(_ bytes: UnsafeRawBufferPointer) {
+        lastDataAt = Monotonic.nanoseconds()
         // Bytes first, text only for what is kept: every line of every answer passes here.
         if bytes.starts(with: "HTTP/".utf8) {
             // A new response begins (after a redirect or a 1xx): forget the previous one's fields.
@@ -265,6 +268,7 @@ final class Transfer: @unchecked Sendable {
     /// Returns the number of bytes consumed; anything else aborts the transfer.
     func body(_ bytes: UnsafeRawBufferPointer) -> Int {
         holdingPiece = false
+        lastDataAt = Monotonic.nanoseconds()
         if !bodyStarted && !startBody() { return 0 }
         if bodyIsError {
             let room = 1024 - errorBytes.count
@@ -295,6 +299,25 @@ final class Transfer: @unchecked Sendable {
     /// and a failure to take them is returned.
     func resume() -> CURLcode {
         syncr_easy_unpause(easy)
+    }
+
+    /// When the transfer counts as stalled if no byte arrives before (`stallMilliseconds` after
+    /// the last one); nil while the check does not apply: before the answer begins (the request
+    /// may wait for a connection, and curl's limits cover connecting), while the transfer is
+    /// paused for its disk (curl holds the piece the sink could not take), or for a request
+    /// with a body.
+    var stallDeadline: UInt64? {
+        guard request.stallMilliseconds > 0, lastDataAt != 0, !holdingPiece, body == nil else { return nil }
+        return lastDataAt + UInt64(request.stallMilliseconds) * 1_000_000
+    }
+
+    /// Ends a transfer no byte reached for `stallMilliseconds`: as `abandon`, the sink writes
+    /// what it held back, and a failure to write it is the outcome instead.
+    func stall() -> TransferError {
+        let stalled = TransferError.stalled(url: request.displayURL, milliseconds: request.stallMilliseconds, lowSpeed: nil)
+        defer { sinkAccepted = false }
+        if sinkAccepted, case .fail(let error) = sink.finish() { return error }
+        return stalled
     }
 
     /// The transfer is dropped before curl finished it (cancelled, or the engine stops): the sink
@@ -418,6 +441,13 @@ final class Transfer: @unchecked Sendable {
         let url = request.displayURL
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
+            // After the request went out only the low-speed limit times a transfer out (the
+            // connect timeout is over): said in the request's terms, not curl's averaged speed.
+            // Without a body byte (a head that came alone counts none) it was no data at all.
+            if body == nil, request.stallMilliseconds > 0, requestSent(code: code) {
+                return .stalled(url: url, milliseconds: request.stallMilliseconds,
+                                lowSpeed: bodyBytes == 0 || request.lowSpeedLimit <= 1 ? nil : request.lowSpeedLimit)
+            }
             return .timedOut(url: url, message: namingProxy(detail))
         case CURLE_COULDNT_CONNECT:
             return .connection(url: url, code: Int(code.rawValue), message: namingProxy(detail))
@@ -465,6 +495,15 @@ private let transferWriteCallback: syncr_data_callback = { pointer, size, count,
     let length = size * count
     if length == 0 { return 0 }
     return transfer.body(UnsafeRawBufferPointer(start: pointer, count: length))
+}
+
+/// A clock that never goes back, for the engine's stall checks.
+enum Monotonic {
+    static func nanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
 }
 
 /// Facts about this build of the HTTP layer.

@@ -49,6 +49,8 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let inbox = Locked(Inbox())
     private var active: [ObjectIdentifier: Transfer] = [:]
+    /// When the engine thread looks for stalled transfers next (`Monotonic.nanoseconds`).
+    private var nextStallCheck: UInt64 = 0
     /// The easy handles of finished transfers, for the next ones (as many as stay connected).
     let handles: EasyHandlePool
     private let stopped = Atomic<Bool>(false)
@@ -242,6 +244,8 @@ public final class TransferEngine: Transport, @unchecked Sendable {
                 let t = Unmanaged<Transfer>.fromOpaque(privatePointer).takeUnretainedValue()
                 complete(t, with: t.finish(code: code), code: code)
             }
+            let now = Monotonic.nanoseconds()
+            if now >= nextStallCheck { nextStallCheck = failStalled(now: now) }
             // Waits only when nothing was added meanwhile; a request added after this look
             // finds `sleeping` set and wakes the poll.
             let idle = inbox.withLock { box -> Bool in
@@ -249,12 +253,30 @@ public final class TransferEngine: Transport, @unchecked Sendable {
                 box.sleeping = true
                 return true
             }
-            curl_multi_poll(multi, nil, 0, idle ? 1000 : 0, nil)
+            // Woken by a socket, curl's own timers, or the next stall check, whichever is first.
+            let untilCheck = Int32(clamping: (nextStallCheck &- min(now, nextStallCheck)) / 1_000_000 + 1)
+            curl_multi_poll(multi, nil, 0, idle ? min(1000, untilCheck) : 0, nil)
         }
         // Closed: no poster starts a wake-up any more; the ones under way end in a moment.
         while waking.load(ordering: .acquiring) > 0 { sched_yield() }
         curl_multi_cleanup(multi)
         finished.signal()
+    }
+
+    /// Fails the transfers no byte reached for their `stallMilliseconds` (`Transfer.stallDeadline`)
+    /// and returns when to look again: at the earliest deadline left, at most a second on.
+    /// curl's low-speed limit cannot do this on time: it averages the speed over the last
+    /// five seconds, so a transfer that stopped dead after a fast start still counted as fast
+    /// for seconds, and failed that much later than its `timeout`.
+    private func failStalled(now: UInt64) -> UInt64 {
+        var next = now + 1_000_000_000
+        var stalled: [Transfer] = []
+        for t in active.values {
+            guard let deadline = t.stallDeadline else { continue }
+            if deadline <= now { stalled.append(t) } else { next = min(next, deadline) }
+        }
+        for t in stalled { complete(t, with: .failure(t.stall())) }
+        return next
     }
 
     private func complete(_ t: Transfer, with result: Result<HTTPResponse, TransferError>, code: CURLcode? = nil) {

@@ -9,6 +9,10 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case connection(url: String, code: Int, message: String, redirectedTo: String? = nil)
     /// No progress for the configured time, or the connect timeout passed. Worth retrying.
     case timedOut(url: String, message: String)
+    /// The answer had begun and then no byte of it arrived for `milliseconds` (the request's
+    /// `stallMilliseconds`, the entry's `timeout`); with `lowSpeed`, bytes came, but fewer than
+    /// that many a second (curl's low-speed limit, the entry's `low_speed`). Worth retrying.
+    case stalled(url: String, milliseconds: Int, lowSpeed: Int?)
     /// A TLS handshake or certificate problem.
     case tls(url: String, message: String)
     /// The server answered with a status that is not what was asked for.
@@ -47,7 +51,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isAnswer: Bool {
         switch self {
         case .status, .rangeNotHonoured, .invalidResponse, .redirect, .tls: return true
-        case .connection, .timedOut, .local, .changedWhileSending, .cancelled: return false
+        case .connection, .timedOut, .stalled, .local, .changedWhileSending, .cancelled: return false
         }
     }
 
@@ -56,6 +60,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .connection(let url, _, _, _): return url
         case .timedOut(let url, _): return url
+        case .stalled(let url, _, _): return url
         case .tls(let url, _): return url
         case .status(let url, _, _, _): return url
         case .rangeNotHonoured(let url): return url
@@ -74,6 +79,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .connection(let u, let code, let message, _):
             return .connection(url: url(u), code: code, message: message, redirectedTo: target)
         case .timedOut(let u, let message): return .timedOut(url: url(u), message: message)
+        case .stalled(let u, let milliseconds, let lowSpeed):
+            return .stalled(url: url(u), milliseconds: milliseconds, lowSpeed: lowSpeed)
         case .tls(let u, let message): return .tls(url: url(u), message: message)
         case .status(let u, let code, let retryAfter, let body):
             return .status(url: url(u), code: code, retryAfter: retryAfter, body: body)
@@ -97,6 +104,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(url): connection failed: \(message)"
         case .timedOut(let url, let message):
             return "\(url): timed out: \(message)"
+        case .stalled(let url, let milliseconds, let lowSpeed):
+            return "\(url): " + Self.stallText(milliseconds: milliseconds, lowSpeed: lowSpeed.map { "\($0) bytes" })
         case .tls(let url, let message):
             return "\(url): TLS error: \(message)"
         case .status(let url, let code, _, let body):
@@ -124,6 +133,16 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func changedWhileSendingText(path: String, change: String?) -> String {
         "\(path): changed while it was being uploaded" + (change.map { " (\($0))" } ?? "")
             + "; it was not recorded as sent: run again once nothing writes to it, to send the new version"
+    }
+}
+
+extension TransferError {
+    /// `no data for 10 s`, or `less than 1024 bytes/s for 10 s` (`lowSpeed`: the limit's
+    /// amount, as the caller words sizes): what a stall was, in the request's settings.
+    public static func stallText(milliseconds: Int, lowSpeed: String?) -> String {
+        let time = milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
+        guard let lowSpeed else { return "no data for \(time)" }
+        return "less than \(lowSpeed)/s for \(time)"
     }
 }
 

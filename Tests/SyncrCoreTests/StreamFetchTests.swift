@@ -31,6 +31,20 @@ struct StreamFetchTests {
         #expect(result.noteTexts.contains { $0.contains("ignored the Range request") }, "\(result.noteTexts)")
     }
 
+    /// A stream cut off by a server that names no version of the file (no ETag, no
+    /// Last-Modified): its bytes are kept, but the next plan restarts the entry, so the message
+    /// says that instead of "run again to resume".
+    @Test func keptBytesWithoutAValidatorAreNotPromisedAResume() async throws {
+        let project = try ScriptedProject(retries: 0)
+        let bare = Resource(bytes: Resource.pattern(4000), etag: nil)
+        let server = ScriptedTransport { request, _ in bare.answer(request).dropping(after: 1000) }
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(result.status == .failed)
+        let text = result.errorText ?? ""
+        #expect(text.contains("cannot be resumed") && text.contains("the next run starts over"), "\(text)")
+        #expect(!text.contains("run again to resume"), "\(text)")
+    }
+
     /// A split download's pieces kept with nothing from byte 0 (`good` 0), fetched now on one
     /// stream (`connections: 1`): its GET has no If-Range, and the server changed the file after
     /// the HEAD, then cut the stream off. The record must not vouch for the old pieces under the

@@ -27,6 +27,9 @@ struct SyncErrorTextTests {
          "\(url): connection failed: refused (gave up after 2 retries)"),
         (.timedOut(url: url, message: "no data for 30 s", retries: .init(stop: .exhausted(retries: 0), kept: 4096)),
          "\(url): timed out: no data for 30 s; 4.0 KiB kept in the cache, run again to resume (not retried: retries is 0)"),
+        (.stalled(url: url, milliseconds: 10_000, lowSpeed: nil, retries: .init(stop: .exhausted(retries: 2), kept: 1 << 20)),
+         "no data for 10 s (timeout: 10s in the manifest) from \(url); 1.0 MiB kept in the cache, run again to resume "
+            + "(gave up after 2 retries)"),
         (.tls(url: url, message: "cannot verify the certificate", retries: .notRetried),
          "\(url): TLS error: cannot verify the certificate"),
         (.invalidResponse(url: url, message: "Content-Range 0-9/10 for bytes=5-", retries: .notRetried),
@@ -104,12 +107,37 @@ struct SyncErrorTextTests {
         #expect(SyncError.uploadSource(path: "dist/x", problem: .unreadable(errno: EACCES)).description
                 == "from: dist/x: cannot read: Permission denied")
         #expect(SyncError.interrupted(.download(kept: 0, size: nil)).description == "interrupted before any bytes were kept")
+        #expect(SyncError.interrupted(.download(kept: 1 << 20, size: 4 << 20, resumes: false)).description
+                == "interrupted after 1.0 MiB of 4.0 MiB, which cannot be resumed, since the server names no version of the "
+                + "file (no strong ETag or Last-Modified): the next run starts over")
         #expect(SyncError.interrupted(.beforeStart).description == "interrupted before it started")
         #expect(SyncError.interrupted(.whileAsking).description == "interrupted while asking the server")
         #expect(SyncError.interrupted(.upload(resumes: false)).description
                 == "interrupted before the server confirmed it; the next run sends it again whole")
         #expect(SyncError.interrupted(.upload(resumes: true)).description
                 == "interrupted before the store confirmed it; the next run sends what the store lacks")
+    }
+
+    /// A stall is said in the manifest's terms (`timeout:`, and `low_speed:` when bytes still
+    /// came), never in curl's ("Operation too slow. Less than 1024 bytes/sec transferred ...").
+    @Test func aStallNamesTheSettingsThatDecidedIt() {
+        let slow = SyncError.stalled(url: Self.url, milliseconds: 30_000, lowSpeed: 1024,
+                                     retries: .init(stop: .exhausted(retries: 0), kept: 0))
+        #expect(slow.description == "less than 1.0 KiB/s for 30 s (low_speed: 1.0 KiB, timeout: 30s, the default) from "
+                + "\(Self.url) (not retried: retries is 0)", "\(slow.description)")
+        let retried = SyncError.stalled(url: Self.url, milliseconds: 1500, lowSpeed: nil, retries: .willRetry)
+        #expect(retried.description == "no data for 1.5 s (timeout: 1s500ms in the manifest) from \(Self.url)")
+        #expect(slow.code == "timed_out")
+    }
+
+    /// Bytes kept from a server that names no version of its file are no resume: the next plan
+    /// restarts the entry, and the message says so rather than "run again to resume".
+    @Test func keptBytesThatCannotBeResumedAreSaidSo() {
+        let error = SyncError.stalled(url: Self.url, milliseconds: 10_000, lowSpeed: nil,
+                                      retries: .init(stop: .exhausted(retries: 1), kept: 1 << 20, resumes: false))
+        #expect(error.description == "no data for 10 s (timeout: 10s in the manifest) from \(Self.url); the 1.0 MiB "
+                + "received cannot be resumed, since the server names no version of the file (no strong ETag or "
+                + "Last-Modified): the next run starts over (gave up after 1 retry)", "\(error.description)")
     }
 
     /// A plain web server answers a PUT with 501 (or 405): said what it means, and that it is not
@@ -144,8 +172,9 @@ struct SyncErrorTextTests {
     @Test func codesAreDistinctWords() {
         let codes = Self.golden.map(\.0.code)
         let distinct = Set(codes)
-        // Two samples each of .http: the rest are one per case.
-        #expect(distinct.count == codes.count - 3)
+        // Two samples each of .http, and a stall, which is the timeout it always was to
+        // scripts (`timed_out`): the rest are one per case.
+        #expect(distinct.count == codes.count - 4)
         #expect(distinct.count == 22, "one code per case of SyncError")
         for code in distinct {
             #expect(code.allSatisfy { $0.isLowercase || $0 == "_" }, "\(code)")

@@ -461,6 +461,57 @@ struct DownloadTests {
         #expect(try await sha256(file: project.file("f.bin")) == (try await sha256(file: www.appending("f.bin"))))
         let stats = try await server.stats()["/f.bin"]
         #expect(stats.ranges.contains("bytes=500000-"), "the retry continued from the stall")
+        // syncr's own check of the stream, in the manifest's terms: curl's averaged speed
+        // would have said "less than 1.0 KiB/s", seconds later.
+        #expect(result.stderr.contains("no data for 2 s (timeout: 2s in the manifest) from \(server.url("/f.bin"))"),
+                "\(result.stderr)")
+    }
+
+    /// A server that stops sending mid-body fails the entry in the manifest's terms: the
+    /// `timeout:` that decided it, the URL, and what the cache keeps. It said curl's
+    /// "Operation too slow. Less than 1024 bytes/sec transferred the last 7 seconds", seconds
+    /// after the timeout, since curl's limit averages the speed over the last five.
+    @Test func aStallMidBodyNamesTheTimeout() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("f.bin"), size: 1 << 20, seed: 23)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 5s }",
+                                  downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        try await makePartial(project, server, path: "/f.bin", bytes: 400_000)
+        // The resume's answer begins, and then nothing comes: no progress, so no retry.
+        try await server.behave(path: "/f.bin", FaultBehaviour(stallAfter: 0))
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("no data for 5 s (timeout: 5s in the manifest) from \(server.url("/f.bin")); "
+                                       + "390.6 KiB kept in the cache, run again to resume"), "\(result.stderr)")
+        #expect(!result.stderr.contains("Operation too slow"), "\(result.stderr)")
+        let json = try await project.run(["apply", "--json"])
+        let item = try #require(items(try jsonObject(json.stdout)).first)
+        #expect(item["error_code"] as? String == "timed_out", "scripts see the code they always did: \(json.stdout)")
+    }
+
+    /// A stall on a server that names no version of the file (no ETag, no Last-Modified):
+    /// the bytes that came cannot be resumed, and the message says the next run starts over,
+    /// which the next plan does. It said "kept in the cache, run again to resume".
+    @Test func aStallWithoutValidatorsSaysTheNextRunStartsOver() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        try makeFile(path: www.appending("f.bin"), size: 1 << 20, seed: 24)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        try await server.behave(path: "/f.bin", FaultBehaviour(noValidators: true, stallAfter: 500_000))
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 2s }",
+                                  downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("cannot be resumed, since the server names no version of the file"), "\(result.stderr)")
+        #expect(result.stderr.contains("the next run starts over"), "\(result.stderr)")
+        #expect(!result.stderr.contains("run again to resume"), "\(result.stderr)")
+        let plan = try await project.run(["plan", "--json"])
+        let item = try #require(items(try jsonObject(plan.stdout)).first)
+        #expect(item["action"] as? String == "restart", "\(plan.stdout)")
     }
 
     @Test func aWrongContentRangeOnResumeRestartsCleanly() async throws {
