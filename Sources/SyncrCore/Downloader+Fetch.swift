@@ -22,6 +22,9 @@ final class FetchState {
     var size: Int64?
     /// What the operator should know about this entry.
     var notes: [EntryNote] = []
+    /// The download went back to byte 0 (a note that `startsOver`): a planned resume is then
+    /// a restart in the result.
+    var startedOver: Bool { notes.contains { $0.startsOver } }
 
     init(offset: Int64) {
         self.offset = offset

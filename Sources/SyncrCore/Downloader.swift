@@ -71,6 +71,13 @@ struct Downloader: Sendable {
             let elapsed = clock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             var item = self.item
+            if item.action == .resume, fs.startedOver {
+                // The cached part was dropped: what was done is a restart from byte 0, and the
+                // summary counts it so, not as a resume.
+                item.action = .restart
+                item.offset = 0
+                item.bytes = item.size
+            }
             if item.size == nil, let finalSize = finalSize ?? fs.size {
                 // Fetched without asking first: the answer told the size.
                 item.size = finalSize

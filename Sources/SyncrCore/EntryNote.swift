@@ -58,6 +58,18 @@ public enum EntryNote: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the download went back to byte 0: what was in place before (a resume's cached
+    /// part) no longer counts, in progress or in the result (a planned resume ends a restart).
+    public var startsOver: Bool {
+        switch self {
+        case .noValidatorToResume, .rangeIgnored, .resumeDidNotFit, .fellBackToOneStream, .noValidatorForTheRest,
+             .resumePastTheEnd:
+            return true
+        case .multipartResumed, .linksNotSent, .unpacked:
+            return false
+        }
+    }
+
     /// This note with its text masked by `redactor`.
     func scrubbed(_ redactor: Redactor) -> EntryNote {
         switch self {

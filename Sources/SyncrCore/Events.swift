@@ -7,8 +7,9 @@ public enum ProgressEvent: Sendable, Equatable {
     case started(item: PlanItem)
     /// Bytes moved for an entry (a running total for this run): received for a download, sent
     /// for an upload; `total` when known, the file's whole size (a resumed download had the
-    /// `.started` item's `offset` before this run). Sent every half second while bytes flow:
-    /// a file done sooner has none.
+    /// `.started` item's `offset` before this run, until a `.note` that `startsOver`: from
+    /// then on the file counts from byte 0). Sent every half second while bytes flow: a file
+    /// done sooner has none.
     case progress(index: Int, transferred: Int64, total: Int64?, kind: EntryKind = .download, object: Int? = nil)
     /// Attempt `attempt` failed with `error` (whose `retries.stop` is nil) and will be retried
     /// after `delay` seconds.
@@ -77,7 +78,8 @@ public struct ItemResult: Sendable, Equatable {
         case interrupted(SyncError.Interruption)
     }
 
-    /// The plan line the entry was applied from. In `ApplyReport.results` its `remote` is nil
+    /// The plan line the entry was applied from, with what was done: a resume that had to go
+    /// back to byte 0 (a note that `startsOver`) is a `restart` from offset 0 here. In `ApplyReport.results` its `remote` is nil
     /// (kept per entry to the end of a run of thousands, it was a third of the memory each
     /// took); the `.finished` progress event carries it where the server was asked first (not
     /// for an entry with nothing cached, whose first request fetches it).

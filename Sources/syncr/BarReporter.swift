@@ -66,7 +66,9 @@ final class BarReporter: RunReporter {
                 let name = EntryLines.name(EntryKey(kind: kind, index: index, object: object), on: state.board)
                 if !quiet { line = lines.retrying(name, attempt: attempt, delay: delay, error: error) }
             case .note(let index, let note, let kind, let object):
-                let name = EntryLines.name(EntryKey(kind: kind, index: index, object: object), on: state.board)
+                let key = EntryKey(kind: kind, index: index, object: object)
+                if note.startsOver { state.board.restart(key) }
+                let name = EntryLines.name(key, on: state.board)
                 if !quiet { line = lines.note(name, note) }
             case .finished(let result):
                 state.board.finish(result, now: now)

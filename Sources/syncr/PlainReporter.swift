@@ -57,7 +57,9 @@ final class PlainReporter: RunReporter {
                 let name = EntryLines.name(EntryKey(kind: kind, index: index, object: object), on: state.board)
                 return lines.retrying(name, attempt: attempt, delay: delay, error: error)
             case .note(let index, let note, let kind, let object):
-                let name = EntryLines.name(EntryKey(kind: kind, index: index, object: object), on: state.board)
+                let key = EntryKey(kind: kind, index: index, object: object)
+                if note.startsOver { state.board.restart(key) }
+                let name = EntryLines.name(key, on: state.board)
                 return lines.note(name, note)
             case .finished(let result):
                 // An entry that failed before it could start (its server was not reachable when

@@ -131,6 +131,20 @@ struct TransferBoard: Sendable {
         meter.add(moved, at: now)
     }
 
+    /// Records that an entry went back to byte 0 (`EntryNote.startsOver`): its cached part no
+    /// longer counts as in place, and the bytes it moves from now on count from 0, so that a
+    /// resume the server turned into a whole download is not shown done when the missing
+    /// part's worth has arrived.
+    mutating func restart(_ key: EntryKey) {
+        guard let i = active.firstIndex(where: { $0.item.key == key }) else { return }
+        if let size = active[i].size {
+            expected += size - (active[i].expected ?? 0)
+            active[i].expected = size
+        }
+        active[i].base = 0
+        active[i].moved = 0
+    }
+
     /// Records the end of an entry (started or not: skipped and unplannable entries never start).
     mutating func finish(_ result: ItemResult, now: Double) {
         finishedCount += 1

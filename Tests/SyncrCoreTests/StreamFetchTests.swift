@@ -31,6 +31,30 @@ struct StreamFetchTests {
         #expect(result.noteTexts.contains { $0.contains("ignored the Range request") }, "\(result.noteTexts)")
     }
 
+    /// A planned resume the server turned into a whole download (200 to the ranged GET) is a
+    /// restart in the result: the summary counted it "resumed", from the plan's offset.
+    @Test func aResumeAnsweredWithTheWholeFileEndsAsARestart() async throws {
+        let project = try ScriptedProject()
+        try project.leavePartial("f.bin", of: Self.file, ranges: [0..<400])
+        let server = ScriptedTransport { request, _ in
+            request.method == .head ? Self.file.answer(request) : Self.file.whole()
+        }
+        let result = await project.apply(project.download("f.bin"), over: server)
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        #expect(result.item.action == .restart, "\(result.item)")
+        #expect(result.item.offset == 0 && result.item.bytes == Int64(Self.file.size), "\(result.item)")
+        #expect(result.transferred == Int64(Self.file.size))
+    }
+
+    /// A resume the server answers as asked stays a resume, from its offset.
+    @Test func aResumeThatFitsStaysAResume() async throws {
+        let project = try ScriptedProject()
+        try project.leavePartial("f.bin", of: Self.file, ranges: [0..<400])
+        let result = await project.apply(project.download("f.bin"), over: ScriptedTransport(serving: Self.file))
+        #expect(result.status == .ok, "\(result.errorText ?? "")")
+        #expect(result.item.action == .resume && result.item.offset == 400, "\(result.item)")
+    }
+
     /// A stream cut off by a server that names no version of the file (no ETag, no
     /// Last-Modified): its bytes are kept, but the next plan restarts the entry, so the message
     /// says that instead of "run again to resume".

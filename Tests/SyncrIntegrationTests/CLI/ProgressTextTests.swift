@@ -102,6 +102,25 @@ struct ProgressTextTests {
         #expect(lines[7] == "  ... and 23 more")
     }
 
+    /// A resume that went back to byte 0 (`EntryNote.startsOver`) counts from 0 of the whole
+    /// file: it showed the cached part as in place, and the whole file done once the missing
+    /// part's worth of the new stream had come.
+    @Test func aResumeThatStartsOverCountsFromByteZero() {
+        var board = TransferBoard(entryCount: 1, now: 0)
+        var item = Self.item("out/f.bin", size: 1000)
+        item.action = .resume
+        item.offset = 400
+        item.bytes = 600
+        _ = board.start(item, now: 0)
+        let key = EntryKey(kind: .download, index: 0)
+        board.restart(key)
+        board.progress(key, transferred: 600, total: 1000, now: 1)
+        #expect(board.entry(key)?.done == 600)
+        #expect(board.remaining == 400)
+        board.progress(key, transferred: 1000, total: 1000, now: 2)
+        #expect(board.entry(key)?.done == 1000)
+    }
+
     @Test func summaryCountsPerAction() {
         func result(_ action: Action, _ outcome: ItemResult.Outcome, _ bytes: Int64) -> ItemResult {
             var item = Self.item("out/\(action.rawValue).bin", size: bytes)

@@ -514,6 +514,27 @@ struct DownloadTests {
         #expect(item["action"] as? String == "restart", "\(plan.stdout)")
     }
 
+    /// A resume the server answers with the whole file (it ignores Range) restarts from byte
+    /// 0, and the summary counts it restarted: it said "1 resumed".
+    @Test func aResumeTheServerTurnsIntoAWholeDownloadCountsAsRestarted() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let size = 1 << 20
+        try makeFile(path: www.appending("f.bin"), size: size, seed: 25)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        try project.writeManifest(defaults: "{ retries: 0, timeout: 5s }",
+                                  downloads: ["{ url: \(server.url("/f.bin")), to: f.bin }"])
+        try await makePartial(project, server, path: "/f.bin", bytes: 400_000)
+        try await server.behave(path: "/f.bin", FaultBehaviour(ignoreRange: true))
+        let result = try await project.run(["apply"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("ignored the Range request; restarted from byte 0"), "\(result.stderr)")
+        #expect(result.stderr.contains("syncr: 1 restarted, 0 up to date"), "\(result.stderr)")
+        #expect(!result.stderr.contains("resumed"), "\(result.stderr)")
+        #expect(try await sha256(file: project.file("f.bin")) == (try await sha256(file: www.appending("f.bin"))))
+    }
+
     @Test func aWrongContentRangeOnResumeRestartsCleanly() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         let size = 1 << 20
