@@ -10,8 +10,10 @@ enum NetrcSecrets {
     /// costs nothing. An unreadable file gives none (curl will not read it either).
     static func passwords(of manifest: Manifest) -> [String] {
         guard reads(manifest) else { return [] }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return passwords(in: text)
+        // Bytes, not text: a file that is not UTF-8 throughout (a comment in Latin-1) is read
+        // by curl all the same, and its passwords went out unmasked.
+        guard let bytes = FS.readAll(path) else { return [] }
+        return passwords(in: bytes)
     }
 
     /// Whether some entry has `netrc: true`.
@@ -46,25 +48,31 @@ enum NetrcSecrets {
     /// The values after each `password` token and, where the same `machine` (or `default`)
     /// names a `login` too, what curl sends for the pair: `Authorization: Basic
     /// base64(login:password)`, which a server that echoes request headers would print. A value
-    /// may be quoted (curl 7.84 and later), with `\"` and `\\` inside; a `macdef` body (up to
-    /// an empty line) holds no tokens.
+    /// may be quoted (curl 7.84 and later), with curl's escapes inside (`\n`, `\r` and `\t` for
+    /// those characters, a backslash before any other for that one); a `macdef` body (up to an
+    /// empty line) holds no tokens. The pair is encoded from the file's bytes, as curl sends
+    /// them, whatever their encoding.
     static func passwords(in text: String) -> [String] {
-        var tokens = Tokens(Array(text.utf8))
+        passwords(in: Array(text.utf8))
+    }
+
+    static func passwords(in bytes: [UInt8]) -> [String] {
+        var tokens = Tokens(bytes)
         var found: [String] = []
-        var login: String?, password: String?
+        var login: [UInt8]?, password: [UInt8]?
         func endMachine() {
             if let login, let password {
-                found.append(Data((login + ":" + password).utf8).base64EncodedString())
+                found.append(Data(login + [UInt8(ascii: ":")] + password).base64EncodedString())
             }
             (login, password) = (nil, nil)
         }
         while let token = tokens.next() {
-            switch token {
+            switch String(decoding: token, as: UTF8.self) {
             case "machine", "default": endMachine()
             case "login": login = tokens.next()
             case "password":
                 if let value = tokens.next(), !value.isEmpty {
-                    found.append(value)
+                    found.append(String(decoding: value, as: UTF8.self))
                     password = value
                 }
             case "macdef": tokens.skipMacro()
@@ -83,15 +91,19 @@ enum NetrcSecrets {
 
         static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
 
-        mutating func next() -> String? {
+        mutating func next() -> [UInt8]? {
             while i < bytes.count, Self.isSpace(bytes[i]) { i += 1 }
             guard i < bytes.count else { return nil }
             var token: [UInt8] = []
             if bytes[i] == UInt8(ascii: "\"") {
                 i += 1
                 while i < bytes.count, bytes[i] != UInt8(ascii: "\"") {
-                    if bytes[i] == UInt8(ascii: "\\"), i + 1 < bytes.count { i += 1 }
-                    token.append(bytes[i])
+                    if bytes[i] == UInt8(ascii: "\\"), i + 1 < bytes.count {
+                        i += 1
+                        token.append(Self.escaped(bytes[i]))
+                    } else {
+                        token.append(bytes[i])
+                    }
                     i += 1
                 }
                 i += 1
@@ -101,7 +113,17 @@ enum NetrcSecrets {
                     i += 1
                 }
             }
-            return String(decoding: token, as: UTF8.self)
+            return token
+        }
+
+        /// What curl makes of a backslash and `b` in a quoted token.
+        static func escaped(_ b: UInt8) -> UInt8 {
+            switch b {
+            case UInt8(ascii: "n"): return 0x0A
+            case UInt8(ascii: "r"): return 0x0D
+            case UInt8(ascii: "t"): return 0x09
+            default: return b
+            }
         }
 
         /// Past a macro's name and its body, which ends at an empty line.

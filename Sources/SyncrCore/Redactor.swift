@@ -1,4 +1,5 @@
 import Foundation
+import SyncrHTTP
 import SyncrManifest
 import SyncrS3
 
@@ -17,7 +18,10 @@ public struct Redactor: Sendable {
     public init(secrets: [String]) {
         // Very short values (a "1" from ${RETRY:-1}) would mask half of every message; values
         // under 3 characters are not treated as secrets worth masking.
-        let kept = Set(secrets.filter { $0.count >= 3 })
+        var kept = Set(secrets.filter { $0.count >= 3 })
+        // A secret with a tab or a newline in it (a quoted netrc password) is quoted from an
+        // echoing server's answer as `HTTPResponse.printable` shows bodies: with spaces there.
+        kept.formUnion(kept.map { HTTPResponse.printable(Array($0.utf8), limit: .max) }.filter { $0.count >= 3 })
         self.secrets = kept.sorted { $0.count > $1.count }
         // A server that quotes the request back (an error page echoing the URL or a header)
         // quotes it percent-encoded: `Xy7!` as `Xy7%21`; or in JSON, as `a\/b` (PHP escapes

@@ -1,3 +1,5 @@
+import Foundation
+import SyncrHTTP
 import Testing
 @testable import SyncrCore
 
@@ -20,6 +22,32 @@ import Testing
             "quoted pass\"word", "YWxpY2U6cXVvdGVkIHBhc3Mid29yZA==",
             "guest-pw", "YW5vbnltb3VzOmd1ZXN0LXB3",
         ])
+    }
+
+    /// curl turns `\n`, `\r` and `\t` in a quoted token into those characters: the password it
+    /// sends is that, and the one masked must be too (`TAB\tPW5` leaked as `TAB<tab>PW5`).
+    @Test func quotedEscapesAreReadAsCurlReadsThem() {
+        let found = NetrcSecrets.passwords(in: #"machine h login u password "TAB\tPW5\n\r\q""#)
+        #expect(found.first == "TAB\tPW5\n\rq", "\(found)")
+        #expect(found.last == Data("u:TAB\tPW5\n\rq".utf8).base64EncodedString(), "\(found)")
+    }
+
+    /// An echoing server's answer is quoted with its tabs and newlines as spaces: a password
+    /// holding one is masked there too.
+    @Test func aPasswordWithATabIsMaskedAsAnAnswerQuotesIt() {
+        let redactor = Redactor(secrets: NetrcSecrets.passwords(in: #"machine h login u password "TAB\tPW5""#))
+        #expect(redactor.scrub(HTTPResponse.printable(Array("you sent u:TAB\tPW5\n".utf8))) == "you sent u:***")
+        #expect(redactor.scrub("you sent u:TAB\tPW5") == "you sent u:***")
+    }
+
+    /// A file that is not UTF-8 throughout (a comment in Latin-1) is read by curl all the same:
+    /// its passwords were not masked at all. The pair curl sends is encoded from the bytes.
+    @Test func aFileThatIsNotUTF8GivesItsPasswords() {
+        let bytes = Array("# Ren".utf8) + [0xE9] + Array("s laptop\nmachine h login u password LEAKPW77 ".utf8)
+            + Array("machine k login v password p".utf8) + [0xE9]
+        let found = NetrcSecrets.passwords(in: bytes)
+        #expect(found.contains("LEAKPW77") && found.contains(Data("u:LEAKPW77".utf8).base64EncodedString()), "\(found)")
+        #expect(found.contains(Data(Array("v:p".utf8) + [0xE9]).base64EncodedString()), "\(found)")
     }
 
     @Test func aFileWithoutPasswordsGivesNone() {
