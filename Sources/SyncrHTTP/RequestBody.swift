@@ -13,8 +13,10 @@ public enum RequestBody: Sendable, Equatable {
     /// The bytes of one file, as they are when the transfer starts (sent with PUT).
     case file(path: String)
     /// `length` bytes of a file from `offset` (sent with PUT): one part of an object store's
-    /// multipart upload, read from the file as it is sent.
-    case fileRange(path: String, offset: Int64, length: Int64)
+    /// multipart upload, read from the file as it is sent. `since`: the file as it was when the
+    /// upload began (its parts' checksums come from that version); a file changed since fails
+    /// the part as a change while it is sent does, instead of the store refusing its checksum.
+    case fileRange(path: String, offset: Int64, length: Int64, since: FileStamp? = nil)
     /// An RFC 7578 `multipart/form-data` form (sent with POST).
     case multipart(MultipartForm)
 
@@ -32,6 +34,22 @@ public enum RequestBody: Sendable, Equatable {
         case .file, .fileRange: return nil
         case .multipart(let form): return form.contentType
         }
+    }
+}
+
+/// A file as `stat` saw it (size, modification time, identity), to tell a later version of it.
+public struct FileStamp: Sendable, Equatable {
+    public var size: Int64
+    /// Modification time in nanoseconds since the epoch.
+    public var mtimeNanoseconds: Int64
+    public var device: UInt64
+    public var inode: UInt64
+
+    public init(size: Int64, mtimeNanoseconds: Int64, device: UInt64, inode: UInt64) {
+        self.size = size
+        self.mtimeNanoseconds = mtimeNanoseconds
+        self.device = device
+        self.inode = inode
     }
 }
 
@@ -75,6 +93,14 @@ final class BodyReader {
         var device: UInt64
         var inode: UInt64
 
+        init(_ stamp: FileStamp) {
+            size = stamp.size
+            mtimeSeconds = Int(stamp.mtimeNanoseconds / 1_000_000_000)
+            mtimeNanoseconds = Int(stamp.mtimeNanoseconds % 1_000_000_000)
+            device = stamp.device
+            inode = stamp.inode
+        }
+
         init(_ st: stat) {
             size = Int64(st.st_size)
             mtimeSeconds = Int(st.st_mtim.tv_sec)
@@ -113,14 +139,15 @@ final class BodyReader {
             case .failure(let error): return .failure(error)
             case .success(let st): segments = [.file(path: path, size: Int64(st.st_size))]
             }
-        case .fileRange(let path, let offset, let length):
+        case .fileRange(let path, let offset, let length, let since):
             switch statFile(path) {
             case .failure(let error): return .failure(error)
             case .success(let st) where Int64(st.st_size) < offset + length:
                 return .failure(.changedWhileSending(path: path, change:
                     "it is \(st.st_size) bytes now, too short for bytes \(offset)-\(offset + length - 1)"))
             case .success(let st):
-                let piece = Piece(segment: .file(path: path, size: length), start: 0, identity: FileIdentity(st), fileOffset: offset)
+                let identity = since.map(FileIdentity.init) ?? FileIdentity(st)
+                let piece = Piece(segment: .file(path: path, size: length), start: 0, identity: identity, fileOffset: offset)
                 return .success(BodyReader(pieces: [piece]))
             }
         case .multipart(let form):

@@ -154,7 +154,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     /// The body's file, for messages.
     private static func displayPath(_ body: RequestBody) -> String {
         switch body {
-        case .file(let path), .fileRange(let path, _, _): return path
+        case .file(let path), .fileRange(let path, _, _, _): return path
         case .multipart: return "multipart form"
         }
     }

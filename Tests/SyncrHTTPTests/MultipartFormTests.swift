@@ -188,6 +188,32 @@ struct BodyReaderTests {
         #expect(change == "it was 10000 bytes when the upload started and is 10010 bytes now")
     }
 
+    /// A part of an object store's multipart upload is read when it is sent, its checksum from
+    /// the file as it was when the upload began: a file changed in between (same size) fails the
+    /// part as a change while it is sent does. It was sent, and the store refused its checksum
+    /// ("BadDigest"), which pointed at the network.
+    @Test func aPartOfAFileChangedSinceTheUploadBeganFails() throws {
+        let file = try TempFile(contents: [UInt8](repeating: 7, count: 10_000))
+        var st = stat()
+        #expect(fstat(file.fd, &st) == 0)
+        let began = FileStamp(size: Int64(st.st_size),
+                              mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
+                              device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        let unchanged = try BodyReader.open(.fileRange(path: file.path, offset: 4096, length: 4096, since: began)).get()
+        #expect(try unchanged.readAll(bufferSize: 1024).get() == [UInt8](repeating: 7, count: 4096))
+
+        let later = timespec(tv_sec: st.st_mtim.tv_sec + 5, tv_nsec: 0)
+        _ = [UInt8](repeating: 8, count: 10).withUnsafeBytes { pwrite(file.fd, $0.baseAddress, $0.count, 5000) }
+        let times = [later, later]
+        _ = times.withUnsafeBufferPointer { futimens(file.fd, $0.baseAddress) }
+        let reader = try BodyReader.open(.fileRange(path: file.path, offset: 4096, length: 4096, since: began)).get()
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        #expect(buffer.withUnsafeMutableBytes { reader.read(into: $0) } == nil)
+        guard case .changedWhileSending(let path, let change)? = reader.failure else { Issue.record("no failure"); return }
+        #expect(path == file.path)
+        #expect(change == "it was modified")
+    }
+
     @Test func fileShrinkingWhileSentFails() throws {
         let file = try TempFile(contents: [UInt8](repeating: 7, count: 10_000))
         let reader = try BodyReader.open(.file(path: file.path)).get()
