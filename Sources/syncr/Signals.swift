@@ -39,9 +39,13 @@ enum Signals {
 
     private static let hooks = Locked<[@Sendable (Int32) -> Void]>([])
 
-    /// What `apply` prints on the first signal.
-    static let applyNotice = "syncr: interrupted; stopping transfers and saving progress "
-        + "(press Ctrl-C again to quit at once; nothing is lost either way)"
+    /// What `apply` prints on the first signal: a SIGTERM comes from a CI runner or `kill`,
+    /// where no Ctrl-C is at hand.
+    static func applyNotice(_ signal: Int32) -> String {
+        "syncr: interrupted; stopping transfers and saving progress ("
+            + (signal == SIGTERM ? "a second SIGTERM or SIGINT quits at once" : "press Ctrl-C again to quit at once")
+            + "; nothing is lost either way)"
+    }
 
     /// After `apply`'s summary: which entries were interrupted and how to go on.
     static func reportInterrupted(_ report: ApplyReport) {
@@ -77,9 +81,9 @@ enum Signals {
     /// Catches SIGINT and SIGTERM from now on. A signal the parent set to be ignored stays
     /// ignored (a shell runs background jobs with SIGINT ignored, so Ctrl-C does not reach them).
     /// - Parameters:
-    ///   - notice: the line printed to stderr on the first signal.
+    ///   - notice: the line printed to stderr on the first signal, for that signal.
     ///   - interrupt: stops the run (cancels its task); called on the signal thread.
-    static func install(notice: String, interrupt: @escaping @Sendable (Int32) -> Void) {
+    static func install(notice: @escaping @Sendable (Int32) -> String, interrupt: @escaping @Sendable (Int32) -> Void) {
         // Touch the state now, so that the handler never runs a lazy initialiser.
         _ = state.pipeWrite.load(ordering: .relaxed)
         var fds: [Int32] = [-1, -1]
@@ -97,7 +101,7 @@ enum Signals {
             }
             let signal = Int32(byte)
             for hook in hooks.withLock({ $0 }) { hook(signal) }
-            Output.err(notice)
+            Output.err(notice(signal))
             interrupt(signal)
         }
         for signal in [SIGINT, SIGTERM] {

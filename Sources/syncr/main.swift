@@ -87,7 +87,9 @@ do {
     let work = Task { await run(command) }
     if command.stopsOnSignal {
         // zip and unzip stop within one block or piece, and remove what they had half made.
-        Signals.install(notice: command.name == .apply ? Signals.applyNotice : "syncr: interrupted") { _ in work.cancel() }
+        let applies = command.name == .apply
+        let notice: @Sendable (Int32) -> String = { applies ? Signals.applyNotice($0) : "syncr: interrupted" }
+        Signals.install(notice: notice) { _ in work.cancel() }
         // A second signal exits at once: show the cursor the bar hid (async-signal-safe).
         TerminalBar.prepare()
         Signals.emergency = { TerminalBar.emergencyRestore() }

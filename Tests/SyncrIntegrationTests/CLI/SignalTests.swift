@@ -73,7 +73,7 @@ struct SignalTests {
         let status = await run.finish()
         let stderr = run.stderr
         #expect(status == 130, "\(stderr)")
-        #expect(stderr.contains("syncr: interrupted; stopping transfers and saving progress"))
+        #expect(stderr.contains("syncr: interrupted; stopping transfers and saving progress (press Ctrl-C again"))
         #expect(stderr.contains("1 interrupted"), "the summary counts it as interrupted, not failed: \(stderr)")
         #expect(stderr.contains("0 failed"))
         #expect(stderr.contains("interrupted by SIGINT"))
@@ -95,6 +95,7 @@ struct SignalTests {
         #expect(item["status"] as? String == "interrupted" && item["size"] as? Int == SignalTests.size, "\(item)")
         #expect((report["totals"] as? [String: Any])?["unknown_sizes"] as? Int == 0, "\(run.stdout)")
         #expect(run.stderr.contains("interrupted by SIGTERM"))
+        #expect(run.stderr.contains("(a second SIGTERM or SIGINT quits at once;") && !run.stderr.contains("Ctrl-C"), "\(run.stderr)")
         #expect(run.stderr.contains("run the same command again to resume"))
         try await slow.rerunResumes()
     }
