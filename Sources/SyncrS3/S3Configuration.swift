@@ -68,15 +68,37 @@ public struct S3Configuration: Sendable, Equatable {
                 source: "the environment (AWS_ACCESS_KEY_ID)"))
         }
         let candidates = [(files.credentials, profile), (files.config, configSection(profile))]
+        // A profile that gets its keys some other way (a process, SSO, an assumed role) is said
+        // as such when no file gives it static keys: "add a [default] profile" to a file that
+        // has one sent people to look for a mistake in it, not for their keys.
+        var unsupported: (keys: [String], path: String)?
         for case let (file?, section) in candidates {
-            guard let values = file.sections[section], let key = values["aws_access_key_id"] else { continue }
+            guard let values = file.sections[section] else { continue }
+            guard let key = values["aws_access_key_id"] else {
+                let keys = unsupportedCredentialKeys(values)
+                if unsupported == nil, !keys.isEmpty { unsupported = (keys, file.path) }
+                continue
+            }
             let source = "profile '\(profile)' in \(file.path)"
             guard let secret = values["aws_secret_access_key"] else { throw .secretMissing(source: source) }
             return S3Configuration(endpoint: endpoint, credentials: S3Credentials(
                 accessKeyID: key, secretAccessKey: secret, sessionToken: values["aws_session_token"], source: source))
         }
+        if let unsupported {
+            throw .unsupportedCredentials(profile: profile, keys: unsupported.keys, path: unsupported.path,
+                                          manifestProfile: options.profile != nil)
+        }
         throw .noCredentials(profile: profile, explicitProfile: options.profile != nil || env("AWS_PROFILE") != nil,
                              looked: files.paths)
+    }
+
+    /// The keys of a profile that would give the AWS tools its credentials and that syncr does
+    /// not act on (it reads only static keys): `credential_process`, the `sso_` keys,
+    /// `role_arn` (with `source_profile` or `credential_source`), `web_identity_token_file`;
+    /// sorted, so that the message is the same every run.
+    static func unsupportedCredentialKeys(_ values: [String: String]) -> [String] {
+        let named: Set = ["credential_process", "role_arn", "source_profile", "credential_source", "web_identity_token_file"]
+        return values.keys.filter { named.contains($0) || $0.hasPrefix("sso_") }.sorted()
     }
 
     /// The config file names a profile `[profile name]`, except `[default]`.
@@ -115,6 +137,11 @@ public enum S3ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     /// The endpoint an environment variable gives is not an http(s) URL.
     case badEndpoint(variable: String, value: String)
+    /// The profile exists (in `path`) but gets its credentials through `keys` (a
+    /// `credential_process`, SSO, an assumed role), which syncr does not run, and no file gives
+    /// it static keys. `manifestProfile`: the manifest's `s3: profile:` names it, so keys in the
+    /// environment are not used either.
+    case unsupportedCredentials(profile: String, keys: [String], path: String, manifestProfile: Bool)
 
     public var description: String {
         switch self {
@@ -128,6 +155,24 @@ public enum S3ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(source) has an access key ID but no secret access key; set AWS_SECRET_ACCESS_KEY (or aws_secret_access_key)"
         case .unreadable(let path, let reason):
             return "cannot read \(path): \(reason)"
+        case .unsupportedCredentials(let profile, let keys, let path, let manifestProfile):
+            let way: String
+            if keys.contains("credential_process") {
+                way = "credential_process, which syncr does not run"
+            } else if keys.contains(where: { $0.hasPrefix("sso_") }) {
+                way = "SSO (\(keys.filter { $0.hasPrefix("sso_") }.joined(separator: ", "))), which syncr does not sign in with"
+            } else if keys.contains("web_identity_token_file") {
+                way = "web_identity_token_file, which syncr does not exchange for keys"
+            } else {
+                way = "an assumed role (\(keys.joined(separator: ", "))), which syncr does not assume"
+            }
+            var text = "profile '\(profile)' in \(path) uses \(way); export AWS_ACCESS_KEY_ID and "
+                + "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) first, e.g. with "
+                + "eval \"$(aws configure export-credentials --profile \(profile) --format env)\""
+            if manifestProfile {
+                text += ", and remove profile: from the entry's s3: (syncr reads those variables only when the manifest names no profile)"
+            }
+            return text
         case .badEndpoint(let variable, let value):
             return "\(variable)=\(value) is not an http(s) URL like http://127.0.0.1:8333 (no user, query or fragment); "
                 + "set it to one, with its scheme"
