@@ -22,6 +22,14 @@ public enum PlanWarning: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The file or folder the warning is about: the folder short of space, the netrc file.
+    public var path: String {
+        switch self {
+        case .notEnoughSpace(let folder, _, _): return folder
+        case .netrcUnreadable(let path, _): return path
+        }
+    }
+
     /// One line: what is short, and what to do.
     public var description: String {
         switch self {

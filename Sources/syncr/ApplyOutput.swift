@@ -26,11 +26,13 @@ enum ApplyOutput {
     }
 
     /// Prints the results and writes the report files; returns the exit code.
-    static func finish(_ report: ApplyReport, options: ApplyOptions, origin: ReportOrigin) -> Int32 {
+    /// - Parameter warnings: those printed at the start of the run (`Session.applyWarnings()`):
+    ///   the reports list them too, so that a script reading only them sees why entries failed.
+    static func finish(_ report: ApplyReport, options: ApplyOptions, origin: ReportOrigin, warnings: [PlanWarning] = []) -> Int32 {
         var json: String?
         if options.run.json || options.reportPath != nil {
             let items = report.results.map(\.item)
-            json = Rendering.applyJSON(report, plan: Plan(items: items), header: origin.json(items: items))
+            json = Rendering.applyJSON(report, plan: Plan(items: items, warnings: warnings), header: origin.json(items: items))
         }
         var code = report.failed.isEmpty ? ExitCode.success : ExitCode.failures
         // The files first: stdout's reader may be gone (`| head`), and they must not depend on it.
@@ -42,7 +44,7 @@ enum ApplyOutput {
         }
         if let path = options.junitPath {
             if let problem = write(JUnitReport.xml(report, manifest: options.run.manifest, properties: origin.properties,
-                                                              shard: origin.sharding?.shard.description), to: path) {
+                                                   shard: origin.sharding?.shard.description, warnings: warnings), to: path) {
                 Output.err("syncr: error: cannot write the --junit file \(path): \(problem)")
                 code = ExitCode.failures
             }

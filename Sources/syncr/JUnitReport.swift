@@ -9,7 +9,10 @@ enum JUnitReport {
     ///   - shard: `I/N` of a sharded run, in the suite's name: the suites that `report merge`
     ///     puts side by side would otherwise have one name, and CI test views show (or fold)
     ///     them as one.
-    static func xml(_ report: ApplyReport, manifest: String, properties: [(String, String)] = [], shard: String? = nil) -> String {
+    ///   - warnings: those said at the start of apply (`Session.applyWarnings()`), in the
+    ///     suite's `system-err` before the report's own.
+    static func xml(_ report: ApplyReport, manifest: String, properties: [(String, String)] = [], shard: String? = nil,
+                    warnings: [PlanWarning] = []) -> String {
         let failures = report.failed.count
         // An interrupted entry did not fail, but it did not finish either: an error, not a pass.
         let errors = report.interrupted.count
@@ -48,9 +51,9 @@ enum JUnitReport {
             body += "      <system-out>" + escape(out2.joined(separator: "\n")) + "</system-out>\n"
             out += ">\n" + body + "    </testcase>\n"
         }
-        if !report.warnings.isEmpty {
-            out += "    <system-err>" + escape(report.warnings.map { "warning: \($0)" }.joined(separator: "\n"))
-                + "</system-err>\n"
+        let lines = warnings.map { "warning: \($0)" } + report.warnings.map { "warning: \($0)" }
+        if !lines.isEmpty {
+            out += "    <system-err>" + escape(lines.joined(separator: "\n")) + "</system-err>\n"
         }
         out += "  </testsuite>\n</testsuites>\n"
         return out

@@ -58,12 +58,18 @@ enum Rendering {
             ("version", .int(1)),
             ("items", .array(plan.items.map { .object(json($0)) })),
             ("totals", .object(totals(plan))),
+            // Strings since version 1, and scripts read them so: the codes and paths come in
+            // `warning_details`, in the form of `apply --json`'s `warnings`.
             ("warnings", .array(plan.warnings.map { .string($0.description) })),
+            ("warning_details", .array(plan.warnings.map(warningJSON))),
             ("fsync", .bool(plan.fsync)),
         ] + (plan.sharding.map { [("shard", shardJSON($0, items: plan.items))] } ?? [])).rendered
     }
 
-    /// - Parameter header: pairs after `version` (the manifest and the shard, for `report merge`).
+    /// - Parameters:
+    ///   - plan: the plan the report carried out; its `warnings` are those said at the start of
+    ///     apply (`Session.applyWarnings()`), listed before the report's own.
+    ///   - header: pairs after `version` (the manifest and the shard, for `report merge`).
     static func applyJSON(_ report: ApplyReport, plan: Plan, header: [(String, JSON)] = []) -> String {
         let items: [JSON] = report.results.map { r in
             var item = r.item
@@ -87,13 +93,20 @@ enum Rendering {
         return JSON.object([("version", .int(1))] + header + [
             ("items", .array(items)),
             ("totals", .object(totals)),
-            ("warnings", .array(report.warnings.map(warningJSON))),
+            ("warnings", .array(plan.warnings.map(warningJSON) + report.warnings.map(warningJSON))),
         ]).rendered
     }
 
     /// `{"code": ..., "path": ..., "message": ...}` for a run-level warning.
     static func warningJSON(_ warning: RunWarning) -> JSON {
         .object([("code", .string(warning.code)), ("path", .string(warning.error.path)),
+                 ("message", .string(warning.description))])
+    }
+
+    /// `{"code": ..., "path": ..., "message": ...}` for a warning said before the run: in
+    /// `plan --json`'s `warning_details`, and first in `apply --json`'s `warnings`.
+    static func warningJSON(_ warning: PlanWarning) -> JSON {
+        .object([("code", .string(warning.code)), ("path", .string(warning.path)),
                  ("message", .string(warning.description))])
     }
 

@@ -193,7 +193,8 @@ enum ApplyCommand {
             }
         }
         defer { lock?.release() }
-        for warning in session.applyWarnings() { Output.err("syncr: warning: \(warning)") }
+        let warnings = session.applyWarnings()
+        for warning in warnings { Output.err("syncr: warning: \(warning)") }
         // Only now may a bar take over the terminal: nothing else prints until the run ends.
         // Counted with each s3:// prefix as its objects (listed now; apply takes that listing).
         let items = await session.itemCount()
@@ -205,7 +206,7 @@ enum ApplyCommand {
         reporter.finish()
         let origin = ReportOrigin(manifestPath: flags.manifest, sharding: session.sharding,
                                   manifestSHA256: setup.manifestSHA256)
-        let code = ApplyOutput.finish(report, options: options, origin: origin)
+        let code = ApplyOutput.finish(report, options: options, origin: origin, warnings: warnings)
         Signals.reportInterrupted(report)
         return code
     }

@@ -40,6 +40,30 @@ struct WarningRenderingTests {
         #expect(xml.contains("</system-err>\n  </testsuite>"))
     }
 
+    /// The warnings said at the start of apply come first, in the same form, with their codes;
+    /// `plan --json` gives them as strings (version 1) and as objects in `warning_details`.
+    @Test func warningsFromTheStartOfTheRunComeFirstWithTheirCodes() throws {
+        let start: [PlanWarning] = [.notEnoughSpace(folder: "/data/out", needed: 3 << 30, available: 1 << 30),
+                                    .netrcUnreadable(path: "/nonexistent", errno: ENOENT)]
+        let text = Rendering.applyJSON(Self.report, plan: Plan(items: [], warnings: start))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let warnings = try #require(object["warnings"] as? [[String: String]])
+        #expect(warnings.map { $0["code"] } == ["not_enough_space", "netrc_unreadable", "folder_not_flushed", "records_not_flushed"])
+        #expect(warnings.map { $0["path"] } == ["/data/out", "/nonexistent", "/data/a&b <out>", "/data/.syncr/cache/records.journal"])
+        #expect(warnings.map { $0["message"] } == start.map(\.description) + Self.warnings.map(\.description))
+
+        let plan = try #require(try JSONSerialization.jsonObject(with: Data(Rendering.planJSON(Plan(items: [], warnings: start)).utf8))
+            as? [String: Any])
+        #expect(plan["warnings"] as? [String] == start.map(\.description))
+        #expect(plan["warning_details"] as? [[String: String]] == Array(warnings.prefix(2)))
+
+        let xml = JUnitReport.xml(Self.report, manifest: "syncr.yml", warnings: start)
+        #expect(xml.components(separatedBy: "<system-err>").count == 2, "\(xml)")
+        #expect(xml.contains("<system-err>warning: downloads need 3.0 GiB in /data/out"), "\(xml)")
+        #expect(xml.contains("&#10;warning: netrc: true, but /nonexistent cannot be read (No such file or directory)"))
+        #expect(xml.contains("&#10;warning: /data/a&amp;b &lt;out&gt;: cannot flush the folder"))
+    }
+
     @Test func aRunWithoutWarningsSaysSo() throws {
         let quiet = ApplyReport(results: [], seconds: 0)
         let text = Rendering.applyJSON(quiet, plan: Plan(items: []))
