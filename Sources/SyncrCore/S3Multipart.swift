@@ -368,7 +368,7 @@ struct S3MultipartUpload: Sendable {
                                   url: object.url(key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)]),
                                   displayURL: display,
                                   headers: sha256.map { [("x-amz-checksum-sha256", $0)] } ?? [("Content-MD5", Uploader.base64(hex: md5!))],
-                                  body: .fileRange(path: file.path, offset: offset, length: length, since: file.fingerprint.stamp))
+                                  body: .fileRange(path: file.path, offset: offset, length: length, since: file.fingerprint))
         request = builder.finish(request, lowSpeed: nil)
         let response = try await callResponse(request, sink: DiscardSink())
         let etag = try await checkedETag(response.head, part: number, offset: offset, length: length, sha256: sha256, md5: md5)
@@ -525,12 +525,5 @@ actor PartBook {
     func finished(_ number: Int, part: MultipartRecord.Part) throws {
         record.parts[number] = part
         try save(record)
-    }
-}
-
-extension FileFingerprint {
-    /// The same facts as the HTTP layer holds a request body's file to.
-    var stamp: FileStamp {
-        FileStamp(size: size, mtimeNanoseconds: mtimeNanoseconds, device: device, inode: inode)
     }
 }

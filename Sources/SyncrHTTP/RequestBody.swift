@@ -16,7 +16,7 @@ public enum RequestBody: Sendable, Equatable {
     /// multipart upload, read from the file as it is sent. `since`: the file as it was when the
     /// upload began (its parts' checksums come from that version); a file changed since fails
     /// the part as a change while it is sent does, instead of the store refusing its checksum.
-    case fileRange(path: String, offset: Int64, length: Int64, since: FileStamp? = nil)
+    case fileRange(path: String, offset: Int64, length: Int64, since: FileFingerprint? = nil)
     /// An RFC 7578 `multipart/form-data` form (sent with POST).
     case multipart(MultipartForm)
 
@@ -34,22 +34,6 @@ public enum RequestBody: Sendable, Equatable {
         case .file, .fileRange: return nil
         case .multipart(let form): return form.contentType
         }
-    }
-}
-
-/// A file as `stat` saw it (size, modification time, identity), to tell a later version of it.
-public struct FileStamp: Sendable, Equatable {
-    public var size: Int64
-    /// Modification time in nanoseconds since the epoch.
-    public var mtimeNanoseconds: Int64
-    public var device: UInt64
-    public var inode: UInt64
-
-    public init(size: Int64, mtimeNanoseconds: Int64, device: UInt64, inode: UInt64) {
-        self.size = size
-        self.mtimeNanoseconds = mtimeNanoseconds
-        self.device = device
-        self.inode = inode
     }
 }
 
@@ -93,12 +77,12 @@ final class BodyReader {
         var device: UInt64
         var inode: UInt64
 
-        init(_ stamp: FileStamp) {
-            size = stamp.size
-            mtimeSeconds = Int(stamp.mtimeNanoseconds / 1_000_000_000)
-            mtimeNanoseconds = Int(stamp.mtimeNanoseconds % 1_000_000_000)
-            device = stamp.device
-            inode = stamp.inode
+        init(_ fingerprint: FileFingerprint) {
+            size = fingerprint.size
+            mtimeSeconds = Int(fingerprint.mtimeNanoseconds / 1_000_000_000)
+            mtimeNanoseconds = Int(fingerprint.mtimeNanoseconds % 1_000_000_000)
+            device = fingerprint.device
+            inode = fingerprint.inode
         }
 
         init(_ st: stat) {

@@ -196,9 +196,8 @@ struct BodyReaderTests {
         let file = try TempFile(contents: [UInt8](repeating: 7, count: 10_000))
         var st = stat()
         #expect(fstat(file.fd, &st) == 0)
-        let began = FileStamp(size: Int64(st.st_size),
-                              mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
-                              device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        let began = FileFingerprint(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
+                                    mtimeNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
         let unchanged = try BodyReader.open(.fileRange(path: file.path, offset: 4096, length: 4096, since: began)).get()
         #expect(try unchanged.readAll(bufferSize: 1024).get() == [UInt8](repeating: 7, count: 4096))
 
