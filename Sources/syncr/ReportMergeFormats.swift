@@ -53,13 +53,19 @@ enum JSONReportMerge {
             ("shards", .array(shards)),
             ("items", .array(items.map(\.value))),
             ("totals", sum(documents.map { $0.1["totals"]! })),
-            // Each shard's own, in shard order (reports of older syncr versions have none), and
-            // the shards missing: a job that died before writing its report must not publish
-            // as a whole run.
-            ("warnings", .array(checked.sorted.flatMap { byFile[$0.file]?["warnings"]?.arrayValue ?? [] }
+            // Each shard's own, in shard order (reports of older syncr versions have none), a
+            // warning every shard gave (an unreadable netrc) once, and the shards missing: a
+            // job that died before writing its report must not publish as a whole run.
+            ("warnings", .array(Self.once(checked.sorted.flatMap { byFile[$0.file]?["warnings"]?.arrayValue ?? [] })
                 + (checked.warning.map { [Self.missingShardsWarning($0)] } ?? []))),
         ])
         return .success(MergedReport(text: merged.rendered + "\n", missingShards: checked.warning))
+    }
+
+    /// `warnings` without repeats, in order: the shards of one manifest often warn alike.
+    static func once(_ warnings: [JSON]) -> [JSON] {
+        var seen = Set<String>()
+        return warnings.filter { seen.insert($0.rendered).inserted }
     }
 
     /// `{"code": "shards_missing", "path": "", "message": ...}`, in the form of a run's warnings.

@@ -198,7 +198,7 @@ struct ReportMergeTests {
     }
 
     /// Each shard's run warnings (a folder it could not flush) reach the merged report, in
-    /// shard order; a report from before warnings existed has none to give.
+    /// shard order, each once; a report from before warnings existed has none to give.
     @Test func keepsEveryShardsWarnings() async throws {
         let project = try Project()
         func report(shard: Int, to: String, warnings: String?) -> String {
@@ -218,6 +218,9 @@ struct ReportMergeTests {
             .write(to: project.file("s1.json"), atomically: true, encoding: .utf8)
         try report(shard: 2, to: "b.bin", warnings: nil)
             .write(to: project.file("s2.json"), atomically: true, encoding: .utf8)
+        // The same warning from two shards (both runners lack the netrc file) is said once.
+        try report(shard: 3, to: "c.bin", warnings: "[" + warning("/c") + "," + warning("/a2") + "]")
+            .write(to: project.file("s3.json"), atomically: true, encoding: .utf8)
         let merge = try await project.run(["report", "merge", "-o", "merged.json", "s3.json", "s1.json", "s2.json"])
         #expect(merge.exitCode == 0, "\(merge.stderr)")
         let merged = try jsonObject(String(contentsOf: project.file("merged.json"), encoding: .utf8))
