@@ -1,0 +1,55 @@
+import Foundation
+
+/// `Tests/Servers/refusingproxy.py` on 127.0.0.1: an HTTP proxy that answers every request, a
+/// CONNECT or a plain-http one, with one status (407 asking for credentials, or 403 refusing)
+/// and forwards nothing. It logs every request line, so a test counts how often syncr asked.
+final class RefusingProxy: Sendable {
+    enum Failure: Error, CustomStringConvertible {
+        case didNotStart(log: String)
+        var description: String {
+            switch self {
+            case .didNotStart(let log): return "refusingproxy.py did not start; its output:\n\(log)"
+            }
+        }
+    }
+
+    let port: UInt16
+    let directory: TemporaryDirectory
+    private let logFile: URL
+    private let child: ChildProcess
+
+    /// `http://127.0.0.1:PORT`, what `http_proxy` or `https_proxy` is set to.
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    static var script: URL {
+        repositoryRoot().appendingPathComponent("Tests/Servers/refusingproxy.py")
+    }
+
+    private init(port: UInt16, directory: TemporaryDirectory, logFile: URL, child: ChildProcess) {
+        self.port = port
+        self.directory = directory
+        self.logFile = logFile
+        self.child = child
+    }
+
+    /// Starts a proxy that answers every request with `status` and returns once it listens.
+    static func start(status: Int) async throws -> RefusingProxy {
+        let directory = try TemporaryDirectory(prefix: "refusingproxy")
+        let logFile = directory.appending("requests.log")
+        let (child, port, failure) = try await startPythonServer(script, arguments: [
+            "--status", String(status), "--log", logFile.path, "--port", "0", "--exit-with-parent",
+        ], directory: directory)
+        guard let port else { throw Failure.didNotStart(log: failure) }
+        return RefusingProxy(port: port, directory: directory, logFile: logFile, child: child)
+    }
+
+    /// The request lines it was sent, in order (`CONNECT 127.0.0.1:443 HTTP/1.1`).
+    func requests() -> [String] {
+        ((try? String(contentsOf: logFile, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// Stops the proxy (SIGTERM, then SIGKILL). Safe to call twice.
+    func stop() { child.terminate() }
+
+    deinit { child.terminate() }
+}
