@@ -1,7 +1,7 @@
 extension SyncError {
     /// The case as a stable snake_case word, for machine-readable output (the `error_code` of
     /// the JSON report, the `type` of a JUnit failure): `http`, `connection`, `timed_out`, `tls`,
-    /// `invalid_response`, `range_ignored`, `redirect`, `transfer_io`, `no_space`, `read_only`,
+    /// `proxy`, `invalid_response`, `range_ignored`, `redirect`, `transfer_io`, `no_space`, `read_only`,
     /// `file`, `copy_failed`, `destination_blocked`, `checksum_mismatch`, `unpack`,
     /// `upload_source`, `changed_while_sending`, `locked_version_changed`, `zip`, `object_store`,
     /// `interrupted`, `other`. A code, once
@@ -13,6 +13,7 @@ extension SyncError {
         // A stall is the timeout it always was to scripts: the code stays.
         case .timedOut, .stalled: return "timed_out"
         case .tls: return "tls"
+        case .proxy: return "proxy"
         case .invalidResponse: return "invalid_response"
         case .rangeIgnored: return "range_ignored"
         case .redirect: return "redirect"
@@ -34,10 +35,12 @@ extension SyncError {
         }
     }
 
-    /// The HTTP status of an `.http` or `.objectStore` error, nil for every other case.
+    /// The HTTP status of an `.http` or `.objectStore` error, and of a `.proxy` error that was
+    /// the proxy's answer (407, or its answer to the CONNECT); nil for every other case.
     public var httpStatus: Int? {
         switch self {
         case .http(let status, _, _, _), .objectStore(let status, _, _, _, _, _, _, _): return status
+        case .proxy(_, let status, _, _): return status
         default: return nil
         }
     }

@@ -11,7 +11,7 @@ extension SyncError {
     /// What went wrong, where, and what to do about it.
     public var description: String {
         switch self {
-        case .http, .connection, .timedOut, .stalled, .tls, .invalidResponse, .rangeIgnored, .redirect, .transferIO:
+        case .http, .connection, .timedOut, .stalled, .tls, .proxy, .invalidResponse, .rangeIgnored, .redirect, .transferIO:
             return requestText
         case .noSpace(let path, let needed, let available, let errno, let during):
             return Self.noSpaceText(path: path, needed: needed, available: available, errno: errno, during: during)
@@ -84,7 +84,7 @@ extension SyncError {
     public var retries: Retries? {
         switch self {
         case .http(_, _, _, let r), .connection(_, _, _, let r), .timedOut(_, _, let r), .stalled(_, _, _, let r),
-             .tls(_, _, let r),
+             .tls(_, _, let r), .proxy(_, _, _, let r),
              .invalidResponse(_, _, let r), .rangeIgnored(_, let r), .redirect(_, _, let r), .transferIO(_, _, _, let r),
              .objectStore(_, _, _, _, _, _, _, let r):
             return r
@@ -115,6 +115,8 @@ extension SyncError {
                 text += " (the server takes no request body this large: raise its limit, such as nginx's "
                     + "client_max_body_size, or send a smaller file)"
             }
+        } else if case .proxy = self {
+            text += " (not retried: this will not change until the proxy or its setting does)"
         } else if retries.kept > 0 {
             text += Self.keptText(retries)
         }

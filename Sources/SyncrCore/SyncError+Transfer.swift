@@ -13,6 +13,8 @@ extension SyncError {
             self = .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed, retries: retries)
         case .tls(let url, let message):
             self = .tls(url: url, message: message, retries: retries)
+        case .proxy(let url, let status, let message):
+            self = .proxy(url: url, status: status, message: message, retries: retries)
         case .status(let url, let code, _, let body):
             self = .http(status: code, url: url, body: body, retries: retries)
         case .rangeNotHonoured(let url):
@@ -63,6 +65,7 @@ extension SyncError {
         case .stalled(let url, let milliseconds, let lowSpeed, _):
             return .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed)
         case .tls(let url, let message, _): return .tls(url: url, message: message)
+        case .proxy(let url, let status, let message, _): return .proxy(url: url, status: status, message: message)
         case .invalidResponse(let url, let message, _): return .invalidResponse(url: url, message: message)
         case .rangeIgnored(let url, _): return .rangeNotHonoured(url: url)
         case .redirect(let url, let message, _): return .redirect(url: url, message: message)
@@ -82,6 +85,7 @@ extension SyncError {
         case .stalled(let url, let milliseconds, let lowSpeed, _):
             return .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed, retries: r)
         case .tls(let url, let message, _): return .tls(url: url, message: message, retries: r)
+        case .proxy(let url, let status, let message, _): return .proxy(url: url, status: status, message: message, retries: r)
         case .invalidResponse(let url, let message, _): return .invalidResponse(url: url, message: message, retries: r)
         case .rangeIgnored(let url, _): return .rangeIgnored(url: url, retries: r)
         case .redirect(let url, let message, _): return .redirect(url: url, message: message, retries: r)
@@ -106,6 +110,8 @@ extension SyncError {
         case .stalled(let url, let milliseconds, let lowSpeed, let r):
             return .stalled(url: s(url), milliseconds: milliseconds, lowSpeed: lowSpeed, retries: r)
         case .tls(let url, let message, let r): return .tls(url: s(url), message: s(message), retries: r)
+        case .proxy(let url, let status, let message, let r):
+            return .proxy(url: s(url), status: status, message: s(message), retries: r)
         case .invalidResponse(let url, let message, let r):
             return .invalidResponse(url: s(url), message: s(message), retries: r)
         case .rangeIgnored(let url, let r): return .rangeIgnored(url: s(url), retries: r)

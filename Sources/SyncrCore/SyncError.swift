@@ -23,6 +23,11 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case stalled(url: String, milliseconds: Int, lowSpeed: Int?, retries: Retries)
     /// The TLS handshake failed or the certificate was not trusted.
     case tls(url: String, message: String, retries: Retries)
+    /// The proxy set in the environment answered instead of the server, or cannot be used: it
+    /// asks for credentials (`status` 407), refused to connect to the server (its answer to
+    /// the CONNECT), or its URL cannot be read or its name not resolved (`status` nil).
+    /// `message` names the variable and what to change in it. Never retried.
+    case proxy(url: String, status: Int?, message: String, retries: Retries)
     /// The answer broke the protocol (e.g. a `Content-Range` that is not what was asked).
     case invalidResponse(url: String, message: String, retries: Retries)
     /// A ranged request was answered with the whole file: the server will not resume.

@@ -24,20 +24,24 @@ struct EnvironmentProxy: Sendable, Equatable {
     /// read: `hint` names the proxy only when curl's message shows its address.
     /// - Parameter environment: a variable's value (`getenv` by default), nil when unset.
     init?(scheme: String, environment: (String) -> String? = EnvironmentProxy.variable) {
-        let scheme = scheme.lowercased()
-        let own = scheme + "_proxy"
-        let names = scheme == "http" ? [own] : [own, own.uppercased()]
-        var found: (name: String, value: String)?
-        for name in names + ["all_proxy", "ALL_PROXY"] {
-            if let value = environment(name), !value.isEmpty {
-                found = (name, value)
-                break
-            }
-        }
-        guard let (variable, value) = found, let (host, port) = Self.address(value) else { return nil }
+        guard let (variable, value) = Self.setting(scheme: scheme, environment: environment),
+              let (host, port) = Self.address(value) else { return nil }
         self.variable = variable
         self.host = host
         self.port = port
+    }
+
+    /// The variable libcurl takes the proxy for a URL of `scheme` from, and its value as
+    /// written (it may carry a password: never print it); nil when none is set.
+    static func setting(scheme: String, environment: (String) -> String? = EnvironmentProxy.variable)
+        -> (variable: String, value: String)? {
+        let scheme = scheme.lowercased()
+        let own = scheme + "_proxy"
+        let names = scheme == "http" ? [own] : [own, own.uppercased()]
+        for name in names + ["all_proxy", "ALL_PROXY"] {
+            if let value = environment(name), !value.isEmpty { return (name, value) }
+        }
+        return nil
     }
 
     /// A variable of the process's environment, nil when unset.

@@ -16,7 +16,7 @@ extension RetryPolicy {
             return !requestSent
         case .status(_, let code, _, _):
             return code == 408 || code == 429 || code == 503
-        case .tls, .rangeNotHonoured, .invalidResponse, .local, .changedWhileSending, .redirect, .cancelled:
+        case .tls, .proxy, .rangeNotHonoured, .invalidResponse, .local, .changedWhileSending, .redirect, .cancelled:
             return false
         }
     }

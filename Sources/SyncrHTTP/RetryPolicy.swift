@@ -5,7 +5,9 @@
 /// usually passes). Not retried: other 4xx (asking again gets the same answer), the 5xx that say
 /// what the server cannot do rather than that it is in trouble (`permanentServerStatuses`: 501
 /// for a method it does not implement, 505, 506, 507, 508, 510, 511), TLS failures (a
-/// certificate does not fix itself), local disk errors, protocol violations.
+/// certificate does not fix itself), local disk errors, protocol violations, and what the
+/// proxy from the environment says of itself (a 407, a refused CONNECT, a URL curl cannot read
+/// or a name that does not resolve: it says the same until someone changes the setting).
 public struct RetryPolicy: Sendable {
     /// Retries allowed after the first attempt, counted only over attempts that made no progress.
     public var maxRetries: Int
@@ -36,7 +38,7 @@ public struct RetryPolicy: Sendable {
             return true
         case .status(_, let code, _, _):
             return code == 408 || code == 429 || ((500...599).contains(code) && !Self.permanentServerStatuses.contains(code))
-        case .tls, .rangeNotHonoured, .invalidResponse, .local, .changedWhileSending, .redirect, .cancelled:
+        case .tls, .proxy, .rangeNotHonoured, .invalidResponse, .local, .changedWhileSending, .redirect, .cancelled:
             return false
         }
     }

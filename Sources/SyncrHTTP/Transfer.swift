@@ -156,7 +156,8 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// Certificate checks, extra trusted CAs, netrc. Proxies come from the environment
-    /// (`http_proxy`, `https_proxy`, `no_proxy`), which libcurl reads itself.
+    /// (`http_proxy`, `https_proxy`, `no_proxy`), which libcurl reads itself; what the proxy
+    /// says of itself is worded in `Transfer+Proxy.swift`.
     private func configureSecurity() {
         let h = easy
         syncr_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, request.tls.verify ? 1 : 0)
@@ -350,6 +351,7 @@ final class Transfer: @unchecked Sendable {
         case .proceed?, .pause?, nil: break  // `.pause` is never stored (see `startBody`)
         }
         if bodyIsError && (code == CURLE_OK || (code == CURLE_WRITE_ERROR && errorBodyCapped)) {
+            if head?.status == 407 { return .failure(proxyAuthenticationRequired(body: HTTPResponse.errorText(errorBytes))) }
             return .success(response(stopped: false))
         }
         guard code == CURLE_OK else { return .failure(error(for: code)) }
@@ -390,7 +392,7 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// The URL last asked for (after redirects), in parts.
-    private var effectiveParts: URLParts? {
+    var effectiveParts: URLParts? {
         var pointer: UnsafeMutablePointer<CChar>? = nil
         syncr_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &pointer)
         return URLParts(pointer.map { String(cString: $0) } ?? request.url)
@@ -439,6 +441,7 @@ final class Transfer: @unchecked Sendable {
     private func error(for code: CURLcode) -> TransferError {
         let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
         let url = request.displayURL
+        if let proxyFailure = proxyFailure(code, detail: detail) { return proxyFailure }
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
             // After the request went out only the low-speed limit times a transfer out (the

@@ -15,6 +15,12 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case stalled(url: String, milliseconds: Int, lowSpeed: Int?)
     /// A TLS handshake or certificate problem.
     case tls(url: String, message: String)
+    /// The proxy set in the environment answered instead of the server, or cannot be used:
+    /// it asks for credentials (407), refused to open a tunnel (`status`: its answer to the
+    /// CONNECT), or its URL cannot be read or its name not resolved (`status` nil). `message`
+    /// names the variable and says what to change in it. Not worth retrying: the proxy gives
+    /// the same answer until its setting changes.
+    case proxy(url: String, status: Int?, message: String)
     /// The server answered with a status that is not what was asked for.
     case status(url: String, code: Int, retryAfter: RetryAfter?, body: String)
     /// A ranged request was answered with the whole body (200): the server will not resume.
@@ -51,7 +57,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isAnswer: Bool {
         switch self {
         case .status, .rangeNotHonoured, .invalidResponse, .redirect, .tls: return true
-        case .connection, .timedOut, .stalled, .local, .changedWhileSending, .cancelled: return false
+        // The proxy answered, or was not reached: the server was not asked.
+        case .proxy, .connection, .timedOut, .stalled, .local, .changedWhileSending, .cancelled: return false
         }
     }
 
@@ -62,6 +69,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timedOut(let url, _): return url
         case .stalled(let url, _, _): return url
         case .tls(let url, _): return url
+        case .proxy(let url, _, _): return url
         case .status(let url, _, _, _): return url
         case .rangeNotHonoured(let url): return url
         case .invalidResponse(let url, _): return url
@@ -82,6 +90,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .stalled(let u, let milliseconds, let lowSpeed):
             return .stalled(url: url(u), milliseconds: milliseconds, lowSpeed: lowSpeed)
         case .tls(let u, let message): return .tls(url: url(u), message: message)
+        case .proxy(let u, let status, let message): return .proxy(url: url(u), status: status, message: message)
         case .status(let u, let code, let retryAfter, let body):
             return .status(url: url(u), code: code, retryAfter: retryAfter, body: body)
         case .rangeNotHonoured(let u): return .rangeNotHonoured(url: url(u))
@@ -108,6 +117,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(url): " + Self.stallText(milliseconds: milliseconds, lowSpeed: lowSpeed.map { "\($0) bytes" })
         case .tls(let url, let message):
             return "\(url): TLS error: \(message)"
+        case .proxy(let url, _, let message):
+            return "\(url): \(message)"
         case .status(let url, let code, _, let body):
             let reason = HTTPStatus.reason(code)
             let suffix = body.isEmpty ? "" : " (server said: \(body))"

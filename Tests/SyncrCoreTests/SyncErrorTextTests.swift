@@ -32,6 +32,10 @@ struct SyncErrorTextTests {
             + "(gave up after 2 retries)"),
         (.tls(url: url, message: "cannot verify the certificate", retries: .notRetried),
          "\(url): TLS error: cannot verify the certificate"),
+        (.proxy(url: url, status: 407, message: "CONNECT tunnel failed, response 407; p:3128 is the proxy set in https_proxy",
+                retries: .notRetried),
+         "\(url): CONNECT tunnel failed, response 407; p:3128 is the proxy set in https_proxy "
+            + "(not retried: this will not change until the proxy or its setting does)"),
         (.invalidResponse(url: url, message: "Content-Range 0-9/10 for bytes=5-", retries: .notRetried),
          "\(url): invalid response: Content-Range 0-9/10 for bytes=5-"),
         (.rangeIgnored(url: url, retries: .notRetried),
@@ -168,17 +172,17 @@ struct SyncErrorTextTests {
     }
 
     /// Every case has a code of its own, a snake_case word that scripts match on; only HTTP
-    /// and object-store errors have a status.
+    /// and object-store errors, and a proxy's answer, have a status.
     @Test func codesAreDistinctWords() {
         let codes = Self.golden.map(\.0.code)
         let distinct = Set(codes)
         // Two samples each of .http, and a stall, which is the timeout it always was to
         // scripts (`timed_out`): the rest are one per case.
         #expect(distinct.count == codes.count - 4)
-        #expect(distinct.count == 22, "one code per case of SyncError")
+        #expect(distinct.count == 23, "one code per case of SyncError")
         for code in distinct {
             #expect(code.allSatisfy { $0.isLowercase || $0 == "_" }, "\(code)")
         }
-        #expect(Self.golden.compactMap(\.0.httpStatus) == [404, 401, 503, 429, 403])
+        #expect(Self.golden.compactMap(\.0.httpStatus) == [404, 401, 503, 429, 407, 403])
     }
 }

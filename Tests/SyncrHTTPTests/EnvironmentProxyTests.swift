@@ -44,4 +44,20 @@ struct EnvironmentProxyTests {
                        targetHost: "example.com", targetPort: 443) == nil, "port 90 is not port 9")
         #expect(p.hint(detail: refused, targetHost: "127.0.0.1", targetPort: 9) == nil, "the server is the proxy's address")
     }
+
+    @Test func credentialsInAProxyURL() {
+        #expect(Transfer.carriesCredentials("http://user:pw@proxy:3128"))
+        #expect(Transfer.carriesCredentials("user@proxy"))
+        #expect(!Transfer.carriesCredentials("http://proxy:3128/a@b"))
+        #expect(!Transfer.carriesCredentials("proxy:3128"))
+    }
+
+    /// What the proxy says of itself does not change by asking again.
+    @Test func proxyFailuresAreNotRetried() {
+        let policy = RetryPolicy(maxRetries: 5)
+        let failure = TransferError.proxy(url: "https://h/f", status: 407, message: "m")
+        #expect(!policy.isRetryable(failure))
+        #expect(!policy.isRetryable(failure, method: .put, requestSent: false))
+        #expect(!policy.isRetryable(failure, method: .post, requestSent: false))
+    }
 }
