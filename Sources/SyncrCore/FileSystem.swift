@@ -100,15 +100,18 @@ enum FS {
     /// cost more than a system call per entry, and traps on a one-letter relative name (`c`,
     /// `c/`).
     static func parentFolder(_ path: String) -> String {
-        var bytes = Array(path.utf8)
-        let slash = UInt8(ascii: "/")
-        func trimSlashes() { while bytes.count > 1, bytes.last == slash { bytes.removeLast() } }
-        trimSlashes()
-        if bytes == [slash] { return "/" }
-        guard let last = bytes.lastIndex(of: slash) else { return "" }
-        bytes.removeSubrange(last...)
-        trimSlashes()
-        return bytes.isEmpty ? "/" : String(decoding: bytes, as: UTF8.self)
+        var path = path
+        // In place on the string's bytes: every entry asks, and a copy of them cost a malloc.
+        return path.withUTF8 { bytes -> String in
+            let slash = UInt8(ascii: "/")
+            // The end of the last name (trailing slashes are not one), then the slashes before it.
+            var end = bytes.count
+            while end > 1, bytes[end - 1] == slash { end -= 1 }
+            guard let last = bytes[..<end].lastIndex(of: slash) else { return "" }
+            var cut = last
+            while cut > 0, bytes[cut - 1] == slash { cut -= 1 }
+            return cut == 0 ? "/" : String(decoding: UnsafeBufferPointer(rebasing: bytes[..<cut]), as: UTF8.self)
+        }
     }
 
     /// Creates a folder and its parents (like `mkdir -p`).

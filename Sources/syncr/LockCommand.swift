@@ -44,17 +44,22 @@ enum LockCommand {
             return ExitCode.invalidManifest
         }
         // Read before any server is asked: the lock there may be another manifest's.
-        let previous: Lockfile?, replacing: String?
+        let previous: Lockfile?
+        var replacing: String?
         do {
             previous = try LockfileReader.load(path: path)
-            replacing = previous.flatMap { goneOwner($0, lockPath: path, manifestPath: options.manifest) }
         } catch {
             previous = nil
             replacing = "\(path) could not be read, and is written over; it said: " + error.description
         }
-        if let previous, let foreign = foreignLock(previous, lockPath: path, manifestPath: options.manifest) {
-            Output.err("syncr: error: " + Rendering.printable(foreign))
+        switch previous.map({ LockCheck.owner(of: $0, lockPath: path, manifestPath: options.manifest) }) {
+        case .sibling(let other)?:
+            Output.err("syncr: error: " + Rendering.printable(foreignLock(other, lockPath: path, manifestPath: options.manifest)))
             return ExitCode.invalidManifest
+        case .gone(let old)?:
+            replacing = "\(path) was the lockfile of \(old), which is not there; it now locks \(options.manifest)"
+        case .this?, nil:
+            break
         }
         if options.hash && !manifest.downloads.isEmpty {
             if let code = await hashEverything(session, quiet: options.quiet) { return code }
@@ -108,24 +113,14 @@ enum LockCommand {
         return nil
     }
 
-    /// The lock `existing` at `lockPath` is another manifest's, and that manifest is beside it
-    /// (`data.yaml`'s, when `data.yml` is locked): writing this one's would replace it. A lock
+    /// The lock at `lockPath` is another manifest's, and that manifest (`otherPath`) is beside
+    /// it (`data.yaml`'s, when `data.yml` is locked): writing this one's would replace it. A lock
     /// whose manifest is gone (renamed) is written over, as is one that cannot be read, with a
     /// note that says so.
-    static func foreignLock(_ existing: Lockfile, lockPath: String, manifestPath: String) -> String? {
-        guard case .sibling(let otherPath) = LockCheck.owner(of: existing, lockPath: lockPath, manifestPath: manifestPath)
-        else { return nil }
-        return "\(lockPath) is the lockfile of \(otherPath), which is beside it; the lock of \(manifestPath) would replace it "
+    static func foreignLock(_ otherPath: String, lockPath: String, manifestPath: String) -> String {
+        "\(lockPath) is the lockfile of \(otherPath), which is beside it; the lock of \(manifestPath) would replace it "
             + "(both manifests' lockfiles are named \(lockPath)). Rename one of the two manifests so that each has a lockfile "
             + "of its own, or move \(lockPath) away if \(otherPath) needs no lock; \(lockPath) was not written"
-    }
-
-    /// The lock at `lockPath` was written for a manifest that is not there (renamed, or removed)
-    /// and now becomes `manifestPath`'s: said, since what it pinned is gone with it.
-    static func goneOwner(_ existing: Lockfile, lockPath: String, manifestPath: String) -> String? {
-        guard case .gone(let old) = LockCheck.owner(of: existing, lockPath: lockPath, manifestPath: manifestPath)
-        else { return nil }
-        return "\(lockPath) was the lockfile of \(old), which is not there; it now locks \(manifestPath)"
     }
 
     /// The lockfile would replace the cache's own lock file (`cache: .` puts both at
