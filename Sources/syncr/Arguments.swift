@@ -287,10 +287,13 @@ enum ArgumentParser {
             }
             options.progress = mode
         }
-        // Two wishes that cannot both be met: which one was meant only the user knows. With
-        // auto (the default) --quiet simply means no bar.
-        if options.run.quiet && options.progress == .bar {
-            throw line.usage("'--quiet' shows no progress and '--progress bar' asks for a bar; give one of them.")
+        // Two wishes that cannot both be met: which one was meant only the user knows (a bar or
+        // progress lines asked for beside --quiet were shown, or silently dropped). With auto
+        // (the default) --quiet simply means no progress, and none agrees with it.
+        if options.run.quiet && (options.progress == .bar || options.progress == .plain) {
+            let asked = options.progress == .bar ? "a bar" : "progress lines"
+            throw line.usage("'--quiet' shows no progress and '--progress \(options.progress.rawValue)' asks for \(asked); "
+                + "give one of them.")
         }
         if let text = line.value("--progress-interval") {
             guard let ms = DurationText.parse(text), ms >= 100 else {

@@ -114,7 +114,7 @@ enum Help {
               --lock-timeout TIME   When another syncr run is using the same cache, wait up to
                                     TIME (30s, 5m, 1h) for it to finish (default 0: exit 75 at once).
               --quiet               Print only the summary, which names each failure (not with
-                                    --progress bar).
+                                    --progress bar or plain).
               --progress MODE       auto (default): bar on a terminal, plain otherwise; bar: one line
                                     per transfer and a total, redrawn in place; plain: whole lines
                                     only (start, finish, a summary every interval); none: no progress.

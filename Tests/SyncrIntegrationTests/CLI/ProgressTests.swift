@@ -130,13 +130,14 @@ struct ProgressTests {
         #expect(lines.filter { $0.hasPrefix("[") }.count == 2, "\(r.stderr)")
     }
 
-    /// `--quiet` keeps working: the summary only, which names each failure once.
+    /// `--quiet` keeps working off a terminal, where progress would be plain lines: the summary
+    /// only, which names each failure once, and no line every interval.
     @Test func quietShowsFailuresAndSummaryOnly() async throws {
         let (server, www) = try await Self.serve()
         defer { server.stop(); withExtendedLifetime(www) {} }
         let harness = try CLIHarness()
         try Self.manifest(harness, server)
-        let r = try await harness.run(["apply", "--quiet", "--progress", "plain", "--progress-interval", "100ms"])
+        let r = try await harness.run(["apply", "--quiet", "--progress-interval", "100ms"])
         #expect(r.status == 1)
         let lines = r.stderr.split(separator: "\n").map(String.init)
         #expect(!lines.contains { $0.hasPrefix("[") || $0.hasPrefix("  done ") || $0.hasPrefix("  progress: ") },
@@ -177,6 +178,8 @@ struct ProgressTests {
         // Asked for together, the bar was drawn: one of the two was not what the user meant.
         (["--quiet", "--progress", "bar"], "'--quiet' shows no progress and '--progress bar' asks for a bar; give one of them."),
         (["--progress=bar", "--quiet"], "'--quiet' shows no progress and '--progress bar' asks for a bar; give one of them."),
+        // --quiet printed no progress line though plain ones were asked for.
+        (["--quiet", "--progress", "plain"], "'--quiet' shows no progress and '--progress plain' asks for progress lines; give one of them."),
     ])
     func badProgressOptions(arguments: [String], message: String) async throws {
         let harness = try CLIHarness()
