@@ -97,6 +97,9 @@ enum LockCommand {
         case .failed(let code): return code
         }
         defer { lock.release() }
+        // Said before the downloads, as apply says them: an unreadable netrc file is why the
+        // hashing below may fail with a 401.
+        for warning in session.applyWarnings() { Output.err("syncr: warning: lock --hash: \(warning)") }
         let report = await session.apply()
         if Task.isCancelled { return ExitCode.failures }
         for warning in report.warnings { Output.err("syncr: warning: lock --hash: \(warning)") }

@@ -48,6 +48,28 @@ struct StartWarningReportTests {
         #expect(planObject["warning_details"] as? [[String: String]] == warnings, "\(plan.stdout)")
     }
 
+    /// `lock --hash` downloads as apply does, and says the same warnings first (it said none:
+    /// a 401 from the missing netrc file came with no reason).
+    @Test func lockHashSaysTheStartWarnings() async throws {
+        let www = try TemporaryDirectory(prefix: "www-start-warning")
+        _ = try makeFile(path: www.appending("a.bin"), size: 3000, seed: 5)
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0, netrc: true }
+            downloads:
+              - { url: "\(server.url("/a.bin"))", to: out/a.bin }
+            """)
+        let missing = harness.folder + "/no-such-netrc"
+        let lock = try await harness.run(["lock", "--hash"], environment: ["HOME": harness.folder, "NETRC": missing])
+        #expect(lock.status == 0, "\(lock.stderr)")
+        #expect(lock.stderr.contains("syncr: warning: lock --hash: netrc: true, but \(missing) cannot be read"),
+                "\(lock.stderr)")
+        #expect(lock.stderr.components(separatedBy: "cannot be read").count == 2, "said once: \(lock.stderr)")
+    }
+
     /// With a readable netrc file there is nothing to say, in either JSON.
     @Test func aReadableNetrcFileGivesNoWarning() async throws {
         let www = try TemporaryDirectory(prefix: "www-start-warning")
