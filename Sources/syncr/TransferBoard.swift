@@ -52,8 +52,14 @@ struct ActiveEntry: Sendable {
     var startedAt: Double
     /// Bytes already in place when it started: a resume's cached part.
     var base: Int64
-    /// Bytes moved in this run so far.
+    /// Bytes moved in this run so far (since it last went back to byte 0).
     var moved: Int64 = 0
+    /// Bytes moved before it went back to byte 0 (`restart`): moved, so the run's totals and
+    /// speed keep them, but toward the file no more.
+    var discarded: Int64 = 0
+    /// The part of `discarded` that the board's `expected` counts (bytes moved while the
+    /// entry's size was known).
+    var discardedOfExpected: Int64 = 0
     /// Bytes this run is to move, when known.
     var expected: Int64?
     var meter = RateMeter()
@@ -87,10 +93,12 @@ struct TransferBoard: Sendable {
     }
 
     /// Bytes moved so far.
-    var moved: Int64 { finishedMoved + active.reduce(0) { $0 + $1.moved } }
+    var moved: Int64 { finishedMoved + active.reduce(0) { $0 + $1.discarded + $1.moved } }
     /// Bytes moved toward `expected`.
     private var movedOfExpected: Int64 {
-        finishedMoved + active.reduce(0) { sum, entry in sum + (entry.expected.map { min($0, entry.moved) } ?? 0) }
+        finishedMoved + active.reduce(0) { sum, entry in
+            sum + entry.discardedOfExpected + (entry.expected.map { min($0, entry.moved) } ?? 0)
+        }
     }
     /// `expected` may still grow: entries not yet started, or sizes not known.
     var totalIsPartial: Bool {
@@ -134,11 +142,16 @@ struct TransferBoard: Sendable {
     /// Records that an entry went back to byte 0 (`EntryNote.startsOver`): its cached part no
     /// longer counts as in place, and the bytes it moves from now on count from 0, so that a
     /// resume the server turned into a whole download is not shown done when the missing
-    /// part's worth has arrived.
+    /// part's worth has arrived. The bytes it had moved stay moved: the total line and its
+    /// speed went back by them until the entry ended (a segmented download that fell back to
+    /// one stream), and the entry's result counts them.
     mutating func restart(_ key: EntryKey) {
         guard let i = active.firstIndex(where: { $0.item.key == key }) else { return }
+        let thrown = active[i].moved
+        active[i].discarded += thrown
         if let size = active[i].size {
-            expected += size - (active[i].expected ?? 0)
+            active[i].discardedOfExpected += thrown
+            expected += thrown + size - (active[i].expected ?? 0)
             active[i].expected = size
         }
         active[i].base = 0
@@ -152,7 +165,7 @@ struct TransferBoard: Sendable {
         if let i = active.firstIndex(where: { $0.item.key == result.item.key }) {
             let entry = active.remove(at: i)
             // What it was to move becomes what it did move, so the totals add up.
-            expected += result.transferred - (entry.expected ?? 0)
+            expected += result.transferred - (entry.expected ?? 0) - entry.discardedOfExpected
         } else {
             expected += result.transferred
         }

@@ -121,6 +121,28 @@ struct ProgressTextTests {
         #expect(board.entry(key)?.done == 1000)
     }
 
+    /// A segmented download that falls back to one stream goes back to byte 0: the bytes the
+    /// pieces moved stay in the run's totals (they went back by them until the entry ended,
+    /// when its result counted them again), and what is left is the whole file.
+    @Test func bytesMovedBeforeAFallbackStayInTheTotals() {
+        var board = TransferBoard(entryCount: 1, now: 0)
+        let key = EntryKey(kind: .download, index: 0)
+        _ = board.start(Self.item("out/f.bin", size: 1000), now: 0)
+        board.progress(key, transferred: 700, total: 1000, now: 1)
+        board.restart(key)
+        #expect(board.moved == 700)
+        #expect(board.expected == 1700)
+        #expect(board.remaining == 1000)
+        #expect(board.entry(key)?.done == 0)
+        board.progress(key, transferred: 400, total: 1000, now: 2)
+        #expect(board.moved == 1100)
+        #expect(board.remaining == 600)
+        board.finish(ItemResult(item: Self.item("out/f.bin", size: 1000), outcome: .ok, transferred: 1700, seconds: 3, notes: []), now: 3)
+        #expect(board.moved == 1700)
+        #expect(board.expected == 1700)
+        #expect(board.remaining == 0)
+    }
+
     @Test func summaryCountsPerAction() {
         func result(_ action: Action, _ outcome: ItemResult.Outcome, _ bytes: Int64) -> ItemResult {
             var item = Self.item("out/\(action.rawValue).bin", size: bytes)
