@@ -329,7 +329,7 @@ public final class Session: Sendable {
         }
         if download.unzip {
             let decision = Planner.decideUnpacked(checksums: download.checksums, remote: remote,
-                                                   local: unpackFacts(download, index: index, obstacles: obstacles))
+                                                   local: unpackFacts(download, known: known, index: index, obstacles: obstacles))
             item.action = decision.action
             item.offset = decision.offset
             item.bytes = decision.bytes
@@ -360,13 +360,17 @@ public final class Session: Sendable {
     /// that follows learns size and validators anyway, and a HEAD per small file would cost
     /// as much as the file. At most `questionWidth` entries ask at once.
     ///
-    /// - Returns: the item, and whether the cache held nothing at all for the entry (no record,
-    ///   no data), so that the download has nothing to clear first.
+    /// - Returns: the item; whether the cache held nothing at all for the entry (no record,
+    ///   no data), so that the download has nothing to clear first; and for an `unzip:` entry
+    ///   whether its record says syncr unpacked the folder there (`Downloader.unpackedBefore`),
+    ///   read here with the rest so that the record is read once.
     func applyItem(_ download: Download, key: String, index: CacheIndex?, leftovers: LeftoverIndex? = nil,
-                   reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool) {
-        if let skip = lockedSkip(download) { return (skip, false) }
+                   reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool, unpackedBefore: Bool) {
+        // A locked skip places nothing, so nothing asks whose the folder is.
+        if let skip = lockedSkip(download) { return (skip, false, false) }
         let local = localFacts(download, key: key, index: index, leftovers: leftovers)
         let nothingCached = local.state == nil && local.dataSize == nil
+        let unpackedBefore = download.unzip && local.state?.destination == download.destination
         func ask() async -> PlanItem {
             await questions.acquire()
             let item = await planItem(download, known: local, index: index, reporter: reporter)
@@ -374,15 +378,15 @@ public final class Session: Sendable {
             return item
         }
         // A locked entry is always asked about: the answer must match the lock before a byte moves.
-        if locked != nil { return (await ask(), nothingCached) }
+        if locked != nil { return (await ask(), nothingCached, unpackedBefore) }
         let mustAsk = S3Stores.failure(url: download.url, settings: download.settings) != nil || (download.unzip
             ? local.state != nil
             : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty))
-        guard !mustAsk else { return (await ask(), nothingCached) }
+        guard !mustAsk else { return (await ask(), nothingCached, unpackedBefore) }
         let item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
                             action: .download, size: nil, offset: 0, bytes: nil,
                             reason: local.destination == nil ? "nothing cached" : "the destination exists but syncr has no record of it")
-        return (item, nothingCached)
+        return (item, nothingCached, unpackedBefore)
     }
 
     /// In a locked run, the skip of every download the record vouches for, found in chunks of
@@ -449,12 +453,17 @@ public final class Session: Sendable {
 
     /// What is on disk for an unpacked download: the record, the archive in the cache, and the
     /// folder's shape now.
-    func unpackFacts(_ download: Download, index: CacheIndex?, obstacles: FolderObstacles? = nil) -> UnpackFacts {
-        let key = Cache.key(for: download)
-        let may = index?.mayHave(key) ?? (record: true, data: true)
+    /// - Parameter known: apply's `localFacts`, which read the record and the archive's size
+    ///   just before: not read again.
+    func unpackFacts(_ download: Download, known: LocalFacts? = nil, index: CacheIndex?,
+                     obstacles: FolderObstacles? = nil) -> UnpackFacts {
         let kind = FS.kind(download.destination)
-        var facts = UnpackFacts(state: cache.loadState(key, stateFile: may.record),
-                                dataSize: may.data ? FS.fileSize(cache.dataPath(key)) : nil,
+        let cached = known.map { ($0.state, $0.dataSize) } ?? {
+            let key = Cache.key(for: download)
+            let may = index?.mayHave(key) ?? (record: true, data: true)
+            return (cache.loadState(key, stateFile: may.record), may.data ? FS.fileSize(cache.dataPath(key)) : nil)
+        }()
+        var facts = UnpackFacts(state: cached.0, dataSize: cached.1,
                                 tree: FolderReplace.fingerprint(download.destination),
                                 destinationBlocked: [.file, .other].contains(kind))
         if kind == .missing { facts.folderBlocked = folderBlocked(download, obstacles) }
@@ -549,11 +558,12 @@ public final class Session: Sendable {
                                     seconds: 0, notes: [])
             case .download(let download):
                 let key = Cache.key(for: download)
-                let (item, nothingCached) = await self.applyItem(download, key: key, index: index, leftovers: leftovers,
-                                                                   reporter: reporter)
+                let (item, nothingCached, unpackedBefore) = await self.applyItem(download, key: key, index: index,
+                                                                                   leftovers: leftovers, reporter: reporter)
                 var downloader = self.downloader(download, item.noting(download.settings), key: key, turn: turn,
                                                  reporter: reporter)
                 downloader.nothingCached = nothingCached
+                downloader.unpackedBefore = unpackedBefore
                 downloader.leftovers = leftovers
                 downloader.unreachable = self.unreachable
                 result = await downloader.run()
@@ -613,9 +623,6 @@ public final class Session: Sendable {
                                     reporter: reporter, flusher: flusher, folders: folders, slots: slots, turn: turn,
                                     key: key, requests: RequestBuilder(download: download))
         downloader.locked = locked?.entry(to: download.to).map { ($0, lockName) }
-        if download.unzip, let state = cache.loadState(key) {
-            downloader.unpackedBefore = state.destination == download.destination
-        }
         return downloader
     }
 
