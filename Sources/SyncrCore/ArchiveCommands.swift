@@ -16,9 +16,12 @@ public enum ArchiveCommands {
 
     /// Unpacks `archive` (zip, tar, tar.gz) into `destination`, replacing that folder in one step
     /// only when everything was unpacked and verified.
-    /// - Parameter maxUnpackedSize: `--max-unpacked-size`; nil: only the free space limits it.
+    /// - Parameters:
+    ///   - maxUnpackedSize: `--max-unpacked-size`; nil: only the free space limits it.
+    ///   - replace: `--replace`: `destination` may hold what the archive does not, which goes
+    ///     with the old folder. Without it such a folder is refused and left as it was.
     public static func unzip(archive: String, destination: String, stripComponents: Int = 0,
-                             maxUnpackedSize: Int64? = nil) throws(Failure) -> UnpackSummary {
+                             maxUnpackedSize: Int64? = nil, replace: Bool = false) throws(Failure) -> UnpackSummary {
         guard FS.kind(archive) == .file else {
             throw Failure(description: "\(archive): no such archive file")
         }
@@ -46,6 +49,12 @@ public enum ArchiveCommands {
             let summary = try Unpack.extract(archive: archive, name: (archive as NSString).lastPathComponent,
                                              into: staging, stripComponents: stripComponents,
                                              limits: .forUnzipCommand(maxUnpackedSize: maxUnpackedSize))
+            if !replace, let foreign = foreignPath(in: cleaned, staging: staging) {
+                FolderReplace.removeTree(staging)
+                throw Failure(description: "\(destination): holds \(foreign), which \(archive) does not: "
+                    + "DEST_DIR is replaced as a whole, which would delete it; unpack into a new or empty folder, "
+                    + "or give --replace to delete what is there")
+            }
             try FolderReplace.replace(cleaned, with: staging, display: destination)
             return summary
         } catch {
@@ -71,6 +80,15 @@ extension ArchiveCommands {
         if holds(resolved(FileManager.default.currentDirectoryPath)) { return "is the current folder, or holds it" }
         if holds(resolved(archive)) { return "holds the archive being unpacked" }
         return nil
+    }
+
+    /// The first path in the folder at `destination` (a link to a folder is followed, as the
+    /// replace would empty its target) that the unpacked archive in `staging` does not hold; nil
+    /// when there is no folder or the archive covers it (an earlier unpack of the same files).
+    static func foreignPath(in destination: String, staging: String) -> String? {
+        var st = stat()
+        guard stat(destination, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { return nil }
+        return FolderReplace.firstPathMissing(from: staging, in: resolved(destination) ?? destination)
     }
 
     /// `path` with every link resolved (`realpath`); nil when it does not exist.

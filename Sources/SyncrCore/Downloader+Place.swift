@@ -120,22 +120,10 @@ extension Downloader {
     func keepsForeignFiles(staging: String) async throws {
         guard !unpackedBefore, FS.kind(download.destination) == .directory else { return }
         let destination = download.destination
-        let foreign = try await BlockingIO.run { Self.firstPathMissing(from: staging, in: destination) }
+        let foreign = try await BlockingIO.run { FolderReplace.firstPathMissing(from: staging, in: destination) }
         if let foreign {
             throw SyncError.folderNotUnpacked(destination: download.to, holds: foreign)
         }
-    }
-
-    /// The first path inside `folder` (relative, in listing order) that `other` does not hold.
-    static func firstPathMissing(from other: String, in folder: String) -> String? {
-        guard let walk = FileManager.default.enumerator(atPath: folder) else { return nil }
-        var st = stat()
-        // Not stopped by a signal: an unpack finishes once begun, and a walk cut short would
-        // say nothing is there.
-        while let relative = walk.nextObject() as? String {
-            if lstat(other + "/" + relative, &st) != 0 { return relative }
-        }
-        return nil
     }
 
     /// The last path component of a URL (without query or fragment): what the archive's format

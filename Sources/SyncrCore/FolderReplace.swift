@@ -114,6 +114,19 @@ enum FolderReplace {
         return names
     }
 
+    /// The first path inside `folder` (relative, in listing order) that `other` does not hold:
+    /// what replacing `folder` by `other` would delete that the new folder does not bring back.
+    static func firstPathMissing(from other: String, in folder: String) -> String? {
+        guard let walk = FileManager.default.enumerator(atPath: folder) else { return nil }
+        var st = stat()
+        // Not stopped by a signal: an unpack finishes once begun, and a walk cut short would
+        // say nothing is there.
+        while let relative = walk.nextObject() as? String {
+            if lstat(other + "/" + relative, &st) != 0 { return relative }
+        }
+        return nil
+    }
+
     /// Removes a folder and everything in it without following symbolic links.
     static func removeTree(_ path: String) {
         var st = stat()

@@ -7,7 +7,7 @@ enum ArchiveCommand {
         do {
             let summary = try ArchiveCommands.unzip(archive: options.archive, destination: options.destination,
                                                     stripComponents: options.stripComponents,
-                                                    maxUnpackedSize: options.maxUnpackedSize)
+                                                    maxUnpackedSize: options.maxUnpackedSize, replace: options.replace)
             if !options.quiet {
                 Output.err("syncr: unpacked \(summary.entries) entr\(summary.entries == 1 ? "y" : "ies") "
                     + "(\(summary.files) file\(summary.files == 1 ? "" : "s"), "
@@ -17,7 +17,8 @@ enum ArchiveCommand {
             for note in summary.notes { Output.err("syncr: note: \(Rendering.printable(note))") }
             return ExitCode.success
         } catch {
-            Output.err("syncr: error: \(error.description)")
+            // The name of a file found in DEST_DIR is shown as it is on disk: escaped.
+            Output.err("syncr: error: \(Rendering.printable(error.description))")
             return ExitCode.failures
         }
     }

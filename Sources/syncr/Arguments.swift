@@ -69,6 +69,7 @@ enum ArgumentParser {
         OptionSpec(name: "--no-fsync", takesValue: false, commands: [.plan, .apply]),
         OptionSpec(name: "--lock-timeout", takesValue: true, commands: [.apply]),
         OptionSpec(name: "--strip-components", takesValue: true, commands: [.unzip]),
+        OptionSpec(name: "--replace", takesValue: false, commands: [.unzip]),
         OptionSpec(name: "--max-unpacked-size", takesValue: true, commands: [.unzip]),
         OptionSpec(name: "--deterministic", takesValue: false, commands: [.zip]),
         OptionSpec(name: "--older-than", takesValue: true, commands: [.cache]),
@@ -222,7 +223,8 @@ enum ArgumentParser {
 
     static func unzipOptions(_ line: ParsedLine) throws(UsageError) -> UnzipOptions {
         let (archive, destination) = try two(line, "ARCHIVE", "DEST_DIR")
-        var options = UnzipOptions(archive: archive, destination: destination, quiet: line.flag("--quiet"))
+        var options = UnzipOptions(archive: archive, destination: destination, replace: line.flag("--replace"),
+                                   quiet: line.flag("--quiet"))
         if let text = line.value("--strip-components") {
             guard let n = Int(text), (0...64).contains(n) else {
                 throw line.usage("'--strip-components' takes a whole number from 0 to 64, not '\(text)'.")

@@ -106,6 +106,8 @@ struct UnzipOptions {
     var stripComponents = 0
     /// `--max-unpacked-size SIZE`: the most the archive may unpack to.
     var maxUnpackedSize: Int64?
+    /// `--replace`: DEST_DIR may hold what the archive does not; it goes with the old folder.
+    var replace = false
     var quiet = false
 }
 

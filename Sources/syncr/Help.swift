@@ -155,15 +155,16 @@ enum Help {
             """
         case .unzip:
             return """
-            Usage: syncr unzip [--strip-components N] [--max-unpacked-size SIZE] [--quiet] ARCHIVE DEST_DIR
+            Usage: syncr unzip [--strip-components N] [--max-unpacked-size SIZE] [--replace] [--quiet] ARCHIVE DEST_DIR
 
             Unpacks a .zip, .tar, .tar.gz or .tgz (format from the name, then from the first
             bytes) into a staging folder beside DEST_DIR, and replaces DEST_DIR with it in one
-            step once every entry was unpacked and verified (a DEST_DIR that is or holds the
-            current folder, or holds the archive, is refused). Refuses absolute paths, '..',
-            links that point outside, duplicate names and zip bombs, naming the entry: data
-            beyond an entry's declared size, overlapping entries, and a total that would not
-            fit in the free space of DEST_DIR's file system.
+            step once every entry was unpacked and verified. A DEST_DIR that is or holds the
+            current folder, or holds the archive, is refused; so is one that holds a file the
+            archive does not (the replace would delete it), unless --replace. Refuses absolute
+            paths, '..', links that point outside, duplicate names and zip bombs, naming the
+            entry: data beyond an entry's declared size, overlapping entries, and a total that
+            would not fit in the free space of DEST_DIR's file system.
 
             Options:
               --strip-components N  Drop N leading path components from every entry (like tar).
@@ -171,6 +172,8 @@ enum Help {
                                     Refuse an archive that unpacks to more than SIZE (like
                                     512MiB or 2GiB), before writing it where the sizes are
                                     declared. Default: only the free space limits it.
+              --replace             Replace DEST_DIR even where it holds files the archive does
+                                    not: they are deleted with the old folder.
               --quiet               Print nothing on success.
               -h, --help            Show this help.
             """

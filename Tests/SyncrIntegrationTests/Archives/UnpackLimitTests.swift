@@ -60,7 +60,7 @@ struct UnpackLimitTests {
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         #expect(names == ["dest", "zeros.tar.gz", "zeros.zip"], "no staging folder left: \(names)")
 
-        let raised = try await runProcess(executable: binary, arguments: ["unzip", "--max-unpacked-size", "64MiB", "zeros.zip", "dest"],
+        let raised = try await runProcess(executable: binary, arguments: ["unzip", "--max-unpacked-size", "64MiB", "--replace", "zeros.zip", "dest"],
                                           cwd: dir.url)
         #expect(raised.exitCode == 0, "exactly the limit fits: \(raised.stderr)")
 

@@ -24,10 +24,13 @@ import Testing
 
         try FileManager.default.createDirectory(at: dir.appending("dest"), withIntermediateDirectories: true)
         try "old".write(to: dir.appending("dest/stale.txt"), atomically: true, encoding: .utf8)
-        let unzip = try await runProcess(executable: binary, arguments: ["unzip", "out.zip", "dest"], cwd: dir.url)
+        let unzip = try await runProcess(executable: binary, arguments: ["unzip", "--replace", "out.zip", "dest"], cwd: dir.url)
         #expect(unzip.exitCode == 0, "\(unzip.stderr)")
         #expect(try await sha256(file: dir.appending("dest/a/b/data.bin")) == (try await sha256(file: src.appendingPathComponent("a/b/data.bin"))))
-        #expect(!FileManager.default.fileExists(atPath: dir.appending("dest/stale.txt").path), "DEST is replaced as a whole")
+        #expect(!FileManager.default.fileExists(atPath: dir.appending("dest/stale.txt").path), "--replace: DEST is replaced as a whole")
+        // Unpacked again over its own files: nothing of the folder is lost, so no --replace is needed.
+        let again2 = try await runProcess(executable: binary, arguments: ["unzip", "out.zip", "dest"], cwd: dir.url)
+        #expect(again2.exitCode == 0, "\(again2.stderr)")
         #expect(zip.stderr.contains("4 entries (2 files, "), "\(zip.stderr)")
         #expect(unzip.stderr.contains("unpacked 4 entries (2 files, "), "\(unzip.stderr)")
 
@@ -118,6 +121,35 @@ import Testing
 
     /// An unzip whose task is cancelled stops at its first piece of data, removes its staging
     /// folder and leaves the destination as it was.
+    /// The replace deletes DEST_DIR whole: `syncr unzip a.zip ~` emptied the home folder, and
+    /// through a link to a folder, the folder. A DEST_DIR holding what the archive does not is
+    /// refused, naming a file it holds, and left as it was, unless `--replace`.
+    @Test(arguments: [false, true])
+    func unzipRefusesAFolderHoldingWhatTheArchiveDoesNot(throughALink: Bool) async throws {
+        let dir = try TemporaryDirectory(prefix: "unzipforeign")
+        let src = try dir.makeDirectory("src")
+        try makeFile(path: src.appendingPathComponent("data.bin"), size: 1000, seed: 70)
+        let home = try dir.makeDirectory("home")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent(".ssh"), withIntermediateDirectories: true)
+        try "key".write(to: home.appendingPathComponent(".ssh/id_ed25519"), atomically: true, encoding: .utf8)
+        try makeFile(path: home.appendingPathComponent("data.bin"), size: 10, seed: 71)
+        if throughALink { try FileManager.default.createSymbolicLink(atPath: dir.appending("link").path, withDestinationPath: "home") }
+        let destination = throughALink ? "link" : "home"
+        let binary = try locateSyncrBinary().path
+        #expect(try await runProcess(executable: binary, arguments: ["zip", "src", "a.zip"], cwd: dir.url).exitCode == 0)
+        let before = try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted()
+
+        let r = try await runProcess(executable: binary, arguments: ["unzip", "a.zip", destination], cwd: dir.url)
+        #expect(r.exitCode == 1)
+        #expect(r.stderr.contains("syncr: error: \(destination): holds .ssh, which a.zip does not: DEST_DIR is replaced as a whole, "
+            + "which would delete it; unpack into a new or empty folder, or give --replace to delete what is there"), "\(r.stderr)")
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted() == before, "nothing touched, no staging left")
+
+        let replaced = try await runProcess(executable: binary, arguments: ["unzip", "--replace", "a.zip", destination], cwd: dir.url)
+        #expect(replaced.exitCode == 0, "\(replaced.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appending(destination).path) == ["data.bin"])
+    }
+
     @Test func aCancelledUnzipLeavesTheOldFolder() async throws {
         let dir = try TemporaryDirectory(prefix: "unzipint")
         let src = try dir.makeDirectory("src")
