@@ -22,8 +22,12 @@ public enum ArchiveCommands {
     ///     with the old folder. Without it such a folder is refused and left as it was.
     public static func unzip(archive: String, destination: String, stripComponents: Int = 0,
                              maxUnpackedSize: Int64? = nil, replace: Bool = false) throws(Failure) -> UnpackSummary {
-        guard FS.kind(archive) == .file else {
-            throw Failure(description: "\(archive): no such archive file")
+        // Named on the command line: a link to an archive is the archive.
+        switch FS.kind(archive, followingLinks: true) {
+        case .file: break
+        case .missing: throw Failure(description: "\(archive): no such archive file")
+        case .directory: throw Failure(description: "\(archive): is a folder, not an archive")
+        case .other: throw Failure(description: "\(archive): is not a regular file; give the archive's file")
         }
         let target = destination.hasPrefix("/") ? destination
             : FileManager.default.currentDirectoryPath + "/" + destination
@@ -100,15 +104,23 @@ extension ArchiveCommands {
 }
 
 extension ArchiveCommands {
-    /// Zips `directory` into `output` (paths relative to it, no top-level folder).
+    /// Zips `directory` into `output` (paths relative to it, no top-level folder). `output` may
+    /// be missing, empty or an earlier zip archive: anything else is refused, as a pair of
+    /// arguments swapped or mistyped would otherwise destroy the file.
     public static func zip(directory: String, output: String, deterministic: Bool) throws(Failure) -> String {
-        guard FS.kind(directory) == .directory else {
-            throw Failure(description: "\(directory): not a folder")
+        // Named on the command line: a link to a folder is the folder (its entries are walked
+        // as usual: links inside it are stored as links).
+        switch FS.kind(directory, followingLinks: true) {
+        case .directory: break
+        case .missing: throw Failure(description: "\(directory): no such folder")
+        case .file, .other: throw Failure(description: "\(directory): not a folder; syncr zip takes the folder to zip first, then the archive")
         }
+        try refuseToReplace(output)
+        let epoch = try sourceDateEpoch()
+        let root = FS.kind(directory) == .directory ? directory : resolved(directory) ?? directory
         do {
-            let summary = try ZipWriter.write(directory: directory, to: output,
-                                              options: .init(deterministic: deterministic,
-                                                             sourceDateEpoch: sourceDateEpoch(), sync: true))
+            let summary = try ZipWriter.write(directory: root, to: output,
+                                              options: .init(deterministic: deterministic, sourceDateEpoch: epoch, sync: true))
             return "\(summary.entries) entr\(summary.entries == 1 ? "y" : "ies") "
                 + "(\(summary.files) file\(summary.files == 1 ? "" : "s"), \(summary.storedFiles) stored as they are), "
                 + "\(ByteSize.format(Int64(summary.uncompressedBytes))) in \(ByteSize.format(Int64(summary.archiveBytes)))"
@@ -119,8 +131,38 @@ extension ArchiveCommands {
         }
     }
 
-    /// `SOURCE_DATE_EPOCH`, the reproducible-builds convention for timestamps, when set.
-    static func sourceDateEpoch() -> Int64? {
-        ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+    /// `SOURCE_DATE_EPOCH`, the reproducible-builds convention for timestamps, when set. A value
+    /// that is not a whole number of seconds is refused: ignored, it gave the files' own times
+    /// and an archive that differs from build to build, with nothing said.
+    static func sourceDateEpoch(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(Failure) -> Int64? {
+        guard let text = environment["SOURCE_DATE_EPOCH"] else { return nil }
+        guard let seconds = Int64(text.trimmingCharacters(in: .whitespaces)), seconds >= 0 else {
+            throw Failure(description: "SOURCE_DATE_EPOCH is '\(text)', not a whole number of seconds since 1970-01-01 UTC; "
+                + "set it to one (such as the last commit's time: git log -1 --format=%ct) or unset it")
+        }
+        return seconds
+    }
+
+    /// Refuses an `output` that is not for an archive: a folder (found before the whole tree
+    /// was compressed), or a file that is neither empty nor a zip archive.
+    static func refuseToReplace(_ output: String) throws(Failure) {
+        switch FS.kind(output, followingLinks: true) {
+        case .missing:
+            return
+        case .directory:
+            throw Failure(description: "\(output): is a folder; give the archive's file name (such as \(output)/archive.zip)")
+        case .other:
+            throw Failure(description: "\(output): is not a regular file; give the archive's file name")
+        case .file:
+            guard let fd = Optional(open(output, O_RDONLY | O_CLOEXEC)), fd >= 0 else { return }
+            defer { close(fd) }
+            var magic = [UInt8](repeating: 0, count: 4)
+            let count = read(fd, &magic, 4)
+            // Empty (made by mktemp), or a zip: a local header, or the end record of an empty one.
+            if count == 0 || (count == 4 && magic[0] == 0x50 && magic[1] == 0x4B
+                              && ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6))) { return }
+            throw Failure(description: "\(output): exists and is not a zip archive; syncr zip writes over an earlier archive "
+                + "only: move the file away or name another (the folder to zip comes first, then the archive)")
+        }
     }
 }

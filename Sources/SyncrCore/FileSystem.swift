@@ -44,9 +44,11 @@ public typealias FileFingerprint = SyncrHTTP.FileFingerprint
 enum FS {
     enum Kind { case missing, file, directory, other }
 
-    static func kind(_ path: String) -> Kind {
+    /// - Parameter followingLinks: the kind of what a symbolic link points to (a link to nothing
+    ///   is `.missing`), as for a path the user names on the command line.
+    static func kind(_ path: String, followingLinks: Bool = false) -> Kind {
         var st = stat()
-        guard lstat(path, &st) == 0 else { return .missing }
+        guard (followingLinks ? stat(path, &st) : lstat(path, &st)) == 0 else { return .missing }
         switch st.st_mode & S_IFMT {
         case S_IFREG: return .file
         case S_IFDIR: return .directory

@@ -483,8 +483,9 @@ struct Uploader: Sendable {
         let zipPath = Self.archivePath(upload, in: cache)
         try cache.prepare()
         cache.removeStaleTemporaries(of: key)
-        let options = ZipWriter.Options(deterministic: upload.deterministic,
-                                        sourceDateEpoch: ArchiveCommands.sourceDateEpoch(), excluded: cache.notUploaded)
+        let epoch: Int64?
+        do { epoch = try ArchiveCommands.sourceDateEpoch() } catch { throw SyncError.other(message: "cannot zip \(upload.from): \(error)") }
+        let options = ZipWriter.Options(deterministic: upload.deterministic, sourceDateEpoch: epoch, excluded: cache.notUploaded)
         let source = upload.source
         do {
             _ = try await BlockingIO.run { try ZipWriter.write(directory: source, to: zipPath, options: options) }

@@ -101,7 +101,9 @@ import Testing
         let fd = open(src.appendingPathComponent("zeros.bin").path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
         #expect(fd >= 0 && ftruncate(fd, 64 << 30) == 0)
         close(fd)
-        try "old archive".write(to: dir.appending("out.zip"), atomically: true, encoding: .utf8)
+        // An earlier archive (an empty one: its end record alone), which the zip may replace.
+        let earlier = Data([0x50, 0x4B, 5, 6] + [UInt8](repeating: 0, count: 18))
+        try earlier.write(to: dir.appending("out.zip"))
         let run = try BackgroundSyncr(in: dir.url, ["zip", "src", "out.zip"])
         // The sign: the archive under construction appeared beside out.zip. Watched from a thread
         // of its own: in a full run the pool's threads can be held for minutes, and a polling
@@ -114,13 +116,11 @@ import Testing
         run.signal(SIGINT)
         #expect(await run.finish() == 130, "\(run.stderr)")
         #expect(run.stderr.contains("interrupted: out.zip was not written"), "\(run.stderr)")
-        #expect(try String(contentsOf: dir.appending("out.zip"), encoding: .utf8) == "old archive")
+        #expect(try Data(contentsOf: dir.appending("out.zip")) == earlier)
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { !$0.hasPrefix(".bg-") }.sorted()
         #expect(names == ["out.zip", "src"], "no half-written archive is left: \(names)")
     }
 
-    /// An unzip whose task is cancelled stops at its first piece of data, removes its staging
-    /// folder and leaves the destination as it was.
     /// The replace deletes DEST_DIR whole: `syncr unzip a.zip ~` emptied the home folder, and
     /// through a link to a folder, the folder. A DEST_DIR holding what the archive does not is
     /// refused, naming a file it holds, and left as it was, unless `--replace`.
@@ -150,6 +150,69 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appending(destination).path) == ["data.bin"])
     }
 
+    /// Paths named on the command line are taken as the shell gives them: a link to an archive
+    /// or to a folder is what it points to ("no such archive file" and "not a folder" were said).
+    @Test func linksOnTheCommandLineAreFollowed() async throws {
+        let dir = try TemporaryDirectory(prefix: "ziplinks")
+        let src = try dir.makeDirectory("src")
+        try makeFile(path: src.appendingPathComponent("data.bin"), size: 1000, seed: 72)
+        try FileManager.default.createSymbolicLink(atPath: dir.appending("srclink").path, withDestinationPath: "src")
+        let binary = try locateSyncrBinary().path
+        let zip = try await runProcess(executable: binary, arguments: ["zip", "srclink", "a.zip"], cwd: dir.url)
+        #expect(zip.exitCode == 0, "\(zip.stderr)")
+        try FileManager.default.createSymbolicLink(atPath: dir.appending("link.zip").path, withDestinationPath: "a.zip")
+        let unzip = try await runProcess(executable: binary, arguments: ["unzip", "link.zip", "out"], cwd: dir.url)
+        #expect(unzip.exitCode == 0, "\(unzip.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appending("out").path) == ["data.bin"])
+        let missing = try await runProcess(executable: binary, arguments: ["zip", "nothing", "b.zip"], cwd: dir.url)
+        #expect(missing.stderr == "syncr: error: nothing: no such folder\n", "\(missing.stderr)")
+        let folder = try await runProcess(executable: binary, arguments: ["unzip", "src", "out2"], cwd: dir.url)
+        #expect(folder.stderr == "syncr: error: src: is a folder, not an archive\n", "\(folder.stderr)")
+    }
+
+    /// `syncr zip` writes over an earlier archive or an empty file only: swapped or mistyped
+    /// arguments (`syncr zip build notes.txt`) replaced any file with a zip. A folder as the
+    /// output is refused before the tree is compressed.
+    @Test func zipRefusesToWriteOverWhatIsNotAnArchive() async throws {
+        let dir = try TemporaryDirectory(prefix: "zipover")
+        let src = try dir.makeDirectory("src")
+        try makeFile(path: src.appendingPathComponent("data.bin"), size: 1000, seed: 73)
+        try "my notes".write(to: dir.appending("notes.txt"), atomically: true, encoding: .utf8)
+        _ = try dir.makeDirectory("box")
+        FileManager.default.createFile(atPath: dir.appending("empty.zip").path, contents: Data())
+        let binary = try locateSyncrBinary().path
+        let over = try await runProcess(executable: binary, arguments: ["zip", "src", "notes.txt"], cwd: dir.url)
+        #expect(over.exitCode == 1)
+        #expect(over.stderr == "syncr: error: notes.txt: exists and is not a zip archive; syncr zip writes over an earlier "
+            + "archive only: move the file away or name another (the folder to zip comes first, then the archive)\n", "\(over.stderr)")
+        #expect(try String(contentsOf: dir.appending("notes.txt"), encoding: .utf8) == "my notes")
+        let box = try await runProcess(executable: binary, arguments: ["zip", "src", "box"], cwd: dir.url)
+        #expect(box.stderr == "syncr: error: box: is a folder; give the archive's file name (such as box/archive.zip)\n",
+                "\(box.stderr)")
+        #expect(try await runProcess(executable: binary, arguments: ["zip", "src", "empty.zip"], cwd: dir.url).exitCode == 0)
+        let again = try await runProcess(executable: binary, arguments: ["zip", "src", "empty.zip"], cwd: dir.url)
+        #expect(again.exitCode == 0, "an earlier archive is replaced: \(again.stderr)")
+    }
+
+    /// A `SOURCE_DATE_EPOCH` that is not a number of seconds was ignored without a word: the
+    /// archive took the files' own times and differed from build to build.
+    @Test(arguments: ["abc", "1700000000.5", "-5"])
+    func zipRefusesABadSourceDateEpoch(_ value: String) async throws {
+        let dir = try TemporaryDirectory(prefix: "zipepoch")
+        let src = try dir.makeDirectory("src")
+        try makeFile(path: src.appendingPathComponent("data.bin"), size: 100, seed: 74)
+        var environment = ProcessInfo.processInfo.environment
+        environment["SOURCE_DATE_EPOCH"] = value
+        let r = try await runProcess(executable: try locateSyncrBinary().path, arguments: ["zip", "src", "a.zip"],
+                                     environment: environment, cwd: dir.url)
+        #expect(r.exitCode == 1)
+        #expect(r.stderr == "syncr: error: SOURCE_DATE_EPOCH is '\(value)', not a whole number of seconds since 1970-01-01 UTC; "
+            + "set it to one (such as the last commit's time: git log -1 --format=%ct) or unset it\n", "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appending("a.zip").path))
+    }
+
+    /// An unzip whose task is cancelled stops at its first piece of data, removes its staging
+    /// folder and leaves the destination as it was.
     @Test func aCancelledUnzipLeavesTheOldFolder() async throws {
         let dir = try TemporaryDirectory(prefix: "unzipint")
         let src = try dir.makeDirectory("src")
