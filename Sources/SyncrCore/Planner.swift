@@ -63,6 +63,31 @@ public struct Decision: Sendable, Equatable {
     public var bytes: Int64?
     /// One line saying why, for the plan.
     public var reason: String
+    /// What stands where apply must place the download, when something does: the action is
+    /// then `.error`, and the plan fails the entry as apply would (a plan that said "apply
+    /// will fail" and exited 0 let a CI gate pass).
+    public var blocked: Blockage? = nil
+
+    /// Something in the way of a download's destination.
+    public enum Blockage: Sendable, Equatable {
+        /// Something other than what the entry makes stands at the destination: a folder or a
+        /// device where a file goes, or (`wantsFolder`) a file where an unpacked folder goes.
+        case destination(wantsFolder: Bool)
+        /// The destination's folder cannot be made: `obstacle` says what is in the way and where.
+        case folder(obstacle: String)
+
+        /// The failure apply gives, for the entry writing to `destination` (as in the manifest).
+        public func error(destination: String) -> SyncError {
+            switch self {
+            case .destination(let wantsFolder): return .destinationBlocked(destination: destination, wantsFolder: wantsFolder)
+            case .folder(let obstacle): return .folderBlocked(destination: destination, obstacle: obstacle)
+            }
+        }
+    }
+
+    static func blocked(_ blockage: Blockage, _ reason: String) -> Decision {
+        Decision(action: .error, offset: 0, bytes: nil, reason: reason, blocked: blockage)
+    }
 }
 
 /// Decides what to do with each download: pure, given what the server said and what is on disk.
@@ -91,10 +116,10 @@ public enum Planner {
             Decision(action: action, offset: 0, bytes: size, reason: reason)
         }
         if local.destinationBlocked {
-            return fetchAll(.download, "the destination exists but is not a regular file (apply will fail)")
+            return .blocked(.destination(wantsFolder: false), "the destination exists but is not a regular file")
         }
         if let blocked = local.folderBlocked {
-            return fetchAll(.download, "its folder cannot be made: \(blocked) (apply will fail)")
+            return .blocked(.folder(obstacle: blocked), "its folder cannot be made: \(blocked)")
         }
         // A destination that matches the pinned checksums is the wanted file, whatever the cache says.
         if let digests = local.destinationDigests, !checksums.isEmpty {
@@ -180,12 +205,10 @@ public enum Planner {
     public static func decideUnpacked(checksums: [Checksum] = [], remote: RemoteResource, local: UnpackFacts) -> Decision {
         let size = remote.size
         if local.destinationBlocked {
-            return Decision(action: .download, offset: 0, bytes: size,
-                            reason: "a file stands where the folder goes (apply will fail)")
+            return .blocked(.destination(wantsFolder: true), "a file stands where the folder goes")
         }
         if let blocked = local.folderBlocked {
-            return Decision(action: .download, offset: 0, bytes: size,
-                            reason: "the folder above it cannot be made: \(blocked) (apply will fail)")
+            return .blocked(.folder(obstacle: blocked), "the folder above it cannot be made: \(blocked)")
         }
         guard let state = local.state, state.complete else {
             // Partial or nothing: the same rules as for a file, with no destination file.

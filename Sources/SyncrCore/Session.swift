@@ -330,6 +330,7 @@ public final class Session: Sendable {
         if download.unzip {
             let decision = Planner.decideUnpacked(checksums: download.checksums, remote: remote,
                                                    local: unpackFacts(download, known: known, index: index, obstacles: obstacles))
+            if let blocked = decision.blocked { return item.failing(blocked.error(destination: download.to), redactor) }
             item.action = decision.action
             item.offset = decision.offset
             item.bytes = decision.bytes
@@ -346,6 +347,7 @@ public final class Session: Sendable {
             await destinationHashes.release()
         }
         let decision = Planner.decide(checksums: download.checksums, remote: remote, local: local)
+        if let blocked = decision.blocked { return item.failing(blocked.error(destination: download.to), redactor) }
         item.action = decision.action
         item.offset = decision.offset
         item.bytes = decision.bytes

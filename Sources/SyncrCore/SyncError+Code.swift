@@ -22,7 +22,7 @@ extension SyncError {
         case .readOnly: return "read_only"
         case .file: return "file"
         case .copyFailed: return "copy_failed"
-        case .destinationBlocked, .folderNotUnpacked: return "destination_blocked"
+        case .destinationBlocked, .folderBlocked, .folderNotUnpacked: return "destination_blocked"
         case .checksumMismatch: return "checksum_mismatch"
         case .unpack: return "unpack"
         case .uploadSource: return "upload_source"

@@ -28,6 +28,8 @@ extension SyncError {
             return wantsFolder
                 ? "\(destination): a file stands where the unpacked folder goes; move it away and run again"
                 : "\(destination): exists and is not a regular file; move it away and run again"
+        case .folderBlocked(let destination, let obstacle):
+            return "\(destination): its folder cannot be made: \(obstacle); move it away and run again"
         case .checksumMismatch(let url, let algorithm, let expected, let actual, let destination):
             return "\(url): \(algorithm) mismatch: expected \(expected), got \(actual ?? "?"); "
                 + "the download was discarded and \(destination) left as it was "

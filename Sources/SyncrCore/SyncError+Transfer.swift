@@ -125,6 +125,8 @@ extension SyncError {
         case .copyFailed(let error): return .copyFailed(error.scrubbed(redactor))
         case .destinationBlocked(let destination, let wantsFolder):
             return .destinationBlocked(destination: s(destination), wantsFolder: wantsFolder)
+        case .folderBlocked(let destination, let obstacle):
+            return .folderBlocked(destination: s(destination), obstacle: s(obstacle))
         case .folderNotUnpacked(let destination, let holds):
             return .folderNotUnpacked(destination: s(destination), holds: s(holds))
         case .checksumMismatch(let url, let algorithm, let expected, let actual, let destination):

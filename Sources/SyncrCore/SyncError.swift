@@ -52,6 +52,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Something other than what the entry makes stands at `destination`: a folder, a device,
     /// or (when `wantsFolder`, for an unpacked archive) a file.
     case destinationBlocked(destination: String, wantsFolder: Bool)
+    /// The folder `destination` goes into cannot be made: `obstacle` (a path, as in the
+    /// manifest's folder, and what is in the way, such as "out: a file is in the way") blocks it.
+    case folderBlocked(destination: String, obstacle: String)
     /// An unpacked archive's folder would replace one that syncr has no record of unpacking
     /// there, and that holds `holds` (a path inside it), which the archive does not: replacing
     /// it would delete what someone put there.

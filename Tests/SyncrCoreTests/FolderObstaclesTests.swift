@@ -43,9 +43,10 @@ import SyncrHTTP
         }
     }
 
-    /// The plan of an entry whose folder cannot be made says so, naming the obstacle as in
-    /// the manifest's folder; an entry beside it is planned as usual.
-    @Test func thePlanSaysApplyWillFail() async throws {
+    /// The plan of an entry whose folder cannot be made fails it, as apply would, naming the
+    /// obstacle as in the manifest's folder (it said "apply will fail" and exited 0, so a CI
+    /// gate on the plan passed); an entry beside it is planned as usual.
+    @Test func thePlanFailsAnEntryApplyCannotPlace() async throws {
         let project = try ScriptedProject()
         try Data("x".utf8).write(to: URL(fileURLWithPath: project.root + "/out"))
         #expect(symlink(project.root + "/nowhere", project.root + "/lib") == 0)
@@ -58,11 +59,14 @@ import SyncrHTTP
         let session = Session(manifest: project.manifest(downloads), transport: server)
         defer { session.close() }
         let items = await session.plan().items
-        #expect(items[0].reason == "its folder cannot be made: out: a file is in the way (apply will fail)", "\(items[0].reason)")
-        #expect(items[1].reason == "its folder cannot be made: lib: a symbolic link to nothing is in the way (apply will fail)",
-                "\(items[1].reason)")
+        #expect(items.map(\.action) == [.error, .error, .download, .error])
+        #expect(items[0].reason == "out/sub/f.bin: its folder cannot be made: out: a file is in the way; move it away and run again",
+                "\(items[0].reason)")
+        #expect(items[0].error?.code == "destination_blocked")
+        #expect(items[1].reason == "lib/g.bin: its folder cannot be made: lib: a symbolic link to nothing is in the way; "
+            + "move it away and run again", "\(items[1].reason)")
         #expect(items[2].reason == "nothing cached", "\(items[2].reason)")
-        #expect(items[3].reason == "the folder above it cannot be made: out: a file is in the way (apply will fail)",
+        #expect(items[3].reason == "out/tree: its folder cannot be made: out: a file is in the way; move it away and run again",
                 "\(items[3].reason)")
     }
 }

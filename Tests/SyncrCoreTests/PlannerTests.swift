@@ -160,13 +160,13 @@ let decisionTable: [DecisionCase] = [
                                    destinationDigests: ["sha256": F.sha, "md5": "00000000000000000000000000000000"]),
                  action: .download, bytes: 1000, mentions: ["sha256"]),
 
-    // The destination is in the way.
+    // The destination is in the way: the plan fails the entry, as apply would.
     DecisionCase(name: "destination is a folder",
                  local: LocalFacts(state: F.complete(), destinationBlocked: true),
-                 action: .download, bytes: 1000, mentions: ["not a regular file"]),
+                 action: .error, bytes: nil, mentions: ["not a regular file"]),
     DecisionCase(name: "destination is a folder, nothing cached",
                  local: LocalFacts(destinationBlocked: true),
-                 action: .download, bytes: 1000, mentions: ["not a regular file"]),
+                 action: .error, bytes: nil, mentions: ["not a regular file"]),
 ]
 
 @Suite(.timeLimit(.minutes(10))) struct PlannerTests {
