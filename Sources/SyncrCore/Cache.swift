@@ -138,19 +138,19 @@ public struct Cache: Sendable {
         FS.remove(statePath(key))
     }
 
-    /// Removes every archive a killed run left half built (`.<key>.zip.<random>.tmp`), of any
-    /// entry and any age: each is as large as the folder it zips, and a few kills filled a
-    /// small cache. Call it holding the cache lock, before this process zips anything: no
-    /// other run writes to the cache then, so each such file is a dead writer's. Returns how
-    /// many went.
+    /// Removes every upload archive a killed run left, of any entry and any age: half built
+    /// (`.<key>.zip.<random>.tmp`) or built and not yet sent (`<key>.zip`; a run removes its
+    /// own once the entry ends, so one that outlived its run is a killed run's). Each is as
+    /// large as the folder it zips, and a few kills filled a small cache. Call it holding the
+    /// cache lock, before this process zips anything: no other run writes to the cache then,
+    /// so each such file is a dead writer's. Returns how many went.
     @discardableResult
-    public func removeArchiveTemporaries() -> Int {
+    public func removeLeftoverArchives() -> Int {
         guard let dir = opendir(directory) else { return 0 }
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = directoryEntryName(entry)
-            if name.hasPrefix("."), name.hasSuffix(".tmp"), name.contains(".zip."),
-               CacheInventory.key(ofFileNamed: name) != nil { names.append(name) }
+            if CacheInventory.isUploadArchive(name) || CacheInventory.isHalfBuiltArchive(name) { names.append(name) }
         }
         closedir(dir)
         var removed = 0

@@ -7,8 +7,10 @@ import SyncrManifest
 /// What one cache entry holds, read from the cache folder without changing anything.
 ///
 /// An entry is every file whose name starts with the same 32-hex-digit key, and its line in
-/// the record journal: `<key>.data` and `<key>.state` (or the journal's line) for a download, `<key>.upload` (and `<key>.zip`) for an upload, and any
-/// `<key>.*.tmp` or `.<key>.zip.*.tmp` left by an interrupted atomic write or zip.
+/// the record journal: `<key>.data` and `<key>.state` (or the journal's line) for a download,
+/// `<key>.upload` for an upload (and `<key>.zip`, its archive, while a run sends it or after a
+/// killed run), and any `<key>.*.tmp` or `.<key>.zip.*.tmp` left by an interrupted atomic write
+/// or zip.
 public struct CacheEntry: Sendable, Equatable {
     /// What kind of record the entry carries.
     public enum Kind: String, Sendable {
@@ -31,6 +33,10 @@ public struct CacheEntry: Sendable, Equatable {
         /// to abort): `uploads` of them (a folder upload has one per large file), with `parts`
         /// recorded as in the store over all of them.
         case unfinishedMultipart(uploads: Int, parts: Int)
+        /// A `zip: true` upload's archive and no record of sending it: built by a run that was
+        /// killed before the upload was recorded (or, while a run is under way, being sent).
+        /// The next `apply` with a `zip: true` entry, or `cache prune`, removes it.
+        case unsentArchive
         /// No readable record.
         case noRecord
     }
@@ -131,6 +137,11 @@ public enum CacheInventory {
                 entry.url = maskURL(record.url)
                 entry.source = record.from
                 entry.status = .sent(files: record.files.count)
+            } else if regular.contains(where: { isUploadArchive($0) || isHalfBuiltArchive($0) }) {
+                // Named by what it is: listed as "no record", it read as a stray file of
+                // unknown origin.
+                entry.kind = .upload
+                entry.status = .unsentArchive
             }
             // Uploads under way say so, over what an earlier upload sent: a run resumes them,
             // and pruning the entry aborts them in the store. A folder's entry has one per file
@@ -163,6 +174,17 @@ public enum CacheInventory {
         let key = name[..<dot]
         guard key.count == 32, key.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
         return String(key)
+    }
+
+    /// Whether `name` is an upload's archive, built whole (`<key>.zip`): one is there only
+    /// while its run sends it, so outside a run it is what a killed run left.
+    static func isUploadArchive(_ name: String) -> Bool {
+        name.utf8.count == 36 && name.hasSuffix(".zip") && key(ofFileNamed: name) != nil
+    }
+
+    /// Whether `name` is an upload's archive half built (`.<key>.zip.<random>.tmp`).
+    static func isHalfBuiltArchive(_ name: String) -> Bool {
+        name.hasPrefix(".") && name.hasSuffix(".tmp") && name.contains(".zip.") && key(ofFileNamed: name) != nil
     }
 
     /// The one object's URL, or the folder (up to a `/`) that holds all of several.

@@ -533,8 +533,10 @@ public final class Session: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
-        // Archives half built by killed runs: under the cache lock, and before this run zips.
-        if manifest.uploads.contains(where: \.zip) { cache.removeArchiveTemporaries() }
+        // Upload archives killed runs left (half built, or built and not sent): under the
+        // cache lock, and before this run zips. Not left for the entry's own upload to replace:
+        // an entry that is up to date (a killed `--force`) builds none.
+        if manifest.uploads.contains(where: \.zip) { cache.removeLeftoverArchives() }
         let index = cacheIndex()
         let leftovers = LeftoverIndex()
         // Each worker takes a turn before its next entry and keeps it from one entry to the next

@@ -317,7 +317,7 @@ struct Uploader: Sendable {
         var notes: [EntryNote] = []
         // A form's bytes counted as its files', which plan shows (see the `.post` case).
         var formFiles: Int64?
-        // A `zip: true` archive apply built, until it was sent (see `discardArchive`).
+        // A `zip: true` archive apply built: removed however the entry ends (see `discardArchive`).
         var archiveBuilt: String?
         defer { if let archiveBuilt { Self.discardArchive(archiveBuilt) } }
         func result(_ outcome: ItemResult.Outcome) -> ItemResult {
@@ -421,7 +421,6 @@ struct Uploader: Sendable {
             if let sourceHashing { record.sources = try await sourceHashing.value }
             try cache.prepare()
             try cache.saveUploadRecord(record, key: Cache.uploadKey(upload))
-            archiveBuilt = nil
             return result(.ok)
         } catch is Interrupted {
             return result(.interrupted(.upload(resumes: requests.s3 != nil)))
@@ -517,11 +516,13 @@ struct Uploader: Sendable {
         cache.directory + "/" + Cache.uploadKey(upload) + ".zip"
     }
 
-    /// Removes the archive of an upload that did not finish (failed or interrupted). Nothing
-    /// reads it again: plan judges the folder by its files' digests, and apply zips the folder
-    /// anew before every send (a multipart upload to resume checks its parts against the new
-    /// archive). Kept, it was a file of the folder's size that `syncr cache` could only call
-    /// unknown, with no record, until `cache prune`. A sent one stays beside its record.
+    /// Removes the archive an entry built, once the entry ends: sent and recorded, failed or
+    /// interrupted. Nothing reads it again: plan judges the folder by its files' digests (and,
+    /// for `s3://`, the object by the size and SHA-256 the record has of the archive), and apply
+    /// zips the folder anew before every send (a multipart upload to resume checks its parts
+    /// against the new archive). Kept, a sent one was a second copy of the folder in the cache
+    /// for good, and a failed one a file `syncr cache` could only call unknown. One a killed run
+    /// left goes at the start of the next apply (`Cache.removeLeftoverArchives`).
     static func discardArchive(_ path: String) {
         FS.remove(path)
     }

@@ -13,7 +13,9 @@ enum CacheCommand {
     Lists the cache folder (the manifest's 'cache:', or DIR): each entry's key, kind, state
     (partial with the share cached, complete, recorded when the file was moved to its
     destination and only its record is left, sent for uploads, multipart unfinished for
-    s3:// uploads a run left under way, no record for files without a readable record),
+    s3:// uploads a run left under way, archive not sent for a zip: true upload's archive
+    that a killed run left, which the next apply or prune removes, no record for files
+    without a readable record),
     size on disk, age and URL as written in the manifest (credentials and token-like query
     values masked).
 
@@ -92,10 +94,10 @@ enum CacheCommand {
             }
         }
         defer { lock?.release() }
-        // Archives half built by killed runs are nobody's, whatever entry they are of: with the
-        // lock held, no run is zipping now.
-        if lock != nil, Cache(directory: directory).removeArchiveTemporaries() > 0, !options.quiet {
-            Output.err("syncr: removed the archives that killed runs left half built")
+        // Upload archives killed runs left (half built, or built and not sent) are nobody's,
+        // whatever entry they are of: with the lock held, no run is zipping or sending now.
+        if lock != nil, Cache(directory: directory).removeLeftoverArchives() > 0, !options.quiet {
+            Output.err("syncr: removed the upload archives that killed runs left")
         }
         // Not an error (a fresh runner has no cache yet), but said: a mistyped folder reported
         // "empty" or "removed 0" as if it were the cache.
@@ -194,13 +196,15 @@ enum CacheCommand {
         case .unfinishedMultipart(let uploads, let parts):
             let what = uploads == 1 ? "multipart unfinished" : "\(uploads) multipart uploads unfinished"
             return "\(what), \(parts) part\(parts == 1 ? "" : "s") sent"
+        case .unsentArchive: return "archive not sent"
         case .noRecord: return "no record"
         }
     }
 
     static func what(_ e: CacheEntry) -> String {
         switch e.kind {
-        case .upload: return e.source.map { "\($0) -> \(e.url ?? "?")" } ?? e.url ?? "?"
+        // An archive not sent has no record to name its source and URL.
+        case .upload: return e.source.map { "\($0) -> \(e.url ?? "?")" } ?? e.url ?? "-"
         case .download: return e.url ?? "?"
         case .unknown: return "-"
         }

@@ -211,17 +211,35 @@ final class TemporaryFolder {
         #expect(CacheInventory.folder(of: ["s3://b/ab.bin", "s3://b/ac.bin"]) == "s3://b/")
     }
 
-    /// Under the cache lock every half-built archive is a dead run's, whatever its age: all go,
-    /// and nothing else does.
-    @Test func archiveTemporariesOfAnyAgeGoUnderTheLock() throws {
+    /// Under the cache lock every upload archive is a dead run's, whatever its age, half built
+    /// or built whole (a run removes its own archive when the entry ends): all go, and nothing
+    /// else does.
+    @Test func leftoverArchivesOfAnyAgeGoUnderTheLock() throws {
         let tmp = try TemporaryFolder()
         let cache = Cache(directory: tmp.path)
         let a = String(repeating: "ab", count: 16), b = String(repeating: "cd", count: 16)
-        let doomed = [".\(a).zip.x1y2.tmp", ".\(b).zip.q9.tmp"]
-        let kept = ["\(a).upload", "\(a).zip", ".notakey.zip.q9.tmp", "syncr.lock"]
+        let doomed = [".\(a).zip.x1y2.tmp", ".\(b).zip.q9.tmp", "\(a).zip", "\(b).zip"]
+        let kept = ["\(a).upload", "\(b).data", ".notakey.zip.q9.tmp", "notakey.zip", "\(a).zip.upload", "syncr.lock"]
         for name in doomed + kept { try Data("PK".utf8).write(to: URL(fileURLWithPath: tmp.path + "/" + name)) }
-        #expect(cache.removeArchiveTemporaries() == 2)
+        #expect(cache.removeLeftoverArchives() == 4)
         #expect(tmp.contents() == kept.sorted(), "\(tmp.contents())")
+    }
+
+    /// An archive with no record of its upload (a run killed while it zipped or sent) is
+    /// listed as what it is, an upload's archive not sent, not as a file of no record; beside
+    /// a record of an earlier upload, the record says what the entry is.
+    @Test func anArchiveAKilledRunLeftIsListedAsNotSent() throws {
+        let tmp = try TemporaryFolder()
+        let a = String(repeating: "ab", count: 16), b = String(repeating: "cd", count: 16)
+        for name in ["\(a).zip", ".\(b).zip.x1y2.tmp"] {
+            try Data("PK".utf8).write(to: URL(fileURLWithPath: tmp.path + "/" + name))
+        }
+        let entries = try CacheInventory.entries(in: tmp.path)
+        for key in [a, b] {
+            let entry = try #require(entries.first { $0.key == key })
+            #expect(entry.kind == .upload, "\(key)")
+            #expect(entry.status == .unsentArchive, "\(key)")
+        }
     }
 
     @Test func saveStateReplacesAtomically() throws {

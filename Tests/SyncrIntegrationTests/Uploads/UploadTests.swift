@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 
@@ -462,6 +465,10 @@ extension UploadTests {
             """.write(to: project.folder.appending("syncr.yml"), atomically: true, encoding: .utf8)
         let first = try await project.run(["apply"])
         #expect(first.exitCode == 0, "\(first.stderr)")
+        // Sent and recorded, the archive goes: plan decides from the files' digests, and apply
+        // zips the folder again before a send, so a copy of the folder stayed for nothing.
+        let cache = project.folder.appending(".syncr/cache")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.hasSuffix(".zip") } == [])
         let sent = nginx.uploadDirectory.appendingPathComponent("reports.zip")
         let test = try await runProcess(executable: "unzip", arguments: ["-t", sent.path])
         #expect(test.exitCode == 0, "\(test.stdout)")
@@ -473,9 +480,6 @@ extension UploadTests {
         #expect(items(try jsonObject(plan.stdout)).first?["action"] as? String == "skip", "\(plan.stdout)")
         // A changed file changes the archive.
         try makeFile(path: reports.appendingPathComponent("summary.json"), size: 901, seed: 65)
-        let cache = project.folder.appending(".syncr/cache")
-        try FileManager.default.removeItem(at: cache.appendingPathComponent(
-            try #require(try FileManager.default.contentsOfDirectory(atPath: cache.path).first { $0.hasSuffix(".zip") })))
         let before = try cacheListing(cache)
         let changed = try await project.run(["plan", "--json"])
         #expect(items(try jsonObject(changed.stdout)).first?["action"] as? String == "upload")
@@ -494,6 +498,59 @@ extension UploadTests {
         #expect(listing.stdout.contains("901"), "\(listing.stdout)")
         let settled = try await project.run(["plan", "--json"])
         #expect(items(try jsonObject(settled.stdout)).first?["action"] as? String == "skip", "\(settled.stdout)")
+    }
+
+    /// A `zip: true` upload killed while it sends leaves its archive (`<key>.zip`) in the
+    /// cache. `syncr cache` lists it as an upload's archive not sent, not as a file of no
+    /// record, and the next apply removes it: when the entry is sent again, and also when it
+    /// is up to date (a killed `--force`), where it builds no archive to replace it.
+    @Test func anArchiveAKilledUploadLeftIsNamedAndRemovedByTheNextApply() async throws {
+        let www = try TemporaryDirectory(prefix: "www")
+        let server = try await FaultServer.start(root: www.url)
+        defer { server.stop() }
+        let project = try Project()
+        try FileManager.default.createDirectory(at: project.file("site"), withIntermediateDirectories: true)
+        try makeFile(path: project.file("site/index.html"), size: 300_000, seed: 67)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: site/, to: "\(server.url("/up/site.zip"))", method: put, zip: true }
+            """)
+        let cache = project.folder.appending(".syncr/cache")
+        let archives = { try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.hasSuffix(".zip") } }
+
+        try await killWhileSending(project, server: server, ["apply"])
+        try #require(try archives().count == 1, "the kill came after the archive was built")
+        let listing = try await project.run(["cache"])
+        #expect(listing.stdout.contains("upload  archive not sent"), "\(listing.stdout)")
+        #expect(!listing.stdout.contains("no record"), "\(listing.stdout)")
+        let sent = try await project.run(["apply"])
+        #expect(sent.exitCode == 0, "\(sent.stderr)")
+        #expect(try archives() == [], "sent and recorded, no archive stays")
+        // The server serves what it took, so that the next plan finds the entry up to date.
+        try await server.put(path: "/up/site.zip", from: server.uploadDirectory.appendingPathComponent("up/site.zip"))
+
+        try await killWhileSending(project, server: server, ["apply", "--force"])
+        try #require(try archives().count == 1)
+        let upToDate = try await project.run(["apply", "--json"])
+        #expect(upToDate.exitCode == 0, "\(upToDate.stderr)")
+        #expect(items(try jsonObject(upToDate.stdout)).first?["status"] as? String == "skipped", "\(upToDate.stdout)")
+        #expect(try archives() == [], "the killed run's archive went with nothing to send")
+    }
+
+    /// Runs `syncr ARGS` with the server holding the PUT's body after its first bytes, and
+    /// SIGKILLs it once they arrived: the archive is built and being sent.
+    func killWhileSending(_ project: Project, server: FaultServer, _ arguments: [String]) async throws {
+        try await server.behave(path: "/up/site.zip", FaultBehaviour(stallTimes: 1, stallBodyAfter: 1000))
+        let before = try await server.stats()["/up/site.zip"].bytesReceived
+        let run = try BackgroundSyncr(project, arguments)
+        let sending = try await poll(timeout: .seconds(60)) {
+            try await server.stats()["/up/site.zip"].bytesReceived >= before + 1000 || !run.child.isRunning
+        }
+        try #require(sending && run.child.isRunning, "\(run.stderr)")
+        run.signal(SIGKILL)
+        _ = await run.finish()
+        try await server.behave(path: "/up/site.zip", FaultBehaviour())
     }
 
     /// `from: .` holds syncr's own folder (`.syncr/cache`): its records and the archive being
