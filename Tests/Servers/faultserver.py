@@ -82,6 +82,10 @@ Options (combinable; evaluated in this order per request):
   stall_body_after: int, stall_seconds: float, stall_times: int
       Stop reading a PUT or POST body after `stall_body_after` bytes for `stall_seconds`
       (default: until /_control/release for the path), then read on.
+  stall_answer: bool, stall_seconds: float, stall_times: int
+      Read a PUT or POST body whole and store it, then send nothing for `stall_seconds`
+      (default: until /_control/release for the path) before the answer; first
+      `stall_times` uploads only (default: every upload).
 """
 
 import argparse
@@ -111,7 +115,7 @@ KNOWN_OPTIONS = {
     "stall_after": int, "stall_seconds": (int, float), "stall_times": int,
     "rate": int,
     "drop_body_after": int, "stall_body_after": int,
-    "answer_before_body": int,
+    "answer_before_body": int, "stall_answer": bool,
 }
 
 STATUS_ON = ("all", "get", "head", "put", "post")
@@ -678,6 +682,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             target = f"{target}.{n}.body"
         existed = os.path.exists(target)
         self.read_body(path, length, b, target)
+        if b.get("stall_answer") and STATE.take(path, "stall_answer", b.get("stall_times")):
+            self.stall(path, b.get("stall_seconds", 3600))
         if method == "PUT":
             self.send_simple(200 if existed else 201, f"stored {length} bytes\n")
             return

@@ -63,6 +63,9 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
     /// Answer a PUT or POST with this status as soon as its headers are read, without reading
     /// the body, and close: a server that replies early (it has not taken the upload).
     var answerBeforeBody: Int? = nil
+    /// Read a PUT or POST body whole (and store it), then answer nothing for `stallSeconds`
+    /// or until `release(path:)` (with `stallTimes`: only the first N uploads).
+    var stallAnswer: Bool? = nil
 
     enum CodingKeys: String, CodingKey {
         case status, rate
@@ -75,7 +78,7 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
         case dropTimes = "drop_times", dropRST = "drop_rst", stallAfter = "stall_after"
         case stallSeconds = "stall_seconds", stallTimes = "stall_times"
         case dropBodyAfter = "drop_body_after", stallBodyAfter = "stall_body_after"
-        case answerBeforeBody = "answer_before_body"
+        case answerBeforeBody = "answer_before_body", stallAnswer = "stall_answer"
     }
 }
 
