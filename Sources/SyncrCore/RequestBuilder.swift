@@ -37,6 +37,13 @@ struct RequestBuilder: Sendable {
     /// transfer that stopped dead (`stallMilliseconds`), which words it in the manifest's terms.
     private var stallSeconds: Int { max(1, (settings.timeoutMilliseconds + 999) / 1000) }
 
+    /// Who set the entry's `timeout`, for the words of a stall: only a manifest that wrote it
+    /// is named; a value other than the default that it did not write came from a program.
+    private var timeoutOrigin: TimeoutOrigin {
+        if settings.timeoutWritten { return .configured }
+        return settings.timeoutMilliseconds == Settings.builtIn.timeoutMilliseconds ? .builtIn : .unstated
+    }
+
     /// HEAD of the entry's URL, for `plan`: any answer at all is progress.
     func probe() -> HTTPRequest {
         finish(HTTPRequest(method: .head, url: url, displayURL: displayURL, headers: headers), lowSpeed: 1)
@@ -85,8 +92,9 @@ struct RequestBuilder: Sendable {
         var request = request.using(settings)
         request.connectTimeoutMilliseconds = settings.timeoutMilliseconds
         request.lowSpeedTimeSeconds = stallSeconds
-        // Not for a request body: while it is sent nothing arrives (curl's limit watches it).
-        if request.body == nil { request.stallMilliseconds = settings.timeoutMilliseconds }
+        // A request body too: nothing sent and nothing received is a stall as well.
+        request.stallMilliseconds = settings.timeoutMilliseconds
+        request.timeoutOrigin = timeoutOrigin
         if let lowSpeed { request.lowSpeedLimit = lowSpeed }
         if let s3 { request = s3.sign(request) }
         return request

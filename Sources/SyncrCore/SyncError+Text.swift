@@ -85,7 +85,7 @@ extension SyncError {
     /// The retry loop's facts, for the cases that come from a request.
     public var retries: Retries? {
         switch self {
-        case .http(_, _, _, let r), .connection(_, _, _, let r), .timedOut(_, _, let r), .stalled(_, _, _, let r),
+        case .http(_, _, _, let r), .connection(_, _, _, let r), .timedOut(_, _, let r), .stalled(_, _, _, _, _, let r),
              .tls(_, _, let r), .proxy(_, _, _, let r),
              .invalidResponse(_, _, let r), .rangeIgnored(_, let r), .redirect(_, _, let r), .transferIO(_, _, _, let r),
              .objectStore(_, _, _, _, _, _, _, let r):
@@ -128,14 +128,33 @@ extension SyncError {
     /// What failed, before what to do: the transfer error's own words; a stall's in the
     /// manifest's terms, since the entry's `timeout:` (and `low_speed:`) decided it.
     private var requestHead: String {
-        guard case .stalled(let url, let milliseconds, let lowSpeed, _) = self else { return transferError?.description ?? "" }
+        guard case .stalled(let url, let milliseconds, let lowSpeed, let phase, let origin, _) = self else {
+            return transferError?.description ?? ""
+        }
         let speed = lowSpeed.map { ByteSize.format(Int64($0)) }
-        let what = TransferError.stallText(milliseconds: milliseconds, lowSpeed: speed)
-        let timeout = DurationText.format(milliseconds: milliseconds)
-        let setting = milliseconds == Settings.builtIn.timeoutMilliseconds
-            ? "timeout: \(timeout), the default" : "timeout: \(timeout) in the manifest"
-        if let speed { return "\(what) (low_speed: \(speed), \(setting)) from \(url)" }
-        return "\(what) (\(setting)) from \(url)"
+        let setting = Self.timeoutText(milliseconds: milliseconds, origin: origin)
+        let limits = speed.map { "low_speed: \($0), \(setting)" } ?? setting
+        let time = TransferError.secondsText(milliseconds)
+        switch phase {
+        case .receiving:
+            return "\(TransferError.stallText(milliseconds: milliseconds, lowSpeed: speed)) (\(limits)) from \(url)"
+        case .sending(let path):
+            return "the server took no data for \(time) (\(limits)) while sending \(path) to \(url)"
+        case .awaitingAnswer(let path):
+            return "no answer for \(time) (\(limits)) after sending \(path) to \(url)"
+        }
+    }
+
+    /// `timeout: 10s in the manifest`, `timeout: 30s, the default`: the setting and where to
+    /// change it. Only a manifest that wrote `timeout:` is named (a value other than the
+    /// default may come from a program's own settings); syncr has no flag that sets it.
+    private static func timeoutText(milliseconds: Int, origin: TimeoutOrigin) -> String {
+        let timeout = "timeout: \(DurationText.format(milliseconds: milliseconds))"
+        switch origin {
+        case .configured: return timeout + " in the manifest"
+        case .builtIn: return timeout + ", the default"
+        case .unstated: return timeout
+        }
     }
 
     /// What the bytes that arrived are worth to the next run: a resume, or nothing where the

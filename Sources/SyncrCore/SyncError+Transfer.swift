@@ -9,8 +9,9 @@ extension SyncError {
             self = .connection(url: url, code: code, message: message, retries: retries)
         case .timedOut(let url, let message):
             self = .timedOut(url: url, message: message, retries: retries)
-        case .stalled(let url, let milliseconds, let lowSpeed):
-            self = .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed, retries: retries)
+        case .stalled(let url, let milliseconds, let lowSpeed, let phase, let origin):
+            self = .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed, phase: phase, origin: origin,
+                            retries: retries)
         case .tls(let url, let message):
             self = .tls(url: url, message: message, retries: retries)
         case .proxy(let url, let status, let message):
@@ -62,8 +63,8 @@ extension SyncError {
             return .status(url: url, code: status, retryAfter: nil, body: body)
         case .connection(let url, let code, let message, _): return .connection(url: url, code: code, message: message)
         case .timedOut(let url, let message, _): return .timedOut(url: url, message: message)
-        case .stalled(let url, let milliseconds, let lowSpeed, _):
-            return .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed)
+        case .stalled(let url, let milliseconds, let lowSpeed, let phase, let origin, _):
+            return .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed, phase: phase, origin: origin)
         case .tls(let url, let message, _): return .tls(url: url, message: message)
         case .proxy(let url, let status, let message, _): return .proxy(url: url, status: status, message: message)
         case .invalidResponse(let url, let message, _): return .invalidResponse(url: url, message: message)
@@ -82,8 +83,8 @@ extension SyncError {
         case .http(let status, let url, let body, _): return .http(status: status, url: url, body: body, retries: r)
         case .connection(let url, let code, let message, _): return .connection(url: url, code: code, message: message, retries: r)
         case .timedOut(let url, let message, _): return .timedOut(url: url, message: message, retries: r)
-        case .stalled(let url, let milliseconds, let lowSpeed, _):
-            return .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed, retries: r)
+        case .stalled(let url, let milliseconds, let lowSpeed, let phase, let origin, _):
+            return .stalled(url: url, milliseconds: milliseconds, lowSpeed: lowSpeed, phase: phase, origin: origin, retries: r)
         case .tls(let url, let message, _): return .tls(url: url, message: message, retries: r)
         case .proxy(let url, let status, let message, _): return .proxy(url: url, status: status, message: message, retries: r)
         case .invalidResponse(let url, let message, _): return .invalidResponse(url: url, message: message, retries: r)
@@ -107,8 +108,9 @@ extension SyncError {
         case .connection(let url, let code, let message, let r):
             return .connection(url: s(url), code: code, message: s(message), retries: r)
         case .timedOut(let url, let message, let r): return .timedOut(url: s(url), message: s(message), retries: r)
-        case .stalled(let url, let milliseconds, let lowSpeed, let r):
-            return .stalled(url: s(url), milliseconds: milliseconds, lowSpeed: lowSpeed, retries: r)
+        case .stalled(let url, let milliseconds, let lowSpeed, let phase, let origin, let r):
+            return .stalled(url: s(url), milliseconds: milliseconds, lowSpeed: lowSpeed, phase: phase.scrubbed(redactor),
+                            origin: origin, retries: r)
         case .tls(let url, let message, let r): return .tls(url: s(url), message: s(message), retries: r)
         case .proxy(let url, let status, let message, let r):
             return .proxy(url: s(url), status: status, message: s(message), retries: r)
@@ -190,6 +192,17 @@ extension SyncError {
         // Blocking work (a hash, a zip) stopped by a signal before the entry's transfer began.
         case is Interrupted: self = .interrupted(.beforeStart)
         default: self = .other(message: "\(error)")
+        }
+    }
+}
+
+extension StallPhase {
+    /// The phase with its file's path masked (a path may hold an expanded secret).
+    func scrubbed(_ redactor: Redactor) -> StallPhase {
+        switch self {
+        case .receiving: return self
+        case .sending(let path): return .sending(path: redactor.scrub(path))
+        case .awaitingAnswer(let path): return .awaitingAnswer(path: redactor.scrub(path))
         }
     }
 }

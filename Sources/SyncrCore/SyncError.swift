@@ -18,9 +18,12 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case connection(url: String, code: Int, message: String, retries: Retries)
     /// No progress for the configured time, or the connect timeout passed.
     case timedOut(url: String, message: String, retries: Retries)
-    /// The answer had begun, then no byte of it came for `milliseconds` (the entry's
-    /// `timeout`); with `lowSpeed`, bytes came, but fewer than that many a second (`low_speed`).
-    case stalled(url: String, milliseconds: Int, lowSpeed: Int?, retries: Retries)
+    /// Nothing moved for `milliseconds` (the entry's `timeout`, set where `origin` says): no
+    /// byte of an answer that had begun, or (`phase`) no byte of an upload's body sent and none
+    /// received, or no answer after the body; with `lowSpeed`, bytes came, but fewer than that
+    /// many a second (`low_speed`).
+    case stalled(url: String, milliseconds: Int, lowSpeed: Int?, phase: StallPhase = .receiving,
+                 origin: TimeoutOrigin = .unstated, retries: Retries)
     /// The TLS handshake failed or the certificate was not trusted.
     case tls(url: String, message: String, retries: Retries)
     /// The proxy set in the environment answered instead of the server, or cannot be used: it

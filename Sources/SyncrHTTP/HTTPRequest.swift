@@ -23,12 +23,16 @@ public struct HTTPRequest: Sendable {
     /// Abort when fewer than `lowSpeedLimit` bytes per second arrive for `lowSpeedTimeSeconds`.
     public var lowSpeedLimit: Int
     public var lowSpeedTimeSeconds: Int
-    /// Once its answer has begun, a request without a body fails with `TransferError.stalled`
-    /// when no byte arrives for this long (0: only curl's low-speed limit). The engine checks
-    /// it itself: curl's limit averages the speed over the last seconds, so a transfer that
-    /// stops dead was failed up to 5 s after `lowSpeedTimeSeconds`. A transfer paused because
-    /// its disk has not taken the last bytes is exempt, as it is from curl's limit.
+    /// Once its answer has begun, a request fails with `TransferError.stalled` when no byte
+    /// arrives for this long; a request with a body, once its first body byte was sent, when
+    /// no byte of it is sent and none arrives for this long (0: only curl's low-speed limit).
+    /// The engine checks it itself: curl's limit averages the speed over the last seconds, so
+    /// a transfer that stops dead was failed up to 5 s after `lowSpeedTimeSeconds`, in curl's
+    /// words. A transfer waiting for its disk (to take the last bytes, or to read the body's
+    /// next ones) is exempt: the disk holds it up, not the server.
     public var stallMilliseconds = 0
+    /// Who set `stallMilliseconds` and the connect timeout, for the words of a stall.
+    public var timeoutOrigin = TimeoutOrigin.unstated
     /// Which redirects are followed and what they take along (see `RedirectPolicy`).
     public var redirects: RedirectPolicy
     /// Redirects followed at most (http and https only); `redirects.maxRedirects`.

@@ -65,7 +65,7 @@ final class ReadAhead: @unchecked Sendable {
 
     /// The body's total length: the request's `Content-Length`.
     let length: Int64
-    /// The body's file (or "multipart form"), for messages.
+    /// The body's file (or `a form of N files`), for messages.
     let path: String
     private let bufferSize: Int
     private let reader: BodyReader

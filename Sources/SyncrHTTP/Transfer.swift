@@ -35,8 +35,11 @@ final class Transfer: @unchecked Sendable {
     /// transfer that ends so has lost it: libcurl before 8.8 could finish a paused transfer.
     private var holdingPiece = false
     private var errorBodyCapped = false
-    /// When the last byte of the answer arrived (`Monotonic.nanoseconds`); 0 before the first.
+    /// When the last byte of the answer arrived, or (a request with a body) the engine last
+    /// saw body bytes sent (`Monotonic.nanoseconds`); 0 before the first.
     private var lastDataAt: UInt64 = 0
+    /// curl's count of body bytes sent when the engine last looked (`stallDeadline(now:)`).
+    private var sentSeen: Int64 = 0
 
     /// Where the handle comes from and goes back to.
     private let handles: EasyHandlePool
@@ -302,23 +305,49 @@ final class Transfer: @unchecked Sendable {
         syncr_easy_unpause(easy)
     }
 
-    /// When the transfer counts as stalled if no byte arrives before (`stallMilliseconds` after
-    /// the last one); nil while the check does not apply: before the answer begins (the request
-    /// may wait for a connection, and curl's limits cover connecting), while the transfer is
-    /// paused for its disk (curl holds the piece the sink could not take), or for a request
-    /// with a body.
-    var stallDeadline: UInt64? {
-        guard request.stallMilliseconds > 0, lastDataAt != 0, !holdingPiece, body == nil else { return nil }
+    /// When the transfer counts as stalled if nothing moves before (`stallMilliseconds` after
+    /// the last byte received or, with a body, seen sent); nil while the check does not apply:
+    /// before the answer begins or the body's first byte leaves (the request may wait for a
+    /// connection, and curl's limits cover connecting), or while the transfer waits for its
+    /// disk (curl holds the piece the sink could not take, or the body's next bytes are not
+    /// read yet: curl's limit then fails it as stuck on disk, `Transfer.stuckOnDisk`).
+    ///
+    /// Bytes sent reach no callback of ours that tells when they left (curl asks for a
+    /// body's bytes a whole upload buffer ahead), so the engine looks at curl's count here,
+    /// as it checks, about once a second: a send is seen up to a second late, never early.
+    func stallDeadline(now: UInt64) -> UInt64? {
+        guard request.stallMilliseconds > 0, !holdingPiece else { return nil }
+        if let body {
+            let sent = uploadedBytes
+            if sent != sentSeen {
+                sentSeen = sent
+                lastDataAt = now
+            }
+            if lastDataAt != 0, body.waitingOnDisk {
+                // The wait is the disk's: the server's time starts again once the body moves.
+                lastDataAt = now
+                return nil
+            }
+        }
+        guard lastDataAt != 0 else { return nil }
         return lastDataAt + UInt64(request.stallMilliseconds) * 1_000_000
     }
 
-    /// Ends a transfer no byte reached for `stallMilliseconds`: as `abandon`, the sink writes
+    /// Ends a transfer nothing moved for for `stallMilliseconds`: as `abandon`, the sink writes
     /// what it held back, and a failure to write it is the outcome instead.
     func stall() -> TransferError {
-        let stalled = TransferError.stalled(url: request.displayURL, milliseconds: request.stallMilliseconds, lowSpeed: nil)
+        let stalled = TransferError.stalled(url: request.displayURL, milliseconds: request.stallMilliseconds, lowSpeed: nil,
+                                            phase: stallPhase, origin: request.timeoutOrigin)
         defer { sinkAccepted = false }
         if sinkAccepted, case .fail(let error) = sink.finish() { return error }
         return stalled
+    }
+
+    /// What the transfer was doing when it stalled: receiving, or sending its body (all of it
+    /// sent: waiting for the answer).
+    private var stallPhase: StallPhase {
+        guard let body else { return .receiving }
+        return uploadedBytes < body.length ? .sending(path: body.path) : .awaitingAnswer(path: body.path)
     }
 
     /// The transfer is dropped before curl finished it (cancelled, or the engine stops): the sink
@@ -446,10 +475,12 @@ final class Transfer: @unchecked Sendable {
         case CURLE_OPERATION_TIMEDOUT:
             // After the request went out only the low-speed limit times a transfer out (the
             // connect timeout is over): said in the request's terms, not curl's averaged speed.
-            // Without a body byte (a head that came alone counts none) it was no data at all.
-            if body == nil, request.stallMilliseconds > 0, requestSent(code: code) {
+            // Without a body byte (a head that came alone counts none) it was no data at all;
+            // an upload's floor is 1 byte a second, which is no data too.
+            if request.stallMilliseconds > 0, requestSent(code: code) {
                 return .stalled(url: url, milliseconds: request.stallMilliseconds,
-                                lowSpeed: bodyBytes == 0 || request.lowSpeedLimit <= 1 ? nil : request.lowSpeedLimit)
+                                lowSpeed: bodyBytes == 0 || request.lowSpeedLimit <= 1 ? nil : request.lowSpeedLimit,
+                                phase: stallPhase, origin: request.timeoutOrigin)
             }
             return .timedOut(url: url, message: namingProxy(detail))
         case CURLE_COULDNT_CONNECT:

@@ -155,7 +155,16 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     private static func displayPath(_ body: RequestBody) -> String {
         switch body {
         case .file(let path), .fileRange(let path, _, _, _): return path
-        case .multipart: return "multipart form"
+        case .multipart(let form):
+            // A form of one file is that file to its user (`field: file`, the usual upload).
+            let files = form.segments.compactMap { segment -> String? in
+                if case .file(let path, _) = segment { return path } else { return nil }
+            }
+            switch files.count {
+            case 0: return "a form"
+            case 1: return files[0]
+            default: return "a form of \(files.count) files"
+            }
         }
     }
 
@@ -263,8 +272,9 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         finished.signal()
     }
 
-    /// Fails the transfers no byte reached for their `stallMilliseconds` (`Transfer.stallDeadline`)
-    /// and returns when to look again: at the earliest deadline left, at most a second on.
+    /// Fails the transfers nothing moved for for their `stallMilliseconds` (no byte received,
+    /// and for a request body none sent: `Transfer.stallDeadline`) and returns when to look
+    /// again: at the earliest deadline left, at most a second on.
     /// curl's low-speed limit cannot do this on time: it averages the speed over the last
     /// five seconds, so a transfer that stopped dead after a fast start still counted as fast
     /// for seconds, and failed that much later than its `timeout`.
@@ -272,7 +282,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         var next = now + 1_000_000_000
         var stalled: [Transfer] = []
         for t in active.values {
-            guard let deadline = t.stallDeadline else { continue }
+            guard let deadline = t.stallDeadline(now: now) else { continue }
             if deadline <= now { stalled.append(t) } else { next = min(next, deadline) }
         }
         for t in stalled { complete(t, with: .failure(t.stall())) }

@@ -9,10 +9,13 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case connection(url: String, code: Int, message: String, redirectedTo: String? = nil)
     /// No progress for the configured time, or the connect timeout passed. Worth retrying.
     case timedOut(url: String, message: String)
-    /// The answer had begun and then no byte of it arrived for `milliseconds` (the request's
-    /// `stallMilliseconds`, the entry's `timeout`); with `lowSpeed`, bytes came, but fewer than
-    /// that many a second (curl's low-speed limit, the entry's `low_speed`). Worth retrying.
-    case stalled(url: String, milliseconds: Int, lowSpeed: Int?)
+    /// Nothing moved for `milliseconds` (the request's `stallMilliseconds`, the entry's
+    /// `timeout`, set as `origin` says): no byte of an answer that had begun, or (`phase`) no
+    /// byte of a request body sent and none received, or no answer after the body; with
+    /// `lowSpeed`, bytes came, but fewer than that many a second (curl's low-speed limit, the
+    /// entry's `low_speed`). Worth retrying.
+    case stalled(url: String, milliseconds: Int, lowSpeed: Int?, phase: StallPhase = .receiving,
+                 origin: TimeoutOrigin = .unstated)
     /// A TLS handshake or certificate problem.
     case tls(url: String, message: String)
     /// The proxy set in the environment answered instead of the server, or cannot be used:
@@ -67,7 +70,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .connection(let url, _, _, _): return url
         case .timedOut(let url, _): return url
-        case .stalled(let url, _, _): return url
+        case .stalled(let url, _, _, _, _): return url
         case .tls(let url, _): return url
         case .proxy(let url, _, _): return url
         case .status(let url, _, _, _): return url
@@ -87,8 +90,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .connection(let u, let code, let message, _):
             return .connection(url: url(u), code: code, message: message, redirectedTo: target)
         case .timedOut(let u, let message): return .timedOut(url: url(u), message: message)
-        case .stalled(let u, let milliseconds, let lowSpeed):
-            return .stalled(url: url(u), milliseconds: milliseconds, lowSpeed: lowSpeed)
+        case .stalled(let u, let milliseconds, let lowSpeed, let phase, let origin):
+            return .stalled(url: url(u), milliseconds: milliseconds, lowSpeed: lowSpeed, phase: phase, origin: origin)
         case .tls(let u, let message): return .tls(url: url(u), message: message)
         case .proxy(let u, let status, let message): return .proxy(url: url(u), status: status, message: message)
         case .status(let u, let code, let retryAfter, let body):
@@ -113,8 +116,15 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(url): connection failed: \(message)"
         case .timedOut(let url, let message):
             return "\(url): timed out: \(message)"
-        case .stalled(let url, let milliseconds, let lowSpeed):
-            return "\(url): " + Self.stallText(milliseconds: milliseconds, lowSpeed: lowSpeed.map { "\($0) bytes" })
+        case .stalled(let url, let milliseconds, let lowSpeed, let phase, _):
+            switch phase {
+            case .receiving:
+                return "\(url): " + Self.stallText(milliseconds: milliseconds, lowSpeed: lowSpeed.map { "\($0) bytes" })
+            case .sending(let path):
+                return "\(url): the server took no data for \(Self.secondsText(milliseconds)) while sending \(path)"
+            case .awaitingAnswer(let path):
+                return "\(url): no answer for \(Self.secondsText(milliseconds)) after sending \(path)"
+            }
         case .tls(let url, let message):
             return "\(url): TLS error: \(message)"
         case .proxy(let url, _, let message):
@@ -151,9 +161,14 @@ extension TransferError {
     /// `no data for 10 s`, or `less than 1024 bytes/s for 10 s` (`lowSpeed`: the limit's
     /// amount, as the caller words sizes): what a stall was, in the request's settings.
     public static func stallText(milliseconds: Int, lowSpeed: String?) -> String {
-        let time = milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
+        let time = secondsText(milliseconds)
         guard let lowSpeed else { return "no data for \(time)" }
         return "less than \(lowSpeed)/s for \(time)"
+    }
+
+    /// `10 s`, `1.5 s`: a stall's time as its messages say it.
+    public static func secondsText(_ milliseconds: Int) -> String {
+        milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
     }
 }
 

@@ -85,6 +85,10 @@ public struct Settings: Sendable, Equatable {
     public var retries: Int
     /// Connect timeout, and how long a transfer may make no progress, in milliseconds (`timeout`).
     public var timeoutMilliseconds: Int
+    /// Whether the manifest wrote `timeout` (under `defaults:` or on the entry), so that a
+    /// message about it says where it came from: the manifest, the default, or neither (a
+    /// program that set `timeoutMilliseconds` itself).
+    public var timeoutWritten = false
     /// Request headers, in order; entry headers replace default headers of the same name
     /// (case-insensitive).
     public var headers: [Header]

@@ -23,7 +23,10 @@ struct SettingsOverrides {
         var result = base
         if let jobs { result.jobs = jobs }
         if let retries { result.retries = retries }
-        if let timeoutMilliseconds { result.timeoutMilliseconds = timeoutMilliseconds }
+        if let timeoutMilliseconds {
+            result.timeoutMilliseconds = timeoutMilliseconds
+            result.timeoutWritten = true
+        }
         if let connections { result.connections = connections }
         if let minSplit { result.minSplit = minSplit }
         if let lowSpeed { result.lowSpeed = lowSpeed }

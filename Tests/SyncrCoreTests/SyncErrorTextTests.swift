@@ -27,7 +27,8 @@ struct SyncErrorTextTests {
          "\(url): connection failed: refused (gave up after 2 retries)"),
         (.timedOut(url: url, message: "no data for 30 s", retries: .init(stop: .exhausted(retries: 0), kept: 4096)),
          "\(url): timed out: no data for 30 s; 4.0 KiB kept in the cache, run again to resume (not retried: retries is 0)"),
-        (.stalled(url: url, milliseconds: 10_000, lowSpeed: nil, retries: .init(stop: .exhausted(retries: 2), kept: 1 << 20)),
+        (.stalled(url: url, milliseconds: 10_000, lowSpeed: nil, origin: .configured,
+                  retries: .init(stop: .exhausted(retries: 2), kept: 1 << 20)),
          "no data for 10 s (timeout: 10s in the manifest) from \(url); 1.0 MiB kept in the cache, run again to resume "
             + "(gave up after 2 retries)"),
         (.tls(url: url, message: "cannot verify the certificate", retries: .notRetried),
@@ -125,19 +126,45 @@ struct SyncErrorTextTests {
     /// A stall is said in the manifest's terms (`timeout:`, and `low_speed:` when bytes still
     /// came), never in curl's ("Operation too slow. Less than 1024 bytes/sec transferred ...").
     @Test func aStallNamesTheSettingsThatDecidedIt() {
-        let slow = SyncError.stalled(url: Self.url, milliseconds: 30_000, lowSpeed: 1024,
+        let slow = SyncError.stalled(url: Self.url, milliseconds: 30_000, lowSpeed: 1024, origin: .builtIn,
                                      retries: .init(stop: .exhausted(retries: 0), kept: 0))
         #expect(slow.description == "less than 1.0 KiB/s for 30 s (low_speed: 1.0 KiB, timeout: 30s, the default) from "
                 + "\(Self.url) (not retried: retries is 0)", "\(slow.description)")
-        let retried = SyncError.stalled(url: Self.url, milliseconds: 1500, lowSpeed: nil, retries: .willRetry)
+        let retried = SyncError.stalled(url: Self.url, milliseconds: 1500, lowSpeed: nil, origin: .configured, retries: .willRetry)
         #expect(retried.description == "no data for 1.5 s (timeout: 1s500ms in the manifest) from \(Self.url)")
         #expect(slow.code == "timed_out")
+    }
+
+    /// "in the manifest" only where the manifest wrote `timeout:` (30 s written is the
+    /// manifest's too); a value a program set itself is said without a place, and the default
+    /// as the default. It was "in the manifest" for any value but 30 s.
+    @Test func aStallSaysWhereItsTimeoutCameFrom() {
+        let stall = { (milliseconds: Int, origin: TimeoutOrigin) in
+            SyncError.stalled(url: Self.url, milliseconds: milliseconds, lowSpeed: nil, origin: origin, retries: .willRetry).description
+        }
+        #expect(stall(30_000, .configured) == "no data for 30 s (timeout: 30s in the manifest) from \(Self.url)")
+        #expect(stall(30_000, .builtIn) == "no data for 30 s (timeout: 30s, the default) from \(Self.url)")
+        #expect(stall(10_000, .unstated) == "no data for 10 s (timeout: 10s) from \(Self.url)")
+    }
+
+    /// An upload's stall is said as what stopped: the server took no more of the body, or
+    /// gave no answer once it had it all. curl said "Operation too slow. Less than 1 bytes/sec
+    /// transferred the last 30 seconds" of both.
+    @Test func anUploadStallSaysWhetherTheBodyOrTheAnswerStopped() {
+        let sending = SyncError.stalled(url: Self.url, milliseconds: 10_000, lowSpeed: nil, phase: .sending(path: "/p/app.tar"),
+                                        origin: .configured, retries: .init(stop: .exhausted(retries: 0), kept: 0))
+        #expect(sending.description == "the server took no data for 10 s (timeout: 10s in the manifest) while sending "
+                + "/p/app.tar to \(Self.url) (not retried: retries is 0)", "\(sending.description)")
+        let answer = SyncError.stalled(url: Self.url, milliseconds: 30_000, lowSpeed: nil, phase: .awaitingAnswer(path: "/p/app.tar"),
+                                       origin: .builtIn, retries: .willRetry)
+        #expect(answer.description == "no answer for 30 s (timeout: 30s, the default) after sending /p/app.tar to \(Self.url)")
+        #expect(sending.code == "timed_out" && answer.code == "timed_out")
     }
 
     /// Bytes kept from a server that names no version of its file are no resume: the next plan
     /// restarts the entry, and the message says so rather than "run again to resume".
     @Test func keptBytesThatCannotBeResumedAreSaidSo() {
-        let error = SyncError.stalled(url: Self.url, milliseconds: 10_000, lowSpeed: nil,
+        let error = SyncError.stalled(url: Self.url, milliseconds: 10_000, lowSpeed: nil, origin: .configured,
                                       retries: .init(stop: .exhausted(retries: 1), kept: 1 << 20, resumes: false))
         #expect(error.description == "no data for 10 s (timeout: 10s in the manifest) from \(Self.url); the 1.0 MiB "
                 + "received cannot be resumed, since the server names no version of the file (no strong ETag or "

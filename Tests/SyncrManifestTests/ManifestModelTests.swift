@@ -32,7 +32,7 @@ import Testing
         #expect(m.defaults == Settings(
             jobs: 8, retries: 3, timeoutMilliseconds: 90_000,
             headers: [Header(name: "User-Agent", value: Template(literal: "syncr")),
-                      Header(name: "Accept", value: Template(literal: "*/*"))]))
+                      Header(name: "Accept", value: Template(literal: "*/*"))]).timeoutWrittenInManifest)
         #expect(m.downloads.count == 2)
 
         let a = m.downloads[0]
@@ -53,7 +53,7 @@ import Testing
                       Header(name: "Accept", value: Template(literal: "*/*")),
                       Header(name: "Authorization",
                              value: Template(written: "Bearer ${ARTIFACT_TOKEN}",
-                                             expanded: "Bearer s3cret", secrets: ["s3cret"]))]))
+                                             expanded: "Bearer s3cret", secrets: ["s3cret"]))]).timeoutWrittenInManifest)
 
         let b = m.downloads[1]
         #expect(b.destination == "/tmp/elsewhere/x.bin")

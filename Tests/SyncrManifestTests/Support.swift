@@ -18,3 +18,12 @@ func errors(_ yaml: String, environment: [String: String] = [:]) -> String {
         return error.description
     }
 }
+
+extension Settings {
+    /// These settings as a manifest that wrote their `timeout:` decodes them.
+    var timeoutWrittenInManifest: Settings {
+        var settings = self
+        settings.timeoutWritten = true
+        return settings
+    }
+}

@@ -30,6 +30,32 @@ import Testing
         #expect(manifest.defaults.maxConnectionsPerHost == 6)
     }
 
+    /// A stall's message says "in the manifest" only of a `timeout:` the manifest wrote, under
+    /// `defaults:` or on the entry, the default's value included; it said so of any value but
+    /// 30 s, also one a program set without a manifest.
+    @Test func aTimeoutIsMarkedWrittenOnlyWhereTheManifestWritesIt() throws {
+        let manifest = try parse("""
+            version: 1
+            downloads:
+              - { url: https://example.com/a, to: a }
+              - { url: https://example.com/b, to: b, timeout: 30s }
+            uploads:
+              - { from: a, to: "https://example.com/up/a", timeout: 5s }
+            """)
+        #expect(!manifest.defaults.timeoutWritten)
+        #expect(!manifest.downloads[0].settings.timeoutWritten)
+        #expect(manifest.downloads[1].settings.timeoutWritten)
+        #expect(manifest.uploads[0].settings.timeoutWritten)
+        let defaults = try parse("""
+            version: 1
+            defaults: { timeout: 10s }
+            downloads:
+              - { url: https://example.com/a, to: a }
+            """)
+        #expect(defaults.defaults.timeoutWritten && defaults.downloads[0].settings.timeoutWritten)
+        #expect(!Settings.builtIn.timeoutWritten)
+    }
+
     /// `fsync:` is on unless `defaults:` turns it off; it is run-wide, so an entry (download or
     /// upload) may not set it, and it takes a boolean.
     @Test func fsyncIsARunWideBoolean() throws {

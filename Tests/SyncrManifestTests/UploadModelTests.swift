@@ -66,7 +66,7 @@ import Testing
                       Header(name: "Accept", value: Template(literal: "*/*")),
                       Header(name: "Authorization",
                              value: Template(written: "Bearer ${UPLOAD_TOKEN}",
-                                             expanded: "Bearer tok-123", secrets: ["tok-123"]))]))
+                                             expanded: "Bearer tok-123", secrets: ["tok-123"]))]).timeoutWrittenInManifest)
 
         let b = m.uploads[1]
         #expect(b.from == "/srv/out/../site/")
