@@ -333,7 +333,7 @@ final class Transfer: @unchecked Sendable {
         return lastDataAt + UInt64(request.stallMilliseconds) * 1_000_000
     }
 
-    /// Ends a transfer nothing moved for for `stallMilliseconds`: as `abandon`, the sink writes
+    /// Ends a transfer in which nothing moved for `stallMilliseconds`: as `abandon`, the sink writes
     /// what it held back, and a failure to write it is the outcome instead.
     func stall() -> TransferError {
         let stalled = TransferError.stalled(url: request.displayURL, milliseconds: request.stallMilliseconds, lowSpeed: nil,

@@ -272,7 +272,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         finished.signal()
     }
 
-    /// Fails the transfers nothing moved for for their `stallMilliseconds` (no byte received,
+    /// Fails the transfers in which nothing moved for their `stallMilliseconds` (no byte received,
     /// and for a request body none sent: `Transfer.stallDeadline`) and returns when to look
     /// again: at the earliest deadline left, at most a second on.
     /// curl's low-speed limit cannot do this on time: it averages the speed over the last
