@@ -2,33 +2,56 @@
 import Glibc
 #endif
 
-/// The proxy libcurl takes from the environment for a URL, named when it cannot be reached:
-/// curl's own message names only an address ("Failed to connect to 10.0.0.5 port 3128"), which
-/// a user who set `https_proxy` in a profile long ago does not recognise as the proxy.
-struct EnvironmentProxy: Sendable, Equatable {
+/// A proxy from the environment, as an error names it: the variable it came from and its
+/// address, never its URL, which may carry a password. curl's own messages name only an
+/// address ("Failed to connect to 10.0.0.5 port 3128"), which a user who set `https_proxy` in a
+/// profile long ago does not recognise as the proxy.
+public struct EnvironmentProxy: Sendable, Equatable {
     /// The variable it came from, e.g. `https_proxy`.
-    var variable: String
+    public var variable: String
     /// Lowercased host name or address, without brackets.
-    var host: String
-    var port: Int
+    public var host: String
+    public var port: Int
+    /// What kind of proxy it is, by its URL's scheme: `http` (also when none is written),
+    /// `https`, `socks4`, `socks4a`, `socks5` or `socks5h`.
+    public var scheme: String
 
-    init(variable: String, host: String, port: Int) {
+    /// - Parameters:
+    ///   - variable: the variable it came from.
+    ///   - host: its host name or address, without brackets.
+    ///   - port: its port.
+    ///   - scheme: the scheme of its URL, `http` when none is written.
+    public init(variable: String, host: String, port: Int, scheme: String = "http") {
         self.variable = variable
         self.host = host
         self.port = port
+        self.scheme = scheme
+    }
+
+    /// The proxy written as `written` in `variable`; nil when its address cannot be read.
+    init?(variable: String, written: String) {
+        guard let (host, port) = Self.address(written) else { return nil }
+        self.init(variable: variable, host: host, port: port, scheme: Self.scheme(written))
+    }
+
+    /// Whether it is an HTTP proxy (`http://` or `https://`), which takes a plain-http request
+    /// whole and answers it, where a SOCKS proxy only relays the bytes.
+    public var forwardsRequests: Bool { scheme == "http" || scheme == "https" }
+
+    /// The scheme a proxy URL is written with, lowercased; `http` when none is, as curl takes it.
+    static func scheme(_ written: String) -> String {
+        guard let separator = written.range(of: "://") else { return "http" }
+        return written[..<separator.lowerBound].filter { $0 != " " && $0 != "\t" }.lowercased()
     }
 
     /// The proxy for a URL of `scheme`, looked up as libcurl does: `http_proxy` for http
     /// (lowercase only: a CGI program's `HTTP_PROXY` may come from a request header), else
     /// `<scheme>_proxy` then its uppercase, then `all_proxy` and `ALL_PROXY`. `no_proxy` is not
-    /// read: `hint` names the proxy only when curl's message shows its address.
+    /// read here: a request's own proxy is `ProxyEnvironment.route(for:)`'s.
     /// - Parameter environment: a variable's value (`getenv` by default), nil when unset.
     init?(scheme: String, environment: (String) -> String? = EnvironmentProxy.variable) {
-        guard let (variable, value) = Self.setting(scheme: scheme, environment: environment),
-              let (host, port) = Self.address(value) else { return nil }
-        self.variable = variable
-        self.host = host
-        self.port = port
+        guard let (variable, value) = Self.setting(scheme: scheme, environment: environment) else { return nil }
+        self.init(variable: variable, written: value)
     }
 
     /// The variable libcurl takes the proxy for a URL of `scheme` from, and its value as

@@ -8,29 +8,37 @@ extension Transfer {
     /// The failure `code` (`detail`: curl's message) as the proxy's, when it is: the proxy's
     /// name does not resolve or its URL cannot be read (`CURLE_COULDNT_RESOLVE_PROXY` covers
     /// both), or it answered the CONNECT of an https request with an error
-    /// (`CURLINFO_HTTP_CONNECTCODE`). Nil for any other failure.
+    /// (`CURLINFO_HTTP_CONNECTCODE`). Nil for any other failure, and for a request that went
+    /// directly (`route` nil).
     func proxyFailure(_ code: CURLcode, detail: String) -> TransferError? {
-        guard let parts = effectiveParts, let setting = EnvironmentProxy.setting(scheme: parts.scheme) else { return nil }
+        guard let route else { return nil }
         let url = request.displayURL
         if code == CURLE_COULDNT_RESOLVE_PROXY {
-            return .proxy(url: url, status: nil, message: EnvironmentProxy.unusableAdvice(variable: setting.variable, detail: detail))
+            return .proxy(url: url, status: nil, message: EnvironmentProxy.unusableAdvice(variable: route.variable, detail: detail))
         }
+        guard let proxy = route.proxy else { return nil }
         var status = 0
         syncr_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &status)
-        guard status >= 300, let proxy = EnvironmentProxy(scheme: parts.scheme) else { return nil }
-        let target = "\(parts.host):\(parts.port)"
+        guard status >= 300 else { return nil }
+        let target = targetAddress
         switch status {
         case 407:
-            let advice = proxy.credentialsAdvice(sentCredentials: Self.carriesCredentials(setting.value))
+            let advice = proxy.credentialsAdvice(sentCredentials: Self.carriesCredentials(route.written))
             return .proxy(url: url, status: status, message: "\(detail); \(advice)")
         case 400..<500 where status != 408 && status != 429:
             return .proxy(url: url, status: status, message: "\(detail); \(proxy.refusalAdvice(target: target))")
         default:
-            // A 5xx (or a wait) may pass, like a server's: retried, but the answer is named
-            // as the proxy's, which curl's words do not tell.
+            // A 5xx (or a wait) may pass, like a server's: retried, but the answer is named as
+            // the proxy's, which curl's words do not tell.
             return .connection(url: url, code: Int(code.rawValue), message: "\(detail); \(proxy.endpoint), "
                 + "the proxy set in \(proxy.variable), answered so when asked to connect to \(target)")
         }
+    }
+
+    /// `host:port` of the server this request was for, as a proxy was asked to reach it.
+    var targetAddress: String {
+        guard let parts = effectiveParts else { return "the server" }
+        return "\(parts.host):\(parts.port)"
     }
 
     /// A 407 answer to a plain-http request: only a proxy sends one (RFC 9110 §15.5.8), and it
@@ -39,13 +47,13 @@ extension Transfer {
     func proxyAuthenticationRequired(body: String) -> TransferError {
         let said = "HTTP 407 Proxy Authentication Required" + (body.isEmpty ? "" : " (proxy said: \(body))")
         let url = request.displayURL
-        let scheme = effectiveParts?.scheme ?? "http"
-        guard let setting = EnvironmentProxy.setting(scheme: scheme), let proxy = EnvironmentProxy(scheme: scheme) else {
+        guard let route, let proxy = route.proxy else {
             // No proxy of ours: one on the way that syncr was not told about (a transparent one).
+            let scheme = effectiveParts?.scheme ?? "http"
             return .proxy(url: url, status: 407, message: "\(said); a proxy on the way asks for credentials: "
                 + "set \(scheme)_proxy to it, with user:password@ before its host")
         }
-        let advice = proxy.credentialsAdvice(sentCredentials: Self.carriesCredentials(setting.value))
+        let advice = proxy.credentialsAdvice(sentCredentials: Self.carriesCredentials(route.written))
         return .proxy(url: url, status: 407, message: "\(said); \(advice)")
     }
 

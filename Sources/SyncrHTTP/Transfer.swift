@@ -43,6 +43,8 @@ final class Transfer: @unchecked Sendable {
 
     /// Where the handle comes from and goes back to.
     private let handles: EasyHandlePool
+    /// The proxy this request goes through (nil: directly), chosen once, before curl is told.
+    let route: ProxyRoute?
 
     init?(request: HTTPRequest, sink: ResponseSink, body: ReadAhead?, bufferSize: Int, handles: EasyHandlePool) {
         guard let easy = handles.take() else { return nil }
@@ -51,6 +53,7 @@ final class Transfer: @unchecked Sendable {
         self.sink = sink
         self.body = body
         self.easy = easy
+        route = request.proxies.route(for: request.url)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         configure(bufferSize: bufferSize)
@@ -75,6 +78,7 @@ final class Transfer: @unchecked Sendable {
         // (RedirectPolicy); curl only reports the target (CURLINFO_REDIRECT_URL).
         syncr_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, 0)
         configureSecurity()
+        configureProxy()
         syncr_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, request.connectTimeoutMilliseconds)
         syncr_easy_setopt_long(h, CURLOPT_LOW_SPEED_LIMIT, request.lowSpeedLimit)
         syncr_easy_setopt_long(h, CURLOPT_LOW_SPEED_TIME, request.lowSpeedTimeSeconds)
@@ -158,9 +162,16 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// Certificate checks, extra trusted CAs, netrc. Proxies come from the environment
-    /// (`http_proxy`, `https_proxy`, `no_proxy`), which libcurl reads itself; what the proxy
-    /// says of itself is worded in `Transfer+Proxy.swift`.
+    /// The proxy chosen for this request (`route`), and no other: an empty `CURLOPT_PROXY`
+    /// keeps curl from reading the environment itself, and an empty `CURLOPT_NOPROXY` from
+    /// dropping the chosen one by its own reading of `no_proxy` (which, in curl 7.88, matched
+    /// no IPv6 range). What the proxy says of itself is worded in `Transfer+Proxy.swift`.
+    private func configureProxy() {
+        syncr_easy_setopt_string(easy, CURLOPT_PROXY, route?.written ?? "")
+        syncr_easy_setopt_string(easy, CURLOPT_NOPROXY, "")
+    }
+
+    /// Certificate checks, extra trusted CAs, netrc.
     private func configureSecurity() {
         let h = easy
         syncr_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, request.tls.verify ? 1 : 0)
@@ -430,7 +441,7 @@ final class Transfer: @unchecked Sendable {
     /// curl's message, with the proxy named when the address it could not reach is the proxy's
     /// from the environment (`EnvironmentProxy`).
     private func namingProxy(_ detail: String) -> String {
-        guard let parts = effectiveParts, let proxy = EnvironmentProxy(scheme: parts.scheme),
+        guard let parts = effectiveParts, let proxy = route?.proxy,
               let hint = proxy.hint(detail: detail, targetHost: parts.host, targetPort: parts.port) else { return detail }
         return detail + "; " + hint
     }

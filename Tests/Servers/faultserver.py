@@ -991,6 +991,8 @@ def main():
     if args.log:
         LOG_FILE = open(args.log, "a", buffering=1)
 
+    if ":" in args.host:
+        Server.address_family = socket.AF_INET6
     server = Server((args.host, args.port), Handler)
     server.root = os.path.realpath(args.root)
     if args.uploads:

@@ -60,4 +60,13 @@ struct EnvironmentProxyTests {
         #expect(!policy.isRetryable(failure, method: .put, requestSent: false))
         #expect(!policy.isRetryable(failure, method: .post, requestSent: false))
     }
+
+    /// The kind of proxy, by its URL's scheme: only an HTTP(S) one takes plain-http requests
+    /// whole and may answer them itself.
+    @Test func schemesOfProxyURLs() {
+        #expect(EnvironmentProxy(variable: "all_proxy", written: "SOCKS5H://s:1")?.scheme == "socks5h")
+        #expect(EnvironmentProxy(variable: "all_proxy", written: "s:1")?.scheme == "http")
+        #expect(EnvironmentProxy(variable: "all_proxy", written: "https://s")?.forwardsRequests == true)
+        #expect(EnvironmentProxy(variable: "all_proxy", written: "socks4a://s")?.forwardsRequests == false)
+    }
 }

@@ -184,7 +184,7 @@ final class FaultServer: Sendable {
         }
     }
 
-    /// `http://127.0.0.1:PORT`, no trailing slash.
+    /// `http://127.0.0.1:PORT` (`http://[::1]:PORT` on IPv6 loopback), no trailing slash.
     let baseURL: String
     /// The port it listens on.
     let port: UInt16
@@ -203,9 +203,9 @@ final class FaultServer: Sendable {
     /// The process group of the server and its watchdog (the watchdog's PID).
     var processGroup: Int32 { child.pid }
 
-    private init(port: UInt16, root: URL, directory: TemporaryDirectory, child: ChildProcess) {
+    private init(port: UInt16, host: String, root: URL, directory: TemporaryDirectory, child: ChildProcess) {
         self.port = port
-        self.baseURL = "http://127.0.0.1:\(port)"
+        self.baseURL = host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
         self.root = root
         self.directory = directory
         self.child = child
@@ -216,15 +216,16 @@ final class FaultServer: Sendable {
         repositoryRoot().appendingPathComponent("Tests/Servers/faultserver.py")
     }
 
-    /// Starts the server on `root` and returns once it listens.
-    static func start(root: URL) async throws -> FaultServer {
+    /// Starts the server on `root` and returns once it listens, on `host` (an address:
+    /// `127.0.0.1`, or `::1`).
+    static func start(root: URL, host: String = "127.0.0.1") async throws -> FaultServer {
         let directory = try TemporaryDirectory(prefix: "faultserver")
         let (child, port, failure) = try await startPythonServer(script, arguments: [
             "--root", root.path, "--port", "0", "--log", directory.appending("faultserver.log").path,
-            "--exit-with-parent", "--uploads", directory.appending("uploads").path,
+            "--exit-with-parent", "--uploads", directory.appending("uploads").path, "--host", host,
         ], directory: directory)
         guard let port else { throw Failure.didNotStart(log: failure) }
-        return FaultServer(port: port, root: root, directory: directory, child: child)
+        return FaultServer(port: port, host: host, root: root, directory: directory, child: child)
     }
 
     /// Stops the server (SIGTERM, then SIGKILL after 5 s). Safe to call twice.
@@ -296,7 +297,8 @@ final class FaultServer: Sendable {
 
     @discardableResult
     private func control(_ endpoint: String, body: Data?) async throws -> Data {
-        var arguments = ["-sS", "--fail-with-body", "--max-time", "30", "--noproxy", "*"]
+        // -g: a URL on IPv6 loopback has brackets, which are not a glob here.
+        var arguments = ["-sS", "-g", "--fail-with-body", "--max-time", "30", "--noproxy", "*"]
         if let body {
             arguments += ["-X", "POST", "-H", "Content-Type: application/json",
                           "--data-binary", String(decoding: body, as: UTF8.self)]

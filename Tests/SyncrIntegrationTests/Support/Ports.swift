@@ -93,3 +93,17 @@ func pollOnItsOwnThread(timeout: Duration = .seconds(10), _ condition: @escaping
         thread.start()
     }
 }
+
+/// Whether a socket can be bound to the IPv6 loopback address (`::1`): not in a container or
+/// kernel without IPv6, where a test of `[::1]` URLs has nothing to connect to.
+func ipv6LoopbackAvailable() -> Bool {
+    let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in6()
+    address.sin6_family = sa_family_t(AF_INET6)
+    address.sin6_addr = in6addr_loopback
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+    } == 0
+}

@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CCurl
+
+/// The proxy variables of an environment, and the proxy each request goes through.
+///
+/// syncr chooses the proxy of every request itself, by libcurl's rules, and hands curl that
+/// choice (`CURLOPT_PROXY`, an empty one for none) instead of letting curl read the
+/// environment: the transfer then knows which proxy it used, and an answer or a failure can
+/// say so (`TransferError.status`'s `proxy`, `TransferError.proxy`) without the message
+/// reading the environment again. curl 7.88 cannot tell which proxy it used
+/// (`CURLINFO_USED_PROXY` came in 8.7).
+public struct ProxyEnvironment: Sendable, Equatable {
+    /// The variables libcurl reads, in the order it reads them for a URL.
+    static let names = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
+
+    /// Each of `names` that is set and not empty (libcurl takes an empty one as unset).
+    private var values: [String: String]
+
+    /// The variables as `lookup` gives them (nil when unset).
+    public init(_ lookup: (String) -> String?) {
+        var values: [String: String] = [:]
+        for name in Self.names {
+            if let value = lookup(name), !value.isEmpty { values[name] = value }
+        }
+        self.values = values
+    }
+
+    /// The process's environment, read now.
+    public static var process: ProxyEnvironment {
+        ProxyEnvironment(EnvironmentProxy.variable)
+    }
+
+    /// No proxy for any request.
+    public static let none = ProxyEnvironment { _ in nil }
+
+    /// The proxy a request to `url` goes through; nil when it goes directly: no variable names
+    /// one for its scheme, or `no_proxy` (else `NO_PROXY`) lists its host.
+    func route(for url: String) -> ProxyRoute? {
+        guard let parts = URLParts(url),
+              let (variable, written) = EnvironmentProxy.setting(scheme: parts.scheme, environment: { values[$0] }),
+              !noProxy.exempts(host: parts.host) else { return nil }
+        return ProxyRoute(variable: variable, written: written, proxy: EnvironmentProxy(variable: variable, written: written))
+    }
+
+    /// `no_proxy`, else `NO_PROXY`, as libcurl reads them.
+    var noProxy: NoProxyList {
+        NoProxyList(values["no_proxy"] ?? values["NO_PROXY"] ?? "")
+    }
+}
+
+/// The proxy one request goes through, as `ProxyEnvironment.route(for:)` chose it.
+struct ProxyRoute: Sendable, Equatable {
+    /// The variable it came from.
+    var variable: String
+    /// Its URL as written, for curl only: it may carry a password.
+    var written: String
+    /// Its address, nil when curl will not be able to read the URL either (it then fails with
+    /// `CURLE_COULDNT_RESOLVE_PROXY`, worded by `EnvironmentProxy.unusableAdvice`).
+    var proxy: EnvironmentProxy?
+
+    /// The proxy that may have answered a request in the server's stead: an HTTP(S) proxy is
+    /// sent a plain-http request whole and answers it (RFC 9110 §7.6), while an https request
+    /// goes through a tunnel (CONNECT) and a SOCKS proxy only relays bytes, so that the answer
+    /// is the server's. Nil when the answer is the server's.
+    func forwarder(scheme: String) -> EnvironmentProxy? {
+        guard scheme == "http", let proxy, proxy.forwardsRequests else { return nil }
+        return proxy
+    }
+}
