@@ -85,7 +85,7 @@ extension SyncError {
     /// The retry loop's facts, for the cases that come from a request.
     public var retries: Retries? {
         switch self {
-        case .http(_, _, _, let r), .connection(_, _, _, let r), .timedOut(_, _, let r), .stalled(_, _, _, _, _, let r),
+        case .http(_, _, _, let r, _), .connection(_, _, _, let r), .timedOut(_, _, let r), .stalled(_, _, _, _, _, let r),
              .tls(_, _, let r), .proxy(_, _, _, let r),
              .invalidResponse(_, _, let r), .rangeIgnored(_, let r), .redirect(_, _, let r), .transferIO(_, _, _, let r),
              .objectStore(_, _, _, _, _, _, _, let r):
@@ -101,18 +101,20 @@ extension SyncError {
     private var requestText: String {
         guard let retries, let stop = retries.stop else { return requestHead }
         var text = requestHead
-        if case .http(let status, _, _, _) = self, [301, 302, 303, 307, 308].contains(status) {
+        if case .http(let status, _, _, _, _) = self, [301, 302, 303, 307, 308].contains(status) {
             // A redirect with a Location is followed; one that reaches here had none.
             text += " (a redirect without a Location to follow: the server's redirect is broken, or the URL is not the file's)"
-        } else if case .http(let status, _, _, _) = self, status == 405 || status == 501 {
+        } else if case .http(let status, _, _, _, _) = self, status == 405 || status == 501 {
             // Mostly an upload to a server that serves files but takes none (a plain web server).
             text += " (the server does not take this request's method at this URL; for an upload with method: put, it "
                 + "needs a server that accepts PUT, such as WebDAV or an object store; method: post sends a form)"
-        } else if case .http(let status, _, _, _) = self, (400..<500).contains(status), status != 408, status != 429 {
+        } else if case .http(let status, _, _, _, let proxy) = self, (400..<500).contains(status), status != 408, status != 429 {
             if status == 401 || status == 403 {
                 // An entry carries credentials in any of three places (or in none, and the
                 // server wants some).
-                text += " (check the credentials: the entry's headers:, a user:password in its URL, or netrc: true)"
+                let credentials = "check the credentials: the entry's headers:, a user:password in its URL, or netrc: true"
+                text += proxy.map { " (\(Self.proxyRefusalText($0)); if it is the server's, \(credentials))" }
+                    ?? " (\(credentials))"
             } else if status == 413 {
                 text += " (the server takes no request body this large: raise its limit, such as nginx's "
                     + "client_max_body_size, or send a smaller file)"
@@ -123,6 +125,13 @@ extension SyncError {
             text += Self.keptText(retries)
         }
         return text + Self.stopText(stop)
+    }
+
+    /// A refusal (401, 403) of a plain-http request that went through an HTTP proxy: the
+    /// proxy may have given it, for its own rules, and nothing in the answer tells whose it is.
+    private static func proxyRefusalText(_ proxy: EnvironmentProxy) -> String {
+        "the refusal may be the proxy's, \(proxy.endpoint) set in \(proxy.variable): if so, ask whoever runs it to "
+            + "allow this server, or list the server's host in no_proxy to connect to it directly"
     }
 
     /// What failed, before what to do: the transfer error's own words; a stall's in the

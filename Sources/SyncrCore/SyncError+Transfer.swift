@@ -16,8 +16,8 @@ extension SyncError {
             self = .tls(url: url, message: message, retries: retries)
         case .proxy(let url, let status, let message):
             self = .proxy(url: url, status: status, message: message, retries: retries)
-        case .status(let url, let code, _, let body):
-            self = .http(status: code, url: url, body: body, retries: retries)
+        case .status(let url, let code, _, let body, let proxy):
+            self = .http(status: code, url: url, body: body, retries: retries, proxy: proxy)
         case .rangeNotHonoured(let url):
             self = .rangeIgnored(url: url, retries: retries)
         case .invalidResponse(let url, let message):
@@ -37,7 +37,7 @@ extension SyncError {
     /// The failure of a request to an object store (`s3`: its object; nil for any other URL):
     /// an error answer is worded with S3's code, the bucket and key; anything else as for HTTP.
     init(_ error: TransferError, retries: Retries, s3: S3Object?) {
-        guard let s3, case .status(let url, let code, _, let body) = error else {
+        guard let s3, case .status(let url, let code, _, let body, _) = error else {
             self.init(error, retries: retries)
             return
         }
@@ -59,8 +59,8 @@ extension SyncError {
     /// The transfer error a request case stands for, whose description starts its message.
     var transferError: TransferError? {
         switch self {
-        case .http(let status, let url, let body, _):
-            return .status(url: url, code: status, retryAfter: nil, body: body)
+        case .http(let status, let url, let body, _, let proxy):
+            return .status(url: url, code: status, retryAfter: nil, body: body, proxy: proxy)
         case .connection(let url, let code, let message, _): return .connection(url: url, code: code, message: message)
         case .timedOut(let url, let message, _): return .timedOut(url: url, message: message)
         case .stalled(let url, let milliseconds, let lowSpeed, let phase, let origin, _):
@@ -80,7 +80,8 @@ extension SyncError {
         guard var r = retries else { return self }
         change(&r)
         switch self {
-        case .http(let status, let url, let body, _): return .http(status: status, url: url, body: body, retries: r)
+        case .http(let status, let url, let body, _, let proxy):
+            return .http(status: status, url: url, body: body, retries: r, proxy: proxy)
         case .connection(let url, let code, let message, _): return .connection(url: url, code: code, message: message, retries: r)
         case .timedOut(let url, let message, _): return .timedOut(url: url, message: message, retries: r)
         case .stalled(let url, let milliseconds, let lowSpeed, let phase, let origin, _):
@@ -104,7 +105,8 @@ extension SyncError {
     func scrubbed(_ redactor: Redactor) -> SyncError {
         let s = redactor.scrub
         switch self {
-        case .http(let status, let url, let body, let r): return .http(status: status, url: s(url), body: s(body), retries: r)
+        case .http(let status, let url, let body, let r, let proxy):
+            return .http(status: status, url: s(url), body: s(body), retries: r, proxy: proxy)
         case .connection(let url, let code, let message, let r):
             return .connection(url: s(url), code: code, message: s(message), retries: r)
         case .timedOut(let url, let message, let r): return .timedOut(url: s(url), message: s(message), retries: r)

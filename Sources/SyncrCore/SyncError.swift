@@ -13,7 +13,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     // MARK: a request failed (`retries` says how the retry loop ended and what the cache keeps)
 
     /// The server answered with an error status (`body`: the start of its answer, if it gave one).
-    case http(status: Int, url: String, body: String, retries: Retries)
+    /// `proxy`: the HTTP proxy from the environment that forwarded the (plain-http) request,
+    /// which may have given the answer itself; nil when it can only be the server's.
+    case http(status: Int, url: String, body: String, retries: Retries, proxy: EnvironmentProxy? = nil)
     /// The connection failed or broke: DNS, refused, reset, closed early (`code`: curl's).
     case connection(url: String, code: Int, message: String, retries: Retries)
     /// No progress for the configured time, or the connect timeout passed.

@@ -4,7 +4,7 @@
 /// these name the proxy's address only, never its URL, which may carry a password.
 extension EnvironmentProxy {
     /// `host:port`, an IPv6 address in brackets.
-    var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// The proxy asked for credentials: a 407 (RFC 9110 §15.5.8), which only a proxy sends.
     /// `sentCredentials`: its URL carries a `user:password@`, which curl sent and it did not take.

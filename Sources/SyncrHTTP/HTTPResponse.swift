@@ -20,6 +20,10 @@ public struct HTTPResponse: Sendable {
     /// Where redirects took the request, for messages (scheme, host, port and path: no
     /// credentials, no query); nil when it was not redirected.
     public var redirectedTo: String?
+    /// The HTTP proxy from the environment that was sent this plain-http request and handed
+    /// back this answer, which may then be its own (a proxy's refusal, its 502) rather than the
+    /// server's; nil when the request went directly, through a tunnel (https) or through SOCKS.
+    public var proxy: EnvironmentProxy?
 
     public init(head: HTTPResponseHead, bodyBytes: Int64, stoppedEarly: Bool, errorBody: String,
                 uploadedBytes: Int64 = 0) {
@@ -36,7 +40,7 @@ public struct HTTPResponse: Sendable {
         guard !head.isSuccess else { return nil }
         let error = TransferError.status(url: url, code: head.status,
                                          retryAfter: head.value("Retry-After").flatMap(RetryAfter.init(parsing:)),
-                                         body: errorBody)
+                                         body: errorBody, proxy: proxy)
         return redirectedTo.map(error.redirected) ?? error
     }
 

@@ -414,6 +414,7 @@ final class Transfer: @unchecked Sendable {
         var response = HTTPResponse(head: head ?? currentHead(), bodyBytes: bodyBytes, stoppedEarly: stopped,
                                     errorBody: HTTPResponse.errorText(errorBytes), uploadedBytes: uploadedBytes)
         response.redirectTarget = redirectTarget
+        response.proxy = route?.forwarder(scheme: effectiveParts?.scheme ?? "")
         return response
     }
 

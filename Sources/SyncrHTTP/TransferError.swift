@@ -24,8 +24,10 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// names the variable and says what to change in it. Not worth retrying: the proxy gives
     /// the same answer until its setting changes.
     case proxy(url: String, status: Int?, message: String)
-    /// The server answered with a status that is not what was asked for.
-    case status(url: String, code: Int, retryAfter: RetryAfter?, body: String)
+    /// The server answered with a status that is not what was asked for. `proxy`: the HTTP
+    /// proxy from the environment that forwarded the (plain-http) request, and may have given
+    /// the answer itself; nil when the answer can only be the server's.
+    case status(url: String, code: Int, retryAfter: RetryAfter?, body: String, proxy: EnvironmentProxy? = nil)
     /// A ranged request was answered with the whole body (200): the server will not resume.
     case rangeNotHonoured(url: String)
     /// The answer breaks the protocol (e.g. a `Content-Range` that is not what was asked).
@@ -73,7 +75,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .stalled(let url, _, _, _, _): return url
         case .tls(let url, _): return url
         case .proxy(let url, _, _): return url
-        case .status(let url, _, _, _): return url
+        case .status(let url, _, _, _, _): return url
         case .rangeNotHonoured(let url): return url
         case .invalidResponse(let url, _): return url
         case .redirect(let url, _): return url
@@ -94,8 +96,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             return .stalled(url: url(u), milliseconds: milliseconds, lowSpeed: lowSpeed, phase: phase, origin: origin)
         case .tls(let u, let message): return .tls(url: url(u), message: message)
         case .proxy(let u, let status, let message): return .proxy(url: url(u), status: status, message: message)
-        case .status(let u, let code, let retryAfter, let body):
-            return .status(url: url(u), code: code, retryAfter: retryAfter, body: body)
+        case .status(let u, let code, let retryAfter, let body, let proxy):
+            return .status(url: url(u), code: code, retryAfter: retryAfter, body: body, proxy: proxy)
         case .rangeNotHonoured(let u): return .rangeNotHonoured(url: url(u))
         case .invalidResponse(let u, let message): return .invalidResponse(url: url(u), message: message)
         // A refused redirect names its target itself.
@@ -129,10 +131,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(url): TLS error: \(message)"
         case .proxy(let url, _, let message):
             return "\(url): \(message)"
-        case .status(let url, let code, _, let body):
-            let reason = HTTPStatus.reason(code)
-            let suffix = body.isEmpty ? "" : " (server said: \(body))"
-            return "\(url): HTTP \(code)\(reason.isEmpty ? "" : " " + reason)\(suffix)"
+        case .status(let url, let code, _, let body, let proxy):
+            return Self.statusText(url: url, code: code, body: body, proxy: proxy)
         case .rangeNotHonoured(let url):
             return "\(url): the server ignored the Range request and sent the whole file"
         case .invalidResponse(let url, let message):
@@ -158,6 +158,16 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension TransferError {
+    /// `URL: HTTP 403 Forbidden (server said: ...)`; through a proxy, the answer is named as
+    /// the proxy's or the server's, since either may have given it.
+    static func statusText(url: String, code: Int, body: String, proxy: EnvironmentProxy?) -> String {
+        let reason = HTTPStatus.reason(code)
+        var text = "\(url): HTTP \(code)\(reason.isEmpty ? "" : " " + reason)"
+        if let proxy { text += " through the proxy \(proxy.endpoint) set in \(proxy.variable)" }
+        guard !body.isEmpty else { return text }
+        return text + (proxy == nil ? " (server said: \(body))" : " (the proxy or the server said: \(body))")
+    }
+
     /// `no data for 10 s`, or `less than 1024 bytes/s for 10 s` (`lowSpeed`: the limit's
     /// amount, as the caller words sizes): what a stall was, in the request's settings.
     public static func stallText(milliseconds: Int, lowSpeed: String?) -> String {

@@ -181,6 +181,24 @@ struct SyncErrorTextTests {
                 "\(text)")
     }
 
+    /// A refusal of a plain-http request that an HTTP proxy forwarded may be the proxy's: the
+    /// message names the proxy and its variable (from the error's value), and says what to do
+    /// for either. Another status only names the proxy it came through.
+    @Test func aRefusalThroughAProxyNamesIt() {
+        let url = "http://files.example/f.bin"
+        let proxy = EnvironmentProxy(variable: "http_proxy", host: "127.0.0.1", port: 3128)
+        let refused = SyncError.http(status: 403, url: url, body: "Access denied", retries: .notRetried, proxy: proxy)
+        #expect(refused.description == "\(url): HTTP 403 Forbidden through the proxy 127.0.0.1:3128 set in http_proxy "
+                + "(the proxy or the server said: Access denied) (the refusal may be the proxy's, 127.0.0.1:3128 set in "
+                + "http_proxy: if so, ask whoever runs it to allow this server, or list the server's host in no_proxy to "
+                + "connect to it directly; if it is the server's, check the credentials: the entry's headers:, a "
+                + "user:password in its URL, or netrc: true)", "\(refused.description)")
+        let v6 = EnvironmentProxy(variable: "HTTP_PROXY", host: "::1", port: 8080)
+        let missing = SyncError.http(status: 404, url: url, body: "", retries: .notRetried, proxy: v6)
+        #expect(missing.description == "\(url): HTTP 404 Not Found through the proxy [::1]:8080 set in HTTP_PROXY")
+        #expect(refused.code == "http" && refused.httpStatus == 403)
+    }
+
     /// A redirect status reaches the entry's error only without a Location (one with it is
     /// followed): said, not a bare "HTTP 302 Found".
     @Test func aRedirectWithoutALocationIsExplained() {

@@ -97,6 +97,34 @@ struct ProxyRefusalTests {
         #expect(proxy.requests() == ["CONNECT 127.0.0.1:\(port) HTTP/1.1"], "\(proxy.requests())")
     }
 
+    /// A plain-http request goes to the proxy whole, and a refusal may be the proxy's or the
+    /// server's: the message names the proxy it went through and its variable (never the
+    /// proxy's password), and says what to do either way. The code stays `http` (403), not
+    /// retried as any 403.
+    @Test(arguments: [false, true])
+    func aPlainHTTPRefusalNamesTheProxyItCameThrough(_ withPassword: Bool) async throws {
+        let proxy = try await RefusingProxy.start(status: 403)
+        defer { proxy.stop() }
+        let harness = try CLIHarness()
+        let port = try freePort()
+        try harness.write("syncr.yml", Self.manifest("http", port: port))
+        let value = withPassword ? "http://user:proxy-secret@127.0.0.1:\(proxy.port)" : proxy.url
+        let r = try await harness.run(["apply", "--json"], environment: Self.environment("http_proxy", value))
+        #expect(r.status == 1, "\(r.allOutput)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let item = try #require((report["items"] as? [[String: Any]])?.first)
+        #expect(item["error_code"] as? String == "http", "\(item)")
+        #expect(item["http_status"] as? Int == 403, "\(item)")
+        let message = try #require(item["error"] as? String)
+        #expect(message.hasPrefix("http://127.0.0.1:\(port)/f.bin: HTTP 403 Forbidden through the proxy "
+            + "127.0.0.1:\(proxy.port) set in http_proxy (the proxy or the server said: Proxy refused)"), "\(message)")
+        #expect(message.contains("(the refusal may be the proxy's, 127.0.0.1:\(proxy.port) set in http_proxy: if so, "
+            + "ask whoever runs it to allow this server, or list the server's host in no_proxy to connect to it directly; "
+            + "if it is the server's, check the credentials"), "\(message)")
+        #expect(!r.allOutput.contains("proxy-secret"), "\(r.allOutput)")
+        #expect(proxy.requests() == ["GET http://127.0.0.1:\(port)/f.bin HTTP/1.1"], "\(proxy.requests())")
+    }
+
     /// A proxy URL curl cannot read, or whose name does not resolve: named by its variable,
     /// not retried, and the URL (which may carry a password) is not printed.
     @Test(arguments: [
