@@ -30,7 +30,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case tls(url: String, message: String, retries: Retries)
     /// The proxy set in the environment answered instead of the server, or cannot be used: it
     /// asks for credentials (`status` 407), refused to connect to the server (its answer to
-    /// the CONNECT), or its URL cannot be read or its name not resolved (`status` nil).
+    /// the CONNECT), or (`status` nil) a SOCKS proxy asks for credentials or refuses the
+    /// server, the TLS handshake with an `https://` proxy failed, or its URL cannot be read or
+    /// its name not resolved.
     /// `message` names the variable and what to change in it. Never retried.
     case proxy(url: String, status: Int?, message: String, retries: Retries)
     /// The answer broke the protocol (e.g. a `Content-Range` that is not what was asked).

@@ -23,6 +23,23 @@ extension EnvironmentProxy {
             + "ask whoever runs the proxy to allow that server, or list its host in no_proxy to connect to it directly"
     }
 
+    /// The TLS handshake with an `https://` proxy failed (`detail`: curl's message): its
+    /// certificate is not trusted here, or it does not speak TLS on that port. The manifest's
+    /// `ca_cert:` is for servers, and curl checks the proxy against the system's CAs.
+    func tlsAdvice(detail: String) -> String {
+        "TLS handshake with the proxy failed: \(detail); \(endpoint) is the https proxy set in \(variable): "
+            + "if it speaks plain HTTP, write its URL with http://; if its certificate is not trusted, add its CA "
+            + "to the system's CA certificates (ca_cert: is for servers), or list this server's host in no_proxy "
+            + "to connect to it directly"
+    }
+
+    /// The proxy did not answer as the kind its URL's scheme names (a SOCKS version, or a
+    /// SOCKS authentication curl does not speak).
+    var kindAdvice: String {
+        "\(endpoint), the proxy set in \(variable), did not answer as a \(scheme) proxy: check the scheme in "
+            + "\(variable) (http://, https://, socks4://, socks5://, socks5h://) and its port"
+    }
+
     /// The proxy could not be used at all: curl could not resolve its name, or could not read
     /// its URL (`detail`: curl's message, quoted only when it names a host and not the URL,
     /// which may carry a password).

@@ -6,8 +6,10 @@
 /// what the server cannot do rather than that it is in trouble (`permanentServerStatuses`: 501
 /// for a method it does not implement, 505, 506, 507, 508, 510, 511), TLS failures (a
 /// certificate does not fix itself), local disk errors, protocol violations, and what the
-/// proxy from the environment says of itself (a 407, a refused CONNECT, a URL curl cannot read
-/// or a name that does not resolve: it says the same until someone changes the setting).
+/// proxy from the environment says of itself (a 407, a refused CONNECT, a SOCKS proxy that
+/// wants credentials or refuses the server, a failed TLS handshake with an https proxy, a URL
+/// curl cannot read or a name that does not resolve: it says the same until someone changes
+/// the setting).
 public struct RetryPolicy: Sendable {
     /// Retries allowed after the first attempt, counted only over attempts that made no progress.
     public var maxRetries: Int

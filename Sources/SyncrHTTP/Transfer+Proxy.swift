@@ -7,7 +7,8 @@ import CCurl
 extension Transfer {
     /// The failure `code` (`detail`: curl's message) as the proxy's, when it is: the proxy's
     /// name does not resolve or its URL cannot be read (`CURLE_COULDNT_RESOLVE_PROXY` covers
-    /// both), or it answered the CONNECT of an https request with an error
+    /// both), its handshake failed (a SOCKS proxy's, `CURLE_PROXY`; the TLS handshake with an
+    /// `https://` proxy), or it answered the CONNECT of an https request with an error
     /// (`CURLINFO_HTTP_CONNECTCODE`). Nil for any other failure, and for a request that went
     /// directly (`route` nil).
     func proxyFailure(_ code: CURLcode, detail: String) -> TransferError? {
@@ -17,8 +18,14 @@ extension Transfer {
             return .proxy(url: url, status: nil, message: EnvironmentProxy.unusableAdvice(variable: route.variable, detail: detail))
         }
         guard let proxy = route.proxy else { return nil }
+        if code == CURLE_PROXY { return handshakeFailure(proxy, detail: detail, sentCredentials: Self.carriesCredentials(route.written)) }
         var status = 0
         syncr_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &status)
+        if status == 0, proxy.scheme == "https", Self.tlsCodes.contains(code) {
+            // No answer to a CONNECT (nor a plain-http request, which has no TLS of its own):
+            // the handshake that failed was the one with the proxy, not with the server.
+            return .proxy(url: url, status: nil, message: proxy.tlsAdvice(detail: detail))
+        }
         guard status >= 300 else { return nil }
         let target = targetAddress
         switch status {
@@ -34,6 +41,11 @@ extension Transfer {
                 + "the proxy set in \(proxy.variable), answered so when asked to connect to \(target)")
         }
     }
+
+    /// curl's failures of a TLS handshake (as `error(for:)` sorts them).
+    static let tlsCodes = [CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+                           CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,
+                           CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS]
 
     /// `host:port` of the server this request was for, as a proxy was asked to reach it.
     var targetAddress: String {

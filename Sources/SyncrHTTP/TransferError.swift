@@ -20,7 +20,9 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case tls(url: String, message: String)
     /// The proxy set in the environment answered instead of the server, or cannot be used:
     /// it asks for credentials (407), refused to open a tunnel (`status`: its answer to the
-    /// CONNECT), or its URL cannot be read or its name not resolved (`status` nil). `message`
+    /// CONNECT), or (`status` nil) a SOCKS proxy asks for credentials or refuses the server,
+    /// the TLS handshake with an `https://` proxy failed, or its URL cannot be read or its
+    /// name not resolved. `message`
     /// names the variable and says what to change in it. Not worth retrying: the proxy gives
     /// the same answer until its setting changes.
     case proxy(url: String, status: Int?, message: String)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An HTTP proxy for syncr's integration tests that refuses every request it is sent.
+"""An HTTP (or SOCKS5) proxy for syncr's integration tests that refuses every request it is sent.
 
 Answers every request, a CONNECT (https through the proxy) as well as a plain-http request
 in absolute form (GET http://host/path), with --status: 407 (with a Proxy-Authenticate
@@ -7,7 +7,14 @@ challenge, as a proxy that wants credentials answers) or 403 (as a proxy whose r
 the destination). Nothing is forwarded. Every request line is appended to --log FILE, one a
 line, so that a test counts how often syncr asked.
 
-Usage:  python3 refusingproxy.py --status 407|403 --log FILE [--port 0] [--exit-with-parent]
+With --socks5 it is a SOCKS5 proxy (RFC 1928) instead, which fails every handshake one way:
+"auth" asks for a user name and password (RFC 1929) and takes none, "not-allowed" refuses
+every server by its rules (reply 2), "refused" says the server refused the connection
+(reply 5). It logs one line a handshake: "SOCKS5 CONNECT host:port", or "SOCKS5 AUTH" for
+one that stopped at the credentials.
+
+Usage:  python3 refusingproxy.py (--status 407|403 | --socks5 auth|not-allowed|refused)
+                                 --log FILE [--port 0] [--exit-with-parent]
 Prints "PORT <n>" on stdout once listening. Exits on SIGTERM or SIGINT, and with
 --exit-with-parent also when the process that started it ends.
 Python 3 standard library only.
@@ -17,6 +24,8 @@ import argparse
 import http.server
 import os
 import signal
+import socket
+import socketserver
 import sys
 import threading
 import time
@@ -50,17 +59,80 @@ def make_handler(status, log_path, lock):
     return Handler
 
 
+def make_socks5_handler(mode, log_path, lock):
+    class Handler(socketserver.BaseRequestHandler):
+        def log(self, line):
+            with lock, open(log_path, "a") as log:
+                log.write(line + "\n")
+
+        def read(self, count):
+            data = b""
+            while len(data) < count:
+                chunk = self.request.recv(count - len(data))
+                if not chunk:
+                    raise ConnectionError("closed")
+                data += chunk
+            return data
+
+        def handle(self):
+            try:
+                self.negotiate()
+            except (ConnectionError, OSError):
+                pass
+
+        def negotiate(self):
+            _, count = self.read(2)
+            methods = self.read(count)
+            if mode == "auth":
+                self.log("SOCKS5 AUTH")
+                if 2 not in methods:
+                    self.request.sendall(b"\x05\xff")  # no acceptable method: credentials wanted
+                    return
+                self.request.sendall(b"\x05\x02")
+                _, user_length = self.read(2)
+                self.read(user_length)
+                (password_length,) = self.read(1)
+                self.read(password_length)
+                self.request.sendall(b"\x01\x01")  # RFC 1929: failure
+                return
+            self.request.sendall(b"\x05\x00")
+            _, command, _, address_type = self.read(4)
+            if address_type == 1:
+                host = socket.inet_ntop(socket.AF_INET, self.read(4))
+            elif address_type == 4:
+                host = "[" + socket.inet_ntop(socket.AF_INET6, self.read(16)) + "]"
+            else:
+                (length,) = self.read(1)
+                host = self.read(length).decode("ascii", "replace")
+            port = int.from_bytes(self.read(2), "big")
+            self.log(f"SOCKS5 CONNECT {host}:{port}")
+            reply = 2 if mode == "not-allowed" else 5
+            self.request.sendall(bytes([5, reply, 0, 1, 0, 0, 0, 0, 0, 0]))
+
+    return Handler
+
+
+class SocksServer(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--status", type=int, required=True)
+    kind = parser.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--status", type=int)
+    kind.add_argument("--socks5", choices=["auth", "not-allowed", "refused"])
     parser.add_argument("--log", required=True, help="file every request line is appended to")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--exit-with-parent", action="store_true",
                         help="exit when the parent process dies (a crashed test run)")
     args = parser.parse_args()
     open(args.log, "a").close()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port),
-                                             make_handler(args.status, args.log, threading.Lock()))
+    if args.socks5:
+        server = SocksServer(("127.0.0.1", args.port), make_socks5_handler(args.socks5, args.log, threading.Lock()))
+    else:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port),
+                                                 make_handler(args.status, args.log, threading.Lock()))
     server.daemon_threads = True
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, lambda *_: sys.exit(0))

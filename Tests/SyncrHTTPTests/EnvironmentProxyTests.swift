@@ -1,4 +1,5 @@
 import Testing
+import CCurl
 @testable import SyncrHTTP
 
 /// Which proxy variable libcurl reads for a URL, and when a failed connection was to it.
@@ -59,6 +60,21 @@ struct EnvironmentProxyTests {
         #expect(!policy.isRetryable(failure))
         #expect(!policy.isRetryable(failure, method: .put, requestSent: false))
         #expect(!policy.isRetryable(failure, method: .post, requestSent: false))
+    }
+
+    /// A SOCKS handshake's failure by `CURLINFO_PROXY_ERROR`: credentials and refusals are
+    /// the proxy's to the end (not retried); the server unreachable from it, or a handshake
+    /// cut short, may pass (retried).
+    @Test func socksHandshakeFailuresBySteps() {
+        #expect(Transfer.handshakeStep(CURLPX_NO_AUTH) == .credentials)
+        #expect(Transfer.handshakeStep(CURLPX_USER_REJECTED) == .credentials)
+        #expect(Transfer.handshakeStep(CURLPX_REPLY_NOT_ALLOWED) == .refused)
+        #expect(Transfer.handshakeStep(CURLPX_BAD_VERSION) == .notThatKind)
+        #expect(Transfer.handshakeStep(CURLPX_REPLY_CONNECTION_REFUSED) == .passing)
+        #expect(Transfer.handshakeStep(CURLPX_REPLY_HOST_UNREACHABLE) == .passing)
+        #expect(Transfer.handshakeStep(CURLPX_REQUEST_FAILED) == .passing)
+        #expect(Transfer.handshakeStep(CURLPX_CLOSED) == .passing)
+        #expect(Transfer.handshakeStep(CURLPX_OK) == .passing)
     }
 
     /// The kind of proxy, by its URL's scheme: only an HTTP(S) one takes plain-http requests
