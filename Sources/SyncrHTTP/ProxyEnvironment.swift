@@ -38,7 +38,8 @@ public struct ProxyEnvironment: Sendable, Equatable {
     /// The proxy a request to `url` goes through; nil when it goes directly: no variable names
     /// one for its scheme, or `no_proxy` (else `NO_PROXY`) lists its host.
     func route(for url: String) -> ProxyRoute? {
-        guard let parts = URLParts(url),
+        // Most runs set no proxy variable: then no URL need be parsed (once per request).
+        guard !values.isEmpty, let parts = URLParts(url),
               let (variable, written) = EnvironmentProxy.setting(scheme: parts.scheme, environment: { values[$0] }),
               !noProxy.exempts(host: parts.host) else { return nil }
         return ProxyRoute(variable: variable, written: written, proxy: EnvironmentProxy(variable: variable, written: written))
