@@ -50,6 +50,13 @@ Options (combinable; evaluated in this order per request):
   status_body: str            the injected status's body instead of a line of text; one
                               that starts with "<" goes as application/xml (an object
                               store's error document, e.g. S3's <Error><Code>SlowDown...).
+  require_basic: str          "user:password": a request without that pair as Basic
+                              credentials is answered 401 with WWW-Authenticate: Basic (after
+                              an injected status, which comes first).
+  echo_headers: "as_is"|"lower"|"upper"
+                              the injected status's (and require_basic's 401's) body is the
+                              request's headers, one "name: value" line each, in that case: a
+                              server that quotes the request back in an error page.
   head_status: int            HEAD answered with this status (e.g. 405), GET unaffected.
   redirect_to: str, redirect_status: int (default 302; 307 for PUT and POST, after the
       body was read)          Location: http://<host><redirect_to>, or redirect_to itself
@@ -89,6 +96,7 @@ Options (combinable; evaluated in this order per request):
 """
 
 import argparse
+import base64
 import email.utils
 import hashlib
 import http.server
@@ -107,7 +115,7 @@ CHUNK = 256 * 1024
 
 KNOWN_OPTIONS = {
     "status": int, "retry_after": str, "status_times": int, "status_on": str, "status_body": str,
-    "head_status": int,
+    "head_status": int, "require_basic": str, "echo_headers": str,
     "redirect_to": str, "redirect_status": int,
     "no_length": bool, "no_validators": bool, "weak_etag": bool,
     "no_accept_ranges": bool, "ignore_range": bool, "wrong_content_range": bool,
@@ -354,11 +362,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.command in ("PUT", "POST") and not path.startswith("/_control/"):
             with STATE.lock:
                 b = dict(STATE.behaviours.get(path, {}))
-            if "status" in b and b.get("status_on", "all") in ("all", self.command.lower()) \
-                    and STATE.take(path, "status", b.get("status_times")):
-                self.expect_status = b
+            refusal = self.refusal(b, self.command, path)
+            if refusal is not None:
+                self.expect_status = refusal
                 return True
         return super().handle_expect_100()
+
+    def refusal(self, b, method, path):
+        """The behaviour to answer this request with instead of serving it, or None: the
+        injected status (counted against status_times), else 401 when require_basic is set
+        and the request lacks those credentials."""
+        if "status" in b and b.get("status_on", "all") in ("all", method.lower()) \
+                and STATE.take(path, "status", b.get("status_times")):
+            return b
+        if "require_basic" in b:
+            wanted = "Basic " + base64.b64encode(b["require_basic"].encode()).decode()
+            if self.headers.get("Authorization") != wanted:
+                return dict(b, status=401, www_authenticate='Basic realm="syncr-tests"',
+                            status_body=b.get("status_body", "authorization required\n"))
+        return None
 
     def discard_body(self):
         length = int(self.headers.get("Content-Length") or 0)
@@ -544,10 +566,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def respond(self, method, path, b, range_header, if_range):
         head = method == "HEAD"
 
-        if "status" in b and b.get("status_on", "all") in ("all", method.lower()):
-            if STATE.take(path, "status", b.get("status_times")):
-                self.send_injected_status(b, head=head)
-                return
+        refusal = self.refusal(b, method, path)
+        if refusal is not None:
+            self.send_injected_status(refusal, head=head)
+            return
 
         if head and "head_status" in b:
             self.send_simple(b["head_status"], "", {"Allow": "GET"}, head=True)
@@ -657,10 +679,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             self.send_injected_status(injected, {"Connection": "close"})
             return
-        if "status" in b and b.get("status_on", "all") in ("all", method.lower()) \
-                and STATE.take(path, "status", b.get("status_times")):
+        refusal = self.refusal(b, method, path)
+        if refusal is not None:
             self.read_body(path, length, b, None)
-            self.send_injected_status(b)
+            self.send_injected_status(refusal)
             return
 
         if "redirect_to" in b:
@@ -716,7 +738,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         headers = dict(extra or {})
         if "retry_after" in b:
             headers["Retry-After"] = b["retry_after"]
+        if "www_authenticate" in b:
+            headers["WWW-Authenticate"] = b["www_authenticate"]
         text = b.get("status_body", f"{b['status']} injected by faultserver\n")
+        if "echo_headers" in b:
+            text = "you sent:\n" + "".join(f"{name}: {value}\n" for name, value in self.headers.items())
+            text = {"lower": text.lower(), "upper": text.upper()}.get(b["echo_headers"], text)
         content_type = "application/xml" if text.startswith("<") else "text/plain; charset=utf-8"
         self.send_simple(b["status"], text, headers, head, content_type)
 

@@ -21,6 +21,13 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
     /// The body of `status` instead of a line of text (one starting with `<` goes as XML: an
     /// object store's error document).
     var statusBody: String? = nil
+    /// `user:password`: requests without that pair as Basic credentials get 401 with
+    /// `WWW-Authenticate: Basic` (an injected `status` comes first).
+    var requireBasic: String? = nil
+    /// How the body of `status` (and of `requireBasic`'s 401) quotes the request's headers
+    /// back, one `name: value` line each: a server echoing the request in an error page.
+    enum Echo: String, Codable, Sendable { case asIs = "as_is", lower, upper }
+    var echoHeaders: Echo? = nil
     /// HEAD alone is answered with this status (e.g. 405); GET is unaffected.
     var headStatus: Int? = nil
     /// Redirect to this path on the same server, or to this absolute http(s) URL.
@@ -79,6 +86,7 @@ struct FaultBehaviour: Codable, Sendable, Equatable {
         case stallSeconds = "stall_seconds", stallTimes = "stall_times"
         case dropBodyAfter = "drop_body_after", stallBodyAfter = "stall_body_after"
         case answerBeforeBody = "answer_before_body", stallAnswer = "stall_answer"
+        case requireBasic = "require_basic", echoHeaders = "echo_headers"
     }
 }
 
