@@ -264,6 +264,7 @@ struct Downloader: Sendable {
                                 reporter: reporter, redactor: redactor)
         retrying.object = download.object
         retrying.s3 = requests.s3
+        retrying.credentials = requests.credentials
         retrying.unreachable = unreachable.map { ($0, requests.url, url) }
         return retrying
     }

@@ -57,7 +57,7 @@ enum NetrcSecrets {
     }
 
     static func passwords(in bytes: [UInt8]) -> [String] {
-        var tokens = Tokens(bytes)
+        var tokens = NetrcTokens(bytes)
         var found: [String] = []
         var login: [UInt8]?, password: [UInt8]?
         func endMachine() {
@@ -81,58 +81,5 @@ enum NetrcSecrets {
         }
         endMachine()
         return found
-    }
-
-    private struct Tokens {
-        let bytes: [UInt8]
-        var i = 0
-
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-        static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
-
-        mutating func next() -> [UInt8]? {
-            while i < bytes.count, Self.isSpace(bytes[i]) { i += 1 }
-            guard i < bytes.count else { return nil }
-            var token: [UInt8] = []
-            if bytes[i] == UInt8(ascii: "\"") {
-                i += 1
-                while i < bytes.count, bytes[i] != UInt8(ascii: "\"") {
-                    if bytes[i] == UInt8(ascii: "\\"), i + 1 < bytes.count {
-                        i += 1
-                        token.append(Self.escaped(bytes[i]))
-                    } else {
-                        token.append(bytes[i])
-                    }
-                    i += 1
-                }
-                i += 1
-            } else {
-                while i < bytes.count, !Self.isSpace(bytes[i]) {
-                    token.append(bytes[i])
-                    i += 1
-                }
-            }
-            return token
-        }
-
-        /// What curl makes of a backslash and `b` in a quoted token.
-        static func escaped(_ b: UInt8) -> UInt8 {
-            switch b {
-            case UInt8(ascii: "n"): return 0x0A
-            case UInt8(ascii: "r"): return 0x0D
-            case UInt8(ascii: "t"): return 0x09
-            default: return b
-            }
-        }
-
-        /// Past a macro's name and its body, which ends at an empty line.
-        mutating func skipMacro() {
-            _ = next()
-            while i < bytes.count {
-                if bytes[i] == 0x0A, i + 1 < bytes.count, bytes[i + 1] == 0x0A { i += 2; return }
-                i += 1
-            }
-        }
     }
 }

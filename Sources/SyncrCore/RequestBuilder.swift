@@ -27,6 +27,12 @@ struct RequestBuilder: Sendable {
         settings = upload.settings
     }
 
+    /// Where the entry's requests carry credentials, for the message after a 401 or 403; none
+    /// for an `s3://` entry, whose store's answers are worded with its own credentials chain.
+    var credentials: CredentialSources? {
+        s3 == nil ? CredentialSources(url: url, settings: settings) : nil
+    }
+
     /// The entry's headers, values expanded.
     private var headers: [(name: String, value: String)] {
         settings.headers.map { ($0.name, $0.value.expanded) }

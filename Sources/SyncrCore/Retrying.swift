@@ -39,6 +39,9 @@ struct Retrying: Sendable {
     /// The run's servers that nobody answered for, and the URL (expanded, as sent) and URL as
     /// written of this entry: attempts at a server another entry gave up on fail at once.
     var unreachable: (hosts: UnreachableHosts, url: String, displayURL: String)?
+    /// Where the entry's requests carry credentials: a 401 or 403 says what was sent (or why
+    /// nothing was), read when the loop gives up.
+    var credentials: CredentialSources?
 
     /// Runs `attempt` until it is done, retrying what the policy allows with full-jitter
     /// backoff (or the server's `Retry-After`).
@@ -54,8 +57,8 @@ struct Retrying: Sendable {
         while true {
             if Task.isCancelled { throw Interrupted() }
             if let unreachable, let known = unreachable.hosts.failure(for: unreachable.url) {
-                throw SyncError(known.about(unreachable.displayURL),
-                                retries: .init(stop: .serverUnreachable, kept: kept(reached)), s3: s3)
+                throw self.finalError(known.about(unreachable.displayURL),
+                                      retries: .init(stop: .serverUnreachable, kept: kept(reached)))
             }
             let failure: TransferError, retryable: Bool?
             switch try await attempt() {
@@ -66,7 +69,7 @@ struct Retrying: Sendable {
             case .failed(let e, let p, let r): (failure, reached, retryable) = (e, p, r)
             case .failedUnsafeToRepeat(let e):
                 if case .cancelled = e { throw Interrupted() }
-                throw SyncError(e, retries: .init(stop: .unsafeToRepeat, kept: kept(reached)), s3: s3)
+                throw self.finalError(e, retries: .init(stop: .unsafeToRepeat, kept: kept(reached)))
             }
             if case .cancelled = failure { throw Interrupted() }
             if failure.isAnswer { unreachable.map { $0.hosts.reached($0.url) } }
@@ -74,7 +77,7 @@ struct Retrying: Sendable {
             // (the server may be back), and does not wait out its retries on it too.
             if let unreachable, failure.isUnreachable, let target = failure.redirectTarget,
                unreachable.hosts.failure(for: target) != nil {
-                throw SyncError(failure, retries: .init(stop: .serverUnreachable, kept: kept(reached)), s3: s3)
+                throw self.finalError(failure, retries: .init(stop: .serverUnreachable, kept: kept(reached)))
             }
             let delay: Double
             do {
@@ -83,7 +86,7 @@ struct Retrying: Sendable {
                 // After a redirect the server nobody answered for is the target: the entry's
                 // own answered, and its other entries must still try it.
                 unreachable.map { $0.hosts.gaveUp(on: failure.redirectTarget ?? $0.url, after: failure) }
-                throw SyncError(failure, retries: .init(stop: error.stop, kept: kept(reached)), s3: s3)
+                throw self.finalError(failure, retries: .init(stop: error.stop, kept: kept(reached)))
             }
             reporter?.report(.retrying(index: index, attempt: budget.failuresWithoutProgress, delay: delay,
                                        error: SyncError(failure, retries: .willRetry, s3: s3).scrubbed(redactor), kind: kind,
@@ -94,5 +97,14 @@ struct Retrying: Sendable {
                 throw Interrupted()
             }
         }
+    }
+
+    /// The loop's last failure as the entry's error. A 401 or 403 from a server (not an object
+    /// store, whose answers say more) carries where the credentials it refused came from.
+    private func finalError(_ error: TransferError, retries: SyncError.Retries) -> SyncError {
+        let made = SyncError(error, retries: retries, s3: s3)
+        guard let credentials, case .http(let status, let url, let body, let r, nil) = made, status == 401 || status == 403
+        else { return made }
+        return .http(status: status, url: url, body: body, retries: r, sent: credentials.sent())
     }
 }

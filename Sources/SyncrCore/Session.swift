@@ -438,6 +438,7 @@ public final class Session: Sendable {
                                 reporter: reporter, redactor: redactor)
         retrying.object = download.object
         retrying.s3 = builder.s3
+        retrying.credentials = builder.credentials
         retrying.unreachable = (unreachable, builder.url, builder.displayURL)
         do {
             return .success(try await retrying.run {

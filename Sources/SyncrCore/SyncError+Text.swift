@@ -85,7 +85,7 @@ extension SyncError {
     /// The retry loop's facts, for the cases that come from a request.
     public var retries: Retries? {
         switch self {
-        case .http(_, _, _, let r, _), .connection(_, _, _, let r), .timedOut(_, _, let r), .stalled(_, _, _, _, _, let r),
+        case .http(_, _, _, let r, _, _), .connection(_, _, _, let r), .timedOut(_, _, let r), .stalled(_, _, _, _, _, let r),
              .tls(_, _, let r), .proxy(_, _, _, let r),
              .invalidResponse(_, _, let r), .rangeIgnored(_, let r), .redirect(_, _, let r), .transferIO(_, _, _, let r),
              .objectStore(_, _, _, _, _, _, _, let r):
@@ -108,13 +108,12 @@ extension SyncError {
             // Mostly an upload to a server that serves files but takes none (a plain web server).
             text += " (the server does not take this request's method at this URL; for an upload with method: put, it "
                 + "needs a server that accepts PUT, such as WebDAV or an object store; method: post sends a form)"
-        } else if case .http(let status, _, _, _, let proxy) = self, (400..<500).contains(status), status != 408, status != 429 {
+        } else if case .http(let status, _, _, _, let proxy, let sent) = self, (400..<500).contains(status), status != 408,
+                  status != 429 {
             if status == 401 || status == 403 {
-                // An entry carries credentials in any of three places (or in none, and the
-                // server wants some).
-                let credentials = "check the credentials: the entry's headers:, a user:password in its URL, or netrc: true"
-                text += proxy.map { " (\(Self.proxyRefusalText($0)); if it is the server's, \(credentials))" }
-                    ?? " (\(credentials))"
+                let advice = Self.credentialsAdvice(status: status, sent: sent)
+                // Through a proxy the refusal may be the proxy's own: that first, then the server's.
+                text += proxy.map { " (\(Self.proxyRefusalText($0)); if it is the server's, \(advice))" } ?? " (\(advice))"
             } else if status == 413 {
                 text += " (the server takes no request body this large: raise its limit, such as nginx's "
                     + "client_max_body_size, or send a smaller file)"

@@ -59,7 +59,7 @@ extension SyncError {
     /// The transfer error a request case stands for, whose description starts its message.
     var transferError: TransferError? {
         switch self {
-        case .http(let status, let url, let body, _, let proxy):
+        case .http(let status, let url, let body, _, let proxy, _):
             return .status(url: url, code: status, retryAfter: nil, body: body, proxy: proxy)
         case .connection(let url, let code, let message, _): return .connection(url: url, code: code, message: message)
         case .timedOut(let url, let message, _): return .timedOut(url: url, message: message)
@@ -80,8 +80,8 @@ extension SyncError {
         guard var r = retries else { return self }
         change(&r)
         switch self {
-        case .http(let status, let url, let body, _, let proxy):
-            return .http(status: status, url: url, body: body, retries: r, proxy: proxy)
+        case .http(let status, let url, let body, _, let proxy, let sent):
+            return .http(status: status, url: url, body: body, retries: r, proxy: proxy, sent: sent)
         case .connection(let url, let code, let message, _): return .connection(url: url, code: code, message: message, retries: r)
         case .timedOut(let url, let message, _): return .timedOut(url: url, message: message, retries: r)
         case .stalled(let url, let milliseconds, let lowSpeed, let phase, let origin, _):
@@ -105,8 +105,8 @@ extension SyncError {
     func scrubbed(_ redactor: Redactor) -> SyncError {
         let s = redactor.scrub
         switch self {
-        case .http(let status, let url, let body, let r, let proxy):
-            return .http(status: status, url: s(url), body: s(body), retries: r, proxy: proxy)
+        case .http(let status, let url, let body, let r, let proxy, let sent):
+            return .http(status: status, url: s(url), body: s(body), retries: r, proxy: proxy, sent: sent)
         case .connection(let url, let code, let message, let r):
             return .connection(url: s(url), code: code, message: s(message), retries: r)
         case .timedOut(let url, let message, let r): return .timedOut(url: s(url), message: s(message), retries: r)

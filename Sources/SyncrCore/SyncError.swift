@@ -15,7 +15,10 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server answered with an error status (`body`: the start of its answer, if it gave one).
     /// `proxy`: the HTTP proxy from the environment that forwarded the (plain-http) request,
     /// which may have given the answer itself; nil when it can only be the server's.
-    case http(status: Int, url: String, body: String, retries: Retries, proxy: EnvironmentProxy? = nil)
+    /// After 401 or 403, `sent` says where the credentials the server refused came from (or why
+    /// none went); nil for other statuses and for object stores, which have their own words.
+    case http(status: Int, url: String, body: String, retries: Retries, proxy: EnvironmentProxy? = nil,
+              sent: SentCredentials? = nil)
     /// The connection failed or broke: DNS, refused, reset, closed early (`code`: curl's).
     case connection(url: String, code: Int, message: String, retries: Retries)
     /// No progress for the configured time, or the connect timeout passed.

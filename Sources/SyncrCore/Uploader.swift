@@ -538,6 +538,7 @@ struct Uploader: Sendable {
                                 reporter: reporter, redactor: redactor)
         // An error names the object this request sends (a folder's file), not the entry's prefix.
         retrying.s3 = requests.s3?.object(at: request.displayURL)
+        retrying.credentials = requests.credentials
         retrying.unreachable = unreachable.map { ($0, request.url, request.displayURL) }
         let s3 = retrying.s3
         return try await retrying.run {
