@@ -8,7 +8,8 @@ import SyncrS3
 /// The manifest's `${ENV}` expansions are secrets; so is the user information of a URL
 /// (`https://user:password@host`, or a lone token before the `@`), and the value of a query
 /// parameter named like a credential (`?token=`, `X-Amz-Signature=`). Every string that leaves
-/// the library for output passes through `scrub`.
+/// the library for output passes through `scrub`. A secret of `caselessLength` bytes or more is
+/// found whatever the case of its ASCII letters, as a server quoting the request may fold it.
 public struct Redactor: Sendable {
     /// The values to mask, at least 3 characters long, longest first so a secret containing
     /// another is masked whole.
@@ -26,16 +27,49 @@ public struct Redactor: Sendable {
         // A server that quotes the request back (an error page echoing the URL or a header)
         // quotes it percent-encoded: `Xy7!` as `Xy7%21`; or in JSON, as `a\/b` (PHP escapes
         // every `/`).
-        encodedSecrets = Set(kept.flatMap(Self.percentEncodings)).subtracting(kept).sorted { $0.count > $1.count }
-        escapedSecrets = Set(kept.flatMap(Self.jsonEscapes)).subtracting(kept).sorted { $0.count > $1.count }
+        let encoded = Set(kept.flatMap(Self.percentEncodings)).subtracting(kept).sorted { $0.count > $1.count }
+        let escaped = Set(kept.flatMap(Self.jsonEscapes)).subtracting(kept).sorted { $0.count > $1.count }
+        plainNeedles = self.secrets.map(Needle.init)
+        encodedNeedles = encoded.map(Needle.init)
+        escapedNeedles = escaped.map(Needle.init)
     }
 
+    /// The forms of `secrets` as they are looked for: every one as is.
+    private let plainNeedles: [Needle]
     /// The percent-encoded forms of `secrets` that differ from them; looked for only in text
     /// that holds a `%` or a `+`, so that most text is scanned once per secret, as before.
-    private let encodedSecrets: [String]
+    private let encodedNeedles: [Needle]
     /// The JSON-escaped forms of `secrets` that differ from them; looked for only in text that
     /// holds a `\`.
-    private let escapedSecrets: [String]
+    private let escapedNeedles: [Needle]
+
+    /// Secrets at least this long are found whatever the case of their ASCII letters: a server
+    /// that quotes the request back may fold it (`authorization: bearer mytoken`). Shorter
+    /// ones only as they are, or a 3-letter secret would mask that word in every message.
+    static let caselessLength = 6
+
+    /// One form of a secret, as the bytes looked for: ASCII letters lowercased when it is
+    /// looked for without regard to case (the text is lowercased once to match).
+    struct Needle: Sendable {
+        let bytes: [UInt8]
+        let caseless: Bool
+
+        init(_ form: String) {
+            let bytes = Array(form.utf8)
+            caseless = bytes.count >= Redactor.caselessLength && bytes.contains(where: Redactor.isASCIILetter)
+            self.bytes = caseless ? Redactor.folded(bytes) : bytes
+        }
+    }
+
+    static func isASCIILetter(_ b: UInt8) -> Bool {
+        (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) || (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z"))
+    }
+
+    /// `bytes` with ASCII capitals lowercased; every other byte (UTF-8's multi-byte sequences
+    /// are all 0x80 and above) as it is, so offsets stay those of the original.
+    static func folded(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }
+    }
 
     /// A secret as a JSON string carries it, where that differs: `\`, `"` and control bytes
     /// escaped, with `/` as is and as `\/`, and letters beyond ASCII as they are and as
@@ -108,46 +142,54 @@ public struct Redactor: Sendable {
     }
 
     /// Finds every occurrence of every secret in the original text first, then masks the union,
-    /// so that two overlapping secrets leave no fragment of either.
+    /// so that two overlapping secrets leave no fragment of either. Secrets long enough are
+    /// found in the text lowercased once (`Needle.caseless`), at the same offsets.
     private func maskSecrets(_ text: String) -> String {
         guard !secrets.isEmpty else { return text }
         let bytes = Array(text.utf8)
         let encoded = bytes.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }
         let escaped = bytes.contains(UInt8(ascii: "\\"))
-        let forms = secrets + (encoded ? encodedSecrets : []) + (escaped ? escapedSecrets : [])
+        let needles = plainNeedles + (encoded ? encodedNeedles : []) + (escaped ? escapedNeedles : [])
+        let folded = needles.contains(where: \.caseless) ? Self.folded(bytes) : bytes
         var ranges: [Range<Int>] = []
-        for secret in forms {
-            let needle = Array(secret.utf8)
-            guard needle.count <= bytes.count else { continue }
-            var i = 0
-            while i + needle.count <= bytes.count {
-                if bytes[i] == needle[0] && Array(bytes[i..<(i + needle.count)]) == needle {
-                    ranges.append(i..<(i + needle.count))
-                }
-                i += 1
-            }
+        for needle in needles {
+            ranges += Self.occurrences(of: needle.bytes, in: needle.caseless ? folded : bytes)
         }
-        ranges += Self.cutSecrets(bytes, forms: forms)
+        ranges += Self.cutSecrets(bytes, folded: folded, needles: needles)
         guard !ranges.isEmpty else { return text }
         return Masking.masked(bytes, ranges: ranges)
+    }
+
+    /// Where `needle` occurs in `haystack`, overlaps included.
+    private static func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> [Range<Int>] {
+        guard let first = needle.first, needle.count <= haystack.count else { return [] }
+        var found: [Range<Int>] = []
+        var i = 0
+        while i + needle.count <= haystack.count {
+            if haystack[i] == first && haystack[i..<(i + needle.count)].elementsEqual(needle) {
+                found.append(i..<(i + needle.count))
+            }
+            i += 1
+        }
+        return found
     }
 
     /// The start of a secret right before a `…` where a text was cut (a server's error page is
     /// cut to 300 characters before it is masked, `HTTPResponse.printable`): the secret whole is
     /// not there to be found, and its first characters must not be shown either. At least 3
-    /// bytes, as for a whole secret.
-    static func cutSecrets(_ bytes: [UInt8], forms: [String]) -> [Range<Int>] {
+    /// bytes, as for a whole secret; `folded` is `bytes` lowercased, for caseless needles.
+    static func cutSecrets(_ bytes: [UInt8], folded: [UInt8], needles: [Needle]) -> [Range<Int>] {
         let ellipsis: [UInt8] = [0xE2, 0x80, 0xA6]
         var found: [Range<Int>] = []
         var j = 0
         while j + 3 <= bytes.count {
             defer { j += 1 }
             guard bytes[j] == ellipsis[0], bytes[j + 1] == ellipsis[1], bytes[j + 2] == ellipsis[2] else { continue }
-            for form in forms {
-                let needle = Array(form.utf8)
-                var k = min(needle.count - 1, j)
+            for needle in needles {
+                let text = needle.caseless ? folded : bytes
+                var k = min(needle.bytes.count - 1, j)
                 while k >= 3 {
-                    if bytes[(j - k)..<j].elementsEqual(needle[0..<k]) {
+                    if text[(j - k)..<j].elementsEqual(needle.bytes[0..<k]) {
                         found.append((j - k)..<j)
                         break
                     }

@@ -50,6 +50,32 @@ import SyncrHTTP
         #expect(Redactor(secrets: [secret]).scrub("ends with sk…") == "ends with sk…", "two bytes say nothing")
     }
 
+    /// A server that quotes the request back may fold its case (`authorization: bearer
+    /// mytoken`): a secret long enough is found whatever the case of its ASCII letters, in
+    /// every form (as is, percent-encoded, the Basic pair curl sends, cut before a `…`).
+    @Test(arguments: [
+        ("authorization: bearer mytoken-42", "authorization: bearer ***"),
+        ("AUTHORIZATION: BEARER MYTOKEN-42", "AUTHORIZATION: BEARER ***"),
+        ("Authorization: Bearer myToken-42 and MYTOKEN-42", "Authorization: Bearer *** and ***"),
+        ("x=MYTOKEN-42%21", "x=***"),
+        ("authorization: basic ym9iok1zvg9rzw4tndi=", "authorization: basic ***"),
+        ("you sent mytok…", "you sent ***…"),
+    ])
+    func aSecretIsFoundWhateverItsCase(text: String, masked: String) {
+        // "Ym9iOk1ZVG9rZW4tNDI=" is base64("bob:MYToken-42"), as a netrc or URL pair gives it.
+        let r = Redactor(secrets: ["MYToken-42", "MYToken-42!", "Ym9iOk1ZVG9rZW4tNDI="])
+        #expect(r.scrub(text) == masked)
+    }
+
+    /// Short secrets, and secrets without letters, are found only as they are: `abc` must not
+    /// mask `ABC` in every message.
+    @Test func aShortSecretKeepsItsCase() {
+        #expect(Redactor(secrets: ["abc12"]).scrub("ABC12 abc12") == "ABC12 ***")
+        #expect(Redactor(secrets: ["123456"]).scrub("x 123456") == "x ***")
+        #expect(Redactor(secrets: ["Straße-token"]).scrub("STRASSE-TOKEN straße-TOKEN") == "STRASSE-TOKEN ***",
+                "ASCII letters only are folded")
+    }
+
     @Test func adjacentSecretsAreBothMasked() {
         let r = Redactor(secrets: ["alpha1", "beta22"])
         #expect(r.scrub("alpha1beta22") == "******")
