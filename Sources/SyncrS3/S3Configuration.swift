@@ -72,11 +72,15 @@ public struct S3Configuration: Sendable, Equatable {
         // as such when no file gives it static keys: "add a [default] profile" to a file that
         // has one sent people to look for a mistake in it, not for their keys.
         var unsupported: (keys: [String], path: String)?
+        // Likewise a profile that is there for its settings alone (a [default] with a region):
+        // "add a [default] profile" sent people to look at the one they had.
+        var keyless: (keys: [String], path: String)?
         for case let (file?, section) in candidates {
             guard let values = file.sections[section] else { continue }
             guard let key = values["aws_access_key_id"] else {
                 let keys = unsupportedCredentialKeys(values)
                 if unsupported == nil, !keys.isEmpty { unsupported = (keys, file.path) }
+                if keyless == nil { keyless = (values.keys.sorted(), file.path) }
                 continue
             }
             let source = "profile '\(profile)' in \(file.path)"
@@ -87,6 +91,10 @@ public struct S3Configuration: Sendable, Equatable {
         if let unsupported {
             throw .unsupportedCredentials(profile: profile, keys: unsupported.keys, path: unsupported.path,
                                           manifestProfile: options.profile != nil)
+        }
+        if let keyless {
+            throw .profileWithoutKeys(profile: profile, path: keyless.path, keys: keyless.keys,
+                                      credentialsFile: files.paths[0], manifestProfile: options.profile != nil)
         }
         throw .noCredentials(profile: profile, explicitProfile: options.profile != nil || env("AWS_PROFILE") != nil,
                              looked: files.paths)
@@ -142,6 +150,10 @@ public enum S3ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     /// it static keys. `manifestProfile`: the manifest's `s3: profile:` names it, so keys in the
     /// environment are not used either.
     case unsupportedCredentials(profile: String, keys: [String], path: String, manifestProfile: Bool)
+    /// The profile exists (in `path`, setting only `keys`, such as `region`) but gives no access
+    /// key, and no file gives it one: its keys belong in `credentialsFile` (or, unless
+    /// `manifestProfile`, since the manifest's `s3: profile:` shuts them out, the environment).
+    case profileWithoutKeys(profile: String, path: String, keys: [String], credentialsFile: String, manifestProfile: Bool)
 
     public var description: String {
         switch self {
@@ -173,6 +185,12 @@ public enum S3ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
                 text += ", and remove profile: from the entry's s3: (syncr reads those variables only when the manifest names no profile)"
             }
             return text
+        case .profileWithoutKeys(let profile, let path, let keys, let credentialsFile, let manifestProfile):
+            let sets = keys.isEmpty ? "it is empty" : "it sets only \(keys.joined(separator: ", "))"
+            var text = "profile '\(profile)' in \(path) has no credentials (\(sets)): add aws_access_key_id and "
+                + "aws_secret_access_key under [\(profile)] in \(credentialsFile)"
+            if !manifestProfile { text += ", or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" }
+            return text + ", or set anonymous: true under s3: for a public bucket"
         case .badEndpoint(let variable, let value):
             return "\(variable)=\(value) is not an http(s) URL like http://127.0.0.1:8333 (no user, query or fragment); "
                 + "set it to one, with its scheme"

@@ -104,6 +104,34 @@ import SyncrS3
         #expect(fromEnvironment.credentials?.accessKeyID == "AKIDENV")
 
         try write(credentials: "[default]\nregion = eu-west-1\n")
+        #expect(throws: S3ConfigError.profileWithoutKeys(profile: "default", path: credentials, keys: ["region"],
+                                                         credentialsFile: credentials, manifestProfile: false)) {
+            try S3Configuration.resolve(S3Options(), environment: environment())
+        }
+    }
+
+    /// A `[default]` that sets only a region (in the config file, where `aws configure set
+    /// region` puts it) is named as there and keyless, with the keys to add and where, not
+    /// "add a [default] profile" to a file that has one.
+    @Test func aProfileWithOnlyARegionIsNamedWithTheKeysToAdd() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try write(config: "[default]\nregion = eu-west-1\noutput = json\n")
+        let expected = S3ConfigError.profileWithoutKeys(profile: "default", path: config, keys: ["output", "region"],
+                                                        credentialsFile: credentials, manifestProfile: false)
+        #expect(throws: expected) { try S3Configuration.resolve(S3Options(), environment: environment()) }
+        #expect(expected.description == "profile 'default' in \(config) has no credentials (it sets only output, region): "
+            + "add aws_access_key_id and aws_secret_access_key under [default] in \(credentials), "
+            + "or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or set anonymous: true under s3: for a public bucket")
+        // Named by the manifest: the environment's keys are not read, so they are not offered.
+        try write(config: "[profile ci]\nregion = eu-west-1\n")
+        let named = S3ConfigError.profileWithoutKeys(profile: "ci", path: config, keys: ["region"],
+                                                     credentialsFile: credentials, manifestProfile: true)
+        #expect(throws: named) { try S3Configuration.resolve(S3Options(profile: "ci"), environment: environment()) }
+        #expect(named.description == "profile 'ci' in \(config) has no credentials (it sets only region): "
+            + "add aws_access_key_id and aws_secret_access_key under [ci] in \(credentials), "
+            + "or set anonymous: true under s3: for a public bucket")
+        // No profile at all is still said as before.
+        try FileManager.default.removeItem(atPath: config)
         #expect(throws: S3ConfigError.noCredentials(profile: "default", explicitProfile: false, looked: [credentials, config])) {
             try S3Configuration.resolve(S3Options(), environment: environment())
         }
