@@ -18,7 +18,9 @@ struct CredentialSources: Sendable {
     }
 
     /// What went with the entry's requests: the netrc file is read now, as curl read it.
-    func sent() -> SentCredentials {
+    /// `withheld`: redirects took the refused request to another origin, without them.
+    func sent(withheld: Bool = false) -> SentCredentials {
+        if withheld { return SentCredentials(headers: headers, withheldByRedirect: true) }
         // curl adds no Authorization of its own (from the URL or netrc) to a request that has one.
         if headers.contains(where: { $0.lowercased() == "authorization" }) { return SentCredentials(headers: headers) }
         let authority = URLAuthority(url)

@@ -319,12 +319,12 @@ extension Downloader {
             fs.canResume = false
             note(fs, .resumeDidNotFit(detail: message))
             return .again
-        case .status(_, 416, _, _, _) where base == 0 && sink.requestedRange != nil && fs.leadTried && fs.canResume:
+        case .status(_, 416, _, _, _, _) where base == 0 && sink.requestedRange != nil && fs.leadTried && fs.canResume:
             // The lead asked for the first bytes of a file that has none: an empty file has no
             // range to give (RFC 9110 §14.1.1; S3 answers InvalidRange). A plain GET fetches it.
             fs.canResume = false
             return .again
-        case .status(_, 416, _, _, _) where base > 0 && fs.canResume:
+        case .status(_, 416, _, _, _, _) where base > 0 && fs.canResume:
             // The same version (If-Range held), yet it ends before the bytes we have: they cannot
             // be trusted, and asking again would get the same answer.
             fs.canResume = false

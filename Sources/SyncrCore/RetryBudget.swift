@@ -47,7 +47,7 @@ struct RetryBudget {
         highWater = max(highWater, position)
         if failuresWithoutProgress > policy.maxRetries { throw .exhausted(retries: policy.maxRetries) }
         var retryAfter: RetryAfter?
-        if case .status(_, _, let asked, _, _) = failure { retryAfter = asked }
+        if case .status(_, _, let asked, _, _, _) = failure { retryAfter = asked }
         guard let delay = policy.delay(attempt: max(0, failuresWithoutProgress - 1), retryAfter: retryAfter,
                                        now: Int64(time(nil))) else {
             throw .waitTooLong(seconds: Int(policy.maxRetryAfter))

@@ -103,8 +103,10 @@ struct Retrying: Sendable {
     /// store, whose answers say more) carries where the credentials it refused came from.
     private func finalError(_ error: TransferError, retries: SyncError.Retries) -> SyncError {
         let made = SyncError(error, retries: retries, s3: s3)
-        guard let credentials, case .http(let status, let url, let body, let r, nil) = made, status == 401 || status == 403
+        guard let credentials, case .http(let status, let url, let body, let r, let proxy, nil) = made,
+              status == 401 || status == 403
         else { return made }
-        return .http(status: status, url: url, body: body, retries: r, sent: credentials.sent())
+        let withheld = if case .status(_, _, _, _, _, true) = error { true } else { false }
+        return .http(status: status, url: url, body: body, retries: r, proxy: proxy, sent: credentials.sent(withheld: withheld))
     }
 }

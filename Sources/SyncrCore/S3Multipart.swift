@@ -323,7 +323,7 @@ struct S3MultipartUpload: Sendable {
         switch failure {
         case .objectStore(let value, _, _, _, let storeCode, let storeMessage, _, _):
             (status, code, said) = (value, storeCode ?? "", storeMessage)
-        case .http(let value, _, let body, _, _):
+        case .http(let value, _, let body, _, _, _):
             let error = S3ErrorResponse(parsing: body)
             (status, code, said) = (value, error?.code ?? "", error?.message ?? "")
         default:

@@ -200,7 +200,7 @@ struct SegmentedFetch: Sendable {
             throw Fallback(note: .fellBackToOneStream(detail: nil))
         case .invalidResponse(_, let message):
             throw Fallback(note: .fellBackToOneStream(detail: message))
-        case .status(_, 416, _, _, _):
+        case .status(_, 416, _, _, _, _):
             // The file ends before this piece: it is not the size the pieces were cut for.
             throw Fallback(note: .fellBackToOneStream(detail: "416 Range Not Satisfiable: the file is shorter than expected"))
         default:

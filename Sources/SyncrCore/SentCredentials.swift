@@ -11,12 +11,16 @@ public struct SentCredentials: Sendable, Equatable {
     /// With `netrc: true`, what the netrc file holds for the URL's host; nil without it, or
     /// when curl did not read it (the URL has a password, or an `Authorization` header is set).
     public var netrc: NetrcMatch?
+    /// Whether redirects took the request to another origin, where none of these were sent
+    /// (the entry has no `trusted_redirects: true`): that server refused a request without them.
+    public var withheldByRedirect: Bool
 
     /// Creates the facts of what a request carried.
-    public init(headers: [String] = [], inURL: Bool = false, netrc: NetrcMatch? = nil) {
+    public init(headers: [String] = [], inURL: Bool = false, netrc: NetrcMatch? = nil, withheldByRedirect: Bool = false) {
         self.headers = headers
         self.inURL = inURL
         self.netrc = netrc
+        self.withheldByRedirect = withheldByRedirect
     }
 
     /// Whether any credentials went with the request.

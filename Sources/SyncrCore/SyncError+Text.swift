@@ -101,10 +101,10 @@ extension SyncError {
     private var requestText: String {
         guard let retries, let stop = retries.stop else { return requestHead }
         var text = requestHead
-        if case .http(let status, _, _, _, _) = self, [301, 302, 303, 307, 308].contains(status) {
+        if case .http(let status, _, _, _, _, _) = self, [301, 302, 303, 307, 308].contains(status) {
             // A redirect with a Location is followed; one that reaches here had none.
             text += " (a redirect without a Location to follow: the server's redirect is broken, or the URL is not the file's)"
-        } else if case .http(let status, _, _, _, _) = self, status == 405 || status == 501 {
+        } else if case .http(let status, _, _, _, _, _) = self, status == 405 || status == 501 {
             // Mostly an upload to a server that serves files but takes none (a plain web server).
             text += " (the server does not take this request's method at this URL; for an upload with method: put, it "
                 + "needs a server that accepts PUT, such as WebDAV or an object store; method: post sends a form)"

@@ -16,7 +16,7 @@ extension SyncError {
             self = .tls(url: url, message: message, retries: retries)
         case .proxy(let url, let status, let message):
             self = .proxy(url: url, status: status, message: message, retries: retries)
-        case .status(let url, let code, _, let body, let proxy):
+        case .status(let url, let code, _, let body, let proxy, _):
             self = .http(status: code, url: url, body: body, retries: retries, proxy: proxy)
         case .rangeNotHonoured(let url):
             self = .rangeIgnored(url: url, retries: retries)
@@ -37,7 +37,7 @@ extension SyncError {
     /// The failure of a request to an object store (`s3`: its object; nil for any other URL):
     /// an error answer is worded with S3's code, the bucket and key; anything else as for HTTP.
     init(_ error: TransferError, retries: Retries, s3: S3Object?) {
-        guard let s3, case .status(let url, let code, _, let body, _) = error else {
+        guard let s3, case .status(let url, let code, _, let body, _, _) = error else {
             self.init(error, retries: retries)
             return
         }

@@ -176,7 +176,7 @@ extension UploadPlanner {
             guard (400..<500).contains(status), status != 408, status != 429,
                   case .success(let asked) = await engine.perform(builder.firstByte(url: target.url, displayURL: target.display),
                                                                   sink: DiscardSink()),
-                  let error = asked.statusError(url: target.display), case .status(_, _, _, let body, _) = error,
+                  let error = asked.statusError(url: target.display), case .status(_, _, _, let body, _, _) = error,
                   let code = S3ErrorResponse(parsing: body)?.code, Self.refusals.contains(code) else { return unknown }
             return ObjectCheck(failure: SyncError(error, retries: .notRetried, s3: builder.s3?.object(at: target.display)))
         case .failure(let error):

@@ -24,6 +24,9 @@ public struct HTTPResponse: Sendable {
     /// back this answer, which may then be its own (a proxy's refusal, its 502) rather than the
     /// server's; nil when the request went directly, through a tunnel (https) or through SOCKS.
     public var proxy: EnvironmentProxy?
+    /// Whether the last redirect went to another origin where the request's credentials were
+    /// not sent (`RedirectPolicy`): an error answer there refused a request without them.
+    public var credentialsWithheld = false
 
     public init(head: HTTPResponseHead, bodyBytes: Int64, stoppedEarly: Bool, errorBody: String,
                 uploadedBytes: Int64 = 0) {
@@ -40,7 +43,7 @@ public struct HTTPResponse: Sendable {
         guard !head.isSuccess else { return nil }
         let error = TransferError.status(url: url, code: head.status,
                                          retryAfter: head.value("Retry-After").flatMap(RetryAfter.init(parsing:)),
-                                         body: errorBody, proxy: proxy)
+                                         body: errorBody, proxy: proxy, credentialsWithheld: credentialsWithheld)
         return redirectedTo.map(error.redirected) ?? error
     }
 

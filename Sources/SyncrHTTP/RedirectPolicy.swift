@@ -56,6 +56,9 @@ struct RedirectState: Sendable {
     private var chain: Chain?
     /// Redirects followed so far.
     private(set) var hops = 0
+    /// Whether the request of the last hop went without the original's credentials (another
+    /// origin, without `trusted_redirects`), and it had some to withhold.
+    private(set) var credentialsWithheld = false
 
     private struct Chain {
         let originalParts: URLParts?
@@ -114,6 +117,7 @@ struct RedirectState: Sendable {
         }
         let sameOrigin = chain.originalParts.map { $0.origin == parts.origin } ?? false
         let keepCredentials = sameOrigin || policy.trustedRedirects
+        credentialsWithheld = !keepCredentials && Self.carriesCredentials(original, parts: chain.originalParts)
 
         var next = current
         if current.body != nil {
@@ -145,6 +149,12 @@ struct RedirectState: Sendable {
         self.chain = chain
         hops += 1
         return .follow(next)
+    }
+
+    /// Whether `request` carries credentials a redirect to another origin drops: a credential
+    /// header, user information in its URL (`parts`), or `netrc` (which may hold the host).
+    static func carriesCredentials(_ request: HTTPRequest, parts: URLParts?) -> Bool {
+        request.netrc || parts?.user != nil || request.headers.contains { request.isCredential($0.name) }
     }
 
     /// What identifies a URL for loop detection: the normalised URL without user information,

@@ -14,7 +14,7 @@ extension RetryPolicy {
         switch error {
         case .connection, .timedOut, .stalled:
             return !requestSent
-        case .status(_, let code, _, _, _):
+        case .status(_, let code, _, _, _, _):
             return code == 408 || code == 429 || code == 503
         case .tls, .proxy, .rangeNotHonoured, .invalidResponse, .local, .changedWhileSending, .redirect, .cancelled:
             return false

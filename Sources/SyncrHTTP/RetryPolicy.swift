@@ -38,7 +38,7 @@ public struct RetryPolicy: Sendable {
         switch error {
         case .connection, .timedOut, .stalled:
             return true
-        case .status(_, let code, _, _, _):
+        case .status(_, let code, _, _, _, _):
             return code == 408 || code == 429 || ((500...599).contains(code) && !Self.permanentServerStatuses.contains(code))
         case .tls, .proxy, .rangeNotHonoured, .invalidResponse, .local, .changedWhileSending, .redirect, .cancelled:
             return false

@@ -25,6 +25,7 @@ extension TransferEngine {
                 outcome.result = outcome.result.map { response in
                     var response = response
                     response.redirectedTo = target
+                    response.credentialsWithheld = state.credentialsWithheld
                     return response
                 }.mapError { $0.redirected(to: target) }
             }

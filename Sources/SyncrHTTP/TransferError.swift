@@ -28,8 +28,11 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case proxy(url: String, status: Int?, message: String)
     /// The server answered with a status that is not what was asked for. `proxy`: the HTTP
     /// proxy from the environment that forwarded the (plain-http) request, and may have given
-    /// the answer itself; nil when the answer can only be the server's.
-    case status(url: String, code: Int, retryAfter: RetryAfter?, body: String, proxy: EnvironmentProxy? = nil)
+    /// the answer itself; nil when the answer can only be the server's. `credentialsWithheld`:
+    /// redirects took the request to another origin, where its credentials were not sent
+    /// (`RedirectPolicy`), so a 401 or 403 there refused a request without them.
+    case status(url: String, code: Int, retryAfter: RetryAfter?, body: String, proxy: EnvironmentProxy? = nil,
+                credentialsWithheld: Bool = false)
     /// A ranged request was answered with the whole body (200): the server will not resume.
     case rangeNotHonoured(url: String)
     /// The answer breaks the protocol (e.g. a `Content-Range` that is not what was asked).
@@ -77,7 +80,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .stalled(let url, _, _, _, _): return url
         case .tls(let url, _): return url
         case .proxy(let url, _, _): return url
-        case .status(let url, _, _, _, _): return url
+        case .status(let url, _, _, _, _, _): return url
         case .rangeNotHonoured(let url): return url
         case .invalidResponse(let url, _): return url
         case .redirect(let url, _): return url
@@ -98,8 +101,9 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             return .stalled(url: url(u), milliseconds: milliseconds, lowSpeed: lowSpeed, phase: phase, origin: origin)
         case .tls(let u, let message): return .tls(url: url(u), message: message)
         case .proxy(let u, let status, let message): return .proxy(url: url(u), status: status, message: message)
-        case .status(let u, let code, let retryAfter, let body, let proxy):
-            return .status(url: url(u), code: code, retryAfter: retryAfter, body: body, proxy: proxy)
+        case .status(let u, let code, let retryAfter, let body, let proxy, let withheld):
+            return .status(url: url(u), code: code, retryAfter: retryAfter, body: body, proxy: proxy,
+                           credentialsWithheld: withheld)
         case .rangeNotHonoured(let u): return .rangeNotHonoured(url: url(u))
         case .invalidResponse(let u, let message): return .invalidResponse(url: url(u), message: message)
         // A refused redirect names its target itself.
@@ -133,7 +137,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(url): TLS error: \(message)"
         case .proxy(let url, _, let message):
             return "\(url): \(message)"
-        case .status(let url, let code, _, let body, let proxy):
+        case .status(let url, let code, _, let body, let proxy, _):
             return Self.statusText(url: url, code: code, body: body, proxy: proxy)
         case .rangeNotHonoured(let url):
             return "\(url): the server ignored the Range request and sent the whole file"

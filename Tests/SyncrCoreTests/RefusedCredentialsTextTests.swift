@@ -67,6 +67,9 @@ struct RefusedCredentialsTextTests {
         (401, SentCredentials(headers: ["X-Api-Key"], netrc: .noMachine(file: "/root/.netrc", host: "files.example")),
          " (the server refused the credentials from the entry's X-Api-Key header: check them; netrc: true is set but "
             + "/root/.netrc has no machine for files.example and no default: add one)"),
+        (401, SentCredentials(headers: ["Authorization"], withheldByRedirect: true),
+         " (redirects took the request to another origin, where the entry's credentials are not sent: "
+            + "set trusted_redirects: true on the entry if that server is to have them)"),
     ] as [(Int, SentCredentials, String)])
     func theHintSaysWhatWasSent(status: Int, sent: SentCredentials, hint: String) {
         let error = SyncError.http(status: status, url: Self.url, body: "", retries: .notRetried, sent: sent)

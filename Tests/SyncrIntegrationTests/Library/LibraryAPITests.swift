@@ -91,7 +91,7 @@ struct LibraryAPITests {
         #expect(plan.items.map(\.action) == [.download, .download, .error])
         #expect(plan.items[0].error == nil && plan.items[1].error == nil)
         let missing = try #require(plan.items[2].error)
-        guard case .http(status: 404, let url, _, let retries, _) = missing else {
+        guard case .http(status: 404, let url, _, let retries, _, _) = missing else {
             Issue.record("a missing file plans as an HTTP 404, got \(missing)")
             return
         }
@@ -140,7 +140,7 @@ struct LibraryAPITests {
         #expect(!FileManager.default.fileExists(atPath: fixture.project.appending("out/changed.bin").path))
 
         switch report.results[2].outcome {
-        case .failed(.http(let status, let url, _, let retries, _)):
+        case .failed(.http(let status, let url, _, let retries, _, _)):
             #expect(status == 404)
             #expect(url == fixture.nginx.url("/missing.bin"))
             #expect(retries.stop == .notRetryable)
@@ -209,13 +209,13 @@ struct LibraryAPITests {
         for case .retrying(index: 0, attempt: 1, _, let error, kind: .download, object: nil) in events.all { retries.append(error) }
         #expect(retries.count == 1)
         if let error = retries.first {
-            guard case .http(status: 503, url: url, _, retries: .willRetry, _) = error else {
+            guard case .http(status: 503, url: url, _, retries: .willRetry, _, _) = error else {
                 Issue.record("the retried attempt is an HTTP 503 that will be retried, got \(error)")
                 return
             }
         }
         let outcome = try #require(report.results.first?.outcome)
-        guard case .failed(let error) = outcome, case .http(status: 503, url: url, _, let loop, _) = error else {
+        guard case .failed(let error) = outcome, case .http(status: 503, url: url, _, let loop, _, _) = error else {
             Issue.record("a server that stays busy fails the entry as an HTTP 503, got \(outcome)")
             return
         }
@@ -244,7 +244,7 @@ struct LibraryAPITests {
         for result in report.results {
             switch result.outcome {
             case .ok, .skipped: break
-            case .failed(.http(status: 404, let url, _, _, _)): print("gone: \(url)")
+            case .failed(.http(status: 404, let url, _, _, _, _)): print("gone: \(url)")
             case .failed(.checksumMismatch(let url, let algorithm, _, _, _)): print("\(url): \(algorithm) differs")
             case .failed(let error): print("\(error.code): \(error)")  // the CLI's message
             case .interrupted(let interruption): print("interrupted: \(interruption)")

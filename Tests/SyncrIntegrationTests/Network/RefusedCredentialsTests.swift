@@ -89,4 +89,35 @@ struct RefusedCredentialsTests {
         let statuses = try await server.stats()["/file.bin"].statuses
         #expect(!statuses.isEmpty && statuses.allSatisfy { $0 == 401 }, "\(statuses)")
     }
+
+    /// A redirect to another origin drops the entry's credentials (unless `trusted_redirects:
+    /// true`): the server there refused a request without them, and the hint says so rather
+    /// than that the header was refused.
+    @Test func aRedirectToAnotherOriginSaysTheCredentialsStayedBehind() async throws {
+        let folder = try TemporaryDirectory(prefix: "refused")
+        let root = try folder.makeDirectory("root")
+        try Data(repeating: 7, count: 20_000).write(to: root.appendingPathComponent("file.bin"))
+        let entry = try await FaultServer.start(root: root)
+        defer { entry.stop() }
+        let other = try await FaultServer.start(root: root)
+        defer { other.stop() }
+        try await other.behave(path: "/file.bin", FaultBehaviour(requireBasic: "bob:right-pw"))
+        try await entry.behave(path: "/moved.bin", FaultBehaviour(redirectTo: other.url("/file.bin")))
+        let harness = try CLIHarness()
+        for (trusted, hint) in [
+            ("false", "(redirects took the request to another origin, where the entry's credentials are not sent: "
+                + "set trusted_redirects: true on the entry if that server is to have them)"),
+            ("true", "(the server refused the credentials from the entry's Authorization header: check them)"),
+        ] {
+            try harness.write("syncr.yml", """
+                version: 1
+                defaults: { retries: 0, trusted_redirects: \(trusted), headers: { Authorization: "Bearer ${REFUSED_TOKEN}" } }
+                downloads:
+                  - { url: "\(entry.url("/moved.bin"))", to: file.bin }
+                """)
+            let r = try await harness.run(["apply"], environment: ["REFUSED_TOKEN": "WRONG-header-token"])
+            #expect(r.stderr.contains("(redirected to \(other.url("/file.bin"))): HTTP 401 Unauthorized "
+                + "(server said: authorization required) " + hint), "trusted_redirects: \(trusted): \(r.stderr)")
+        }
+    }
 }

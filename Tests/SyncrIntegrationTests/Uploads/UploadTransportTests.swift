@@ -174,7 +174,7 @@ struct UploadTransportTests {
             #expect(refused.head.status == 413)
             #expect(refused.errorBody == "413 injected by faultserver")
             #expect(refused.uploadedBytes < 3 << 20)
-            guard case .status(_, 413, _, let text, _)? = refused.statusError(url: "/too-large") else {
+            guard case .status(_, 413, _, let text, _, _)? = refused.statusError(url: "/too-large") else {
                 Issue.record("expected a status error"); return
             }
             #expect(text == "413 injected by faultserver")
@@ -184,7 +184,7 @@ struct UploadTransportTests {
             let busy = try response(await upload(engine, .multipart(form), to: server.url("/busy")))
             #expect(busy.head.status == 503)
             #expect(busy.errorBody == "503 injected by faultserver")
-            guard case .status(_, 503, let retryAfter, _, _)? = busy.statusError(url: "/busy") else {
+            guard case .status(_, 503, let retryAfter, _, _, _)? = busy.statusError(url: "/busy") else {
                 Issue.record("expected a status error"); return
             }
             #expect(retryAfter == .seconds(7))
