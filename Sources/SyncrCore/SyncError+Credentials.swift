@@ -12,8 +12,8 @@ extension SyncError {
             return "check the credentials: the entry's headers:, a user:password in its URL, or netrc: true"
         }
         if sent.withheldByRedirect {
-            return " (redirects took the request to another origin, where the entry's credentials are not sent: "
-                + "set trusted_redirects: true on the entry if that server is to have them)"
+            return "redirects took the request to another origin, where the entry's credentials are not sent: "
+                + "set trusted_redirects: true on the entry if that server is to have them"
         }
         let sources = sentSources(sent)
         let netrcNote = sent.netrc.flatMap(netrcProblem)

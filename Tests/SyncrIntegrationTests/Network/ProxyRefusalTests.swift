@@ -120,7 +120,8 @@ struct ProxyRefusalTests {
             + "127.0.0.1:\(proxy.port) set in http_proxy (the proxy or the server said: Proxy refused)"), "\(message)")
         #expect(message.contains("(the refusal may be the proxy's, 127.0.0.1:\(proxy.port) set in http_proxy: if so, "
             + "ask whoever runs it to allow this server, or list the server's host in no_proxy to connect to it directly; "
-            + "if it is the server's, check the credentials"), "\(message)")
+            + "if it is the server's, no credentials were sent; if the URL needs some, add headers:, user:password@ in the URL, "
+            + "or netrc: true)"), "\(message)")
         #expect(!r.allOutput.contains("proxy-secret"), "\(r.allOutput)")
         #expect(proxy.requests() == ["GET http://127.0.0.1:\(port)/f.bin HTTP/1.1"], "\(proxy.requests())")
     }
