@@ -40,12 +40,8 @@ extension ManifestDecoder {
 
         var cache = ManifestKeys.defaultCache
         var cacheWritten: Entry?
-        if let entry = found["cache"], let text = string(entry.value, path: "cache", expected: "a folder path") {
-            if text.isEmpty {
-                report("cache", at: entry.value.mark, "expected a folder path, found an empty string")
-            } else if text.unicodeScalars.contains("\0") {
-                report("cache", at: entry.value.mark, "a path cannot contain a NUL byte")
-            } else if text.holdsReference {
+        if let entry = found["cache"], let text = pathText(entry.value, path: "cache", expected: "a folder path") {
+            if text.holdsReference {
                 // Paths are not expanded: `${RUNNER_TEMP}/syncr` made a folder of that name.
                 report("cache", at: entry.value.mark,
                        "${...} is not expanded in cache: (only in url, headers and form fields); write the path itself, or give it with --cache")

@@ -77,7 +77,7 @@ extension ManifestDecoder {
                 urlMark = entry.value.mark
                 if url == nil { ok = false }
             case "to":
-                if let text = string(entry.value, path: keyPath, expected: "a file path") {
+                if let text = pathText(entry.value, path: keyPath, expected: "a file path") {
                     to = (text, entry.value.mark)
                     if text.holdsReference {
                         report(keyPath, at: entry.value.mark,
@@ -232,14 +232,6 @@ extension ManifestDecoder {
     mutating func destination(_ to: String, at mark: YAMLMark, path: String, allowOutside: Bool,
                               folder: Bool = false) -> String?
     {
-        guard !to.isEmpty else {
-            report(path, at: mark, "expected a file path, found an empty string")
-            return nil
-        }
-        guard !to.unicodeScalars.contains("\0") else {
-            report(path, at: mark, "a path cannot contain a NUL byte")
-            return nil
-        }
         let resolved: String
         if LexicalPath.isPlainRelative(to) {
             // Resolves to a file strictly inside the folder: only the cache can be in the way.

@@ -231,15 +231,16 @@ struct ManifestDecoder {
         return s.text
     }
 
-    /// A path as written: a non-empty string without NUL bytes (the caller resolves and checks it).
+    /// A path as written: a non-empty string that `WrittenPath` finds nothing wrong with (the
+    /// caller resolves and checks it).
     mutating func pathText(_ node: YAMLNode, path: String, expected: String) -> String? {
         guard let text = string(node, path: path, expected: expected) else { return nil }
         guard !text.isEmpty else {
             report(path, at: node.mark, "expected \(expected), found an empty string")
             return nil
         }
-        guard !text.unicodeScalars.contains("\0") else {
-            report(path, at: node.mark, "a path cannot contain a NUL byte")
+        if let problem = WrittenPath.problem(text, home: environment["HOME"]) {
+            report(path, at: node.mark, problem)
             return nil
         }
         return text

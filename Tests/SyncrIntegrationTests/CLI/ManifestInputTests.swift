@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+/// Manifest input that was accepted, or refused in words that did not help, as the real binary
+/// reports it: every command that reads the manifest refuses it alike (exit 65), with the line
+/// and a caret, before anything is made or fetched.
+@Suite(.timeLimit(.minutes(10)))
+struct ManifestInputTests {
+    static let commands: [[String]] = [["validate"], ["plan"], ["apply", "--progress", "none"]]
+
+    /// `to: |` made a file named `a.bin\n`.
+    @Test(arguments: commands)
+    func aLineBreakInAPathIsRefused(command: [String]) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", "version: 1\ndownloads:\n  - url: http://127.0.0.1:9/a.bin\n    to: |\n      a.bin\n")
+        let r = try await harness.run(command)
+        #expect(r.status == 65, "\(r.stderr)")
+        #expect(r.stderr == """
+            syncr.yml:4:9: error: downloads[0].to: a path cannot contain a line break or control character, found \\u{A} at its end (a `|` or `>` block keeps the line's break); write the path on the key's line, or start the block with `|-`
+                to: |
+                    ^
+
+            """, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: harness.folder).filter { !$0.hasPrefix(".std") } == ["syncr.yml"])
+    }
+
+    /// `cache: ~/.cache/syncr` made a folder named `~` beside the manifest; `./~` names one.
+    @Test(arguments: commands)
+    func aLeadingTildeIsRefusedAndDotSlashTildeTaken(command: [String]) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", "version: 1\ncache: ~/.cache/syncr\ndownloads: []\n")
+        let r = try await harness.run(command, environment: ["HOME": "/home/me"])
+        #expect(r.status == 65, "\(r.stderr)")
+        #expect(r.stderr == """
+            syncr.yml:2:8: error: cache: syncr does not expand ~ (nor ${HOME} in a path): write the path itself (/home/me/.cache/syncr), or ./~/.cache/syncr for a folder really named ~
+            cache: ~/.cache/syncr
+                   ^
+
+            """, "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/~"))
+
+        try harness.write("syncr.yml", "version: 1\ncache: ./~/cache\ndownloads: []\n")
+        let taken = try await harness.run(command)
+        #expect(taken.status == 0, "\(taken.stderr)")
+    }
+}
