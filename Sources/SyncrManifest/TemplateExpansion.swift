@@ -3,7 +3,8 @@
 /// Like the shell, `:-` takes the default when the variable is unset *or* empty; `${VAR}` of an
 /// empty-but-set variable expands to nothing. A `$` not followed by `{` is literal (`$$` too),
 /// and `$${` is a literal `${` (as in Compose files and GitLab CI), the one way to write one.
-/// Defaults are taken literally: `${A:-${B}}` is not nested. Names are `[A-Za-z_][A-Za-z0-9_]*`.
+/// A default cannot hold another reference: `${A:-${B}}` is refused (it ended at the first `}`,
+/// and sent the text `${B}}` when A was unset). Names are `[A-Za-z_][A-Za-z0-9_]*`.
 enum TemplateExpansion {
     /// Why a reference could not be expanded. Messages quote only what the manifest says.
     enum Problem: Equatable, Sendable {
@@ -70,7 +71,17 @@ enum TemplateExpansion {
             if rest.isEmpty {
                 fallback = nil
             } else if rest.count >= 2, rest[rest.startIndex] == ":", rest[rest.startIndex + 1] == "-" {
-                fallback = text(rest.dropFirst(2))
+                let written = text(rest.dropFirst(2))
+                fallback = written
+                if written.contains("${"), nameEnd > 0 {
+                    // Past the `}` that closes the inner reference too, so that the message
+                    // quotes the whole of it.
+                    let whole = i < scalars.count && scalars[i] == "}"
+                    if whole { i += 1 }
+                    problems.append(.malformed(
+                        "'\(reference)\(whole ? "}" : "")': a default cannot hold another ${...}; set \(name), or write the default out"))
+                    continue
+                }
             } else if nameEnd == 0 {
                 problems.append(.malformed(
                     "invalid variable name in '\(reference)'; names are letters, digits and '_', not starting with a digit"))

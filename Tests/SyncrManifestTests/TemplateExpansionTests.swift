@@ -14,7 +14,6 @@ import Testing
         ("${A:-}", [:], "", []),
         ("cost: $5 and $$ and $A", [:], "cost: $5 and $$ and $A", []),
         ("trailing $", [:], "trailing $", []),
-        ("${A:-${B}}", [:], "${B}", ["${B"]),
         ("${_x1}", ["_x1": "v"], "v", ["v"]),
         // `$${` is a literal `${`, the one way to write one (it expanded to "$" and the value).
         ("/x/$${HOME}/${A}", ["HOME": "/root", "A": "a"], "/x/${HOME}/a", ["a"]),
@@ -35,6 +34,9 @@ import Testing
         ("${1X}", "invalid variable name in '${1X}'; names are letters, digits and '_', not starting with a digit"),
         ("${A-b}", "unsupported reference '${A-b}'; write ${NAME} or ${NAME:-default}"),
         ("${A B}", "unsupported reference '${A B}'; write ${NAME} or ${NAME:-default}"),
+        // Not nested: it ended at the first `}`, and sent the text `${B}}`.
+        ("${A:-${B}}", "'${A:-${B}}': a default cannot hold another ${...}; set A, or write the default out"),
+        ("x${A:-a${B:-b}}y", "'${A:-a${B:-b}}': a default cannot hold another ${...}; set A, or write the default out"),
     ])
     func refuses(written: String, message: String) {
         let result = TemplateExpansion.expand(written, environment: [:])
@@ -42,6 +44,21 @@ import Testing
         if case .failure(let list) = result {
             #expect(list.problems.map(\.message) == [message])
         }
+    }
+
+    /// Refused whether or not A is set: the manifest is wrong either way.
+    @Test func aNestedDefaultIsRefusedInTheManifest() {
+        let rendered = errors("""
+            version: 1
+            downloads:
+              - url: https://example.com/${A:-${B}}
+                to: a
+            """, environment: ["A": "a", "B": "b"])
+        #expect(rendered == """
+            syncr.yml:3:10: error: downloads[0].url: '${A:-${B}}': a default cannot hold another ${...}; set A, or write the default out
+              - url: https://example.com/${A:-${B}}
+                     ^
+            """)
     }
 
     @Test func unsetVariableInHeaderIsReportedAtTheValue() {

@@ -24,6 +24,15 @@ struct ManifestInputTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: harness.folder).filter { !$0.hasPrefix(".std") } == ["syncr.yml"])
     }
 
+    @Test func aNestedDefaultIsRefused() async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", "version: 1\ndownloads:\n  - { url: \"http://127.0.0.1:9/${A:-${B}}\", to: b.txt }\n")
+        let r = try await harness.run(["validate"], environment: ["B": "b"])
+        #expect(r.status == 65, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("syncr.yml:3:12: error: downloads[0].url: '${A:-${B}}': a default cannot hold another ${...}; set A, or write the default out\n"),
+                "\(r.stderr)")
+    }
+
     /// `cache: ~/.cache/syncr` made a folder named `~` beside the manifest; `./~` names one.
     @Test(arguments: commands)
     func aLeadingTildeIsRefusedAndDotSlashTildeTaken(command: [String]) async throws {
