@@ -166,7 +166,7 @@ extension ManifestDecoder {
     /// The URL: a template whose expansion must be an absolute http(s) URL with a host. Messages
     /// quote it as written, since the expanded form may hold secrets.
     mutating func url(_ node: YAMLNode, path: String) -> Template? {
-        guard let template = template(node, path: path) else { return nil }
+        guard let template = template(node, path: path, url: true) else { return nil }
         if S3Location.isS3URL(template.expanded) || S3Location.isS3URL(template.written) {
             return s3URL(template, at: node.mark, path: path)
         }

@@ -344,9 +344,12 @@ struct ManifestDecoder {
     /// A string with `${VAR}` references expanded; every problem is reported at the value.
     /// - Parameter unsetAllowed: references to variables that are not set leave the value as
     ///   written, where nothing else is wrong with it.
-    mutating func template(_ node: YAMLNode, path: String, unsetAllowed: Bool = false) -> Template? {
+    /// - Parameter url: the value is an http(s) URL, where a `#` from a variable is refused
+    ///   (`TemplateExpansion.expand`); an `s3://` URL refuses every `#` in its key itself.
+    mutating func template(_ node: YAMLNode, path: String, unsetAllowed: Bool = false, url: Bool = false) -> Template? {
         guard let written = string(node, path: path) else { return nil }
-        switch TemplateExpansion.expand(written, environment: environment) {
+        let httpURL = url && !S3Location.isS3URL(written)
+        switch TemplateExpansion.expand(written, environment: environment, url: httpURL) {
         case .success(let template):
             return template
         case .failure(let list) where unsetAllowed && list.problems.allSatisfy({

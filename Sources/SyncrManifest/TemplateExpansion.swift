@@ -10,6 +10,8 @@ enum TemplateExpansion {
     enum Problem: Equatable, Sendable {
         case unset(name: String)
         case malformed(String)
+        /// A URL's variable whose value holds a `#`, which would start the URL's fragment.
+        case fragmentInValue(name: String)
 
         var message: String {
             switch self {
@@ -17,15 +19,22 @@ enum TemplateExpansion {
                 return "environment variable \(name) is not set (set it, or write ${\(name):-default})"
             case .malformed(let message):
                 return message
+            case .fragmentInValue(let name):
+                // What follows a `#` is the fragment, which no client sends: `?token=${TOK}`
+                // with TOK=a#b sent `?token=a`, and the server's 403 named no cause.
+                return "the value of ${\(name)} holds a '#', which in a URL starts the fragment, never sent "
+                    + "(what follows it would be cut off); percent-encode it as %23 in \(name) (the value is not shown)"
             }
         }
     }
 
     /// Expands every reference in `written`.
     ///
+    /// - Parameter url: `written` is a URL: a variable's value may not hold a `#` (one written
+    ///   in the manifest, or in a default, is the manifest's own fragment).
     /// - Returns: the template (with every non-empty substituted value in `secrets`), or every
     ///   problem found, in order.
-    static func expand(_ written: String, environment: [String: String])
+    static func expand(_ written: String, environment: [String: String], url: Bool = false)
         -> Result<Template, ProblemList>
     {
         // Most values reference nothing: a byte search is enough to tell.
@@ -99,6 +108,7 @@ enum TemplateExpansion {
             let value: String
             if let set = environment[name], !(set.isEmpty && fallback != nil) {
                 value = set
+                if url, set.containsByte(UInt8(ascii: "#")) { problems.append(.fragmentInValue(name: name)) }
             } else if let fallback {
                 value = fallback
             } else {

@@ -61,6 +61,51 @@ import Testing
             """)
     }
 
+    /// `?token=${TOK}` with TOK=a#b sent `?token=a`: the rest became the fragment, never sent.
+    /// The error names the variable, never its value.
+    @Test func aHashFromAVariableInAURLIsRefused() {
+        let rendered = errors("""
+            version: 1
+            downloads:
+              - url: https://example.com/b.txt?token=${TOK}
+                to: b.txt
+            uploads:
+              - { from: b.txt, to: "https://example.com/up/${NAME}" }
+            """, environment: ["TOK": "s3cr3t#tail", "NAME": "x#y"])
+        #expect(rendered == """
+            syncr.yml:3:10: error: downloads[0].url: the value of ${TOK} holds a '#', which in a URL starts the fragment, never sent (what follows it would be cut off); percent-encode it as %23 in TOK (the value is not shown)
+              - url: https://example.com/b.txt?token=${TOK}
+                     ^
+            syncr.yml:6:24: error: uploads[0].to: the value of ${NAME} holds a '#', which in a URL starts the fragment, never sent (what follows it would be cut off); percent-encode it as %23 in NAME (the value is not shown)
+              - { from: b.txt, to: "https://example.com/up/${NAME}" }
+                                   ^
+            """)
+        #expect(!rendered.contains("s3cr3t") && !rendered.contains("tail"))
+    }
+
+    /// A `#` written in the manifest, or in a default, is the manifest's own fragment; one
+    /// percent-encoded in the variable is sent.
+    @Test func aHashWrittenInTheManifestIsKept() throws {
+        let manifest = try parse("""
+            version: 1
+            downloads:
+              - { url: "https://example.com/a?t=${TOK}#part", to: a }
+              - { url: "https://example.com/b?t=${UNSET:-x#y}", to: b }
+            """, environment: ["TOK": "a%23b"])
+        #expect(manifest.downloads[0].url.expanded == "https://example.com/a?t=a%23b#part")
+        #expect(manifest.downloads[1].url.expanded == "https://example.com/b?t=x#y")
+    }
+
+    /// Headers take a `#` from a variable as it is: it is no URL there.
+    @Test func aHashInAHeaderVariableIsKept() throws {
+        let manifest = try parse("""
+            version: 1
+            downloads:
+              - { url: "https://example.com/a", to: a, headers: { X-Note: "${NOTE}" } }
+            """, environment: ["NOTE": "a#b"])
+        #expect(manifest.downloads[0].settings.headers.first?.value.expanded == "a#b")
+    }
+
     @Test func unsetVariableInHeaderIsReportedAtTheValue() {
         let yaml = """
             version: 1

@@ -24,6 +24,18 @@ struct ManifestInputTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: harness.folder).filter { !$0.hasPrefix(".std") } == ["syncr.yml"])
     }
 
+    /// `?token=${TOK}` with TOK=a#b sent `?token=a`. Neither the value nor its tail is printed.
+    @Test(arguments: commands)
+    func aHashFromAVariableInAURLIsRefused(command: [String]) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", "version: 1\ndownloads:\n  - { url: \"http://127.0.0.1:9/b.txt?v=${TOK}\", to: b.txt }\n")
+        let r = try await harness.run(command, environment: ["TOK": "s3cr3t#tail"])
+        #expect(r.status == 65, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("syncr.yml:3:12: error: downloads[0].url: the value of ${TOK} holds a '#', which in a URL starts the fragment, never sent (what follows it would be cut off); percent-encode it as %23 in TOK (the value is not shown)\n"),
+                "\(r.stderr)")
+        #expect(!r.allOutput.contains("s3cr3t") && !r.allOutput.contains("tail"), "\(r.allOutput)")
+    }
+
     @Test func aNestedDefaultIsRefused() async throws {
         let harness = try CLIHarness()
         try harness.write("syncr.yml", "version: 1\ndownloads:\n  - { url: \"http://127.0.0.1:9/${A:-${B}}\", to: b.txt }\n")
