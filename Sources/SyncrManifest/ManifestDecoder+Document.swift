@@ -52,6 +52,9 @@ extension ManifestDecoder {
         }
 
         let cacheDirectory = LexicalPath.resolve(cache, against: directory)
+        if let written = cacheWritten, let problem = CacheAroundManifest.problem(cacheDirectory, directory: directory) {
+            report("cache", at: written.value.mark, "\(Self.quoted(cache)): \(problem) (e.g. cache: .syncr-cache)")
+        }
         self.cacheDirectory = CacheClash.checkedFolder(cacheDirectory, directory: directory)
         // Before anything is downloaded: a file there failed apply at its start (exit 1), and
         // plan took it for an empty cache. A bad `cache:` value was reported above.

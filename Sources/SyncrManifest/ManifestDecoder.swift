@@ -20,7 +20,8 @@ struct ManifestDecoder {
     var writtenSecrets: [String] = []
     /// The cache folder (absolute, normalized), once `cache:` was read: no destination may lie
     /// in it, and no unpacked folder hold it. Nil for a cache that is the manifest's folder or
-    /// above it (`cache: .`), which holds every destination.
+    /// above it (`cache: .`), which is refused, and holds every destination: one error for it,
+    /// not one for each of them.
     var cacheDirectory: String?
     /// Header values whose variables are not set are kept as written (`ManifestLoader.load`).
     var headersUnexpanded = false

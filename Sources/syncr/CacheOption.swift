@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SyncrManifest
 
 /// `--cache DIR` naming a path where no folder can be: a command-line mistake, refused (exit 64)
 /// by every command that takes it before it reads a manifest or sends a request. Left to the
@@ -13,6 +14,15 @@ enum CacheOption {
         guard let path, let problem = problem(path) else { return nil }
         Output.err("syncr: error: --cache \(Rendering.printable(path)): \(problem); name a folder for the cache "
             + "(one that is not there yet is made)")
+        return ExitCode.usage
+    }
+
+    /// Prints the error for a `--cache` folder that cannot be the cache of `manifest` (its own
+    /// folder, or one above it), as the manifest's `cache:` would be refused.
+    /// - Returns: the exit code to end with, or nil when the folder may be the cache.
+    static func refuse(_ path: String, for manifest: Manifest) -> Int32? {
+        guard let problem = manifest.cacheFolderProblem(path) else { return nil }
+        Output.err("syncr: error: --cache \(Rendering.printable(path)): \(problem) (e.g. --cache .syncr-cache)")
         return ExitCode.usage
     }
 

@@ -35,6 +35,7 @@ enum LockCommand {
     static func run(_ options: LockOptions) async -> Int32 {
         if let code = CacheOption.refuse(options.cacheDirectory) { return code }
         guard var manifest = loadManifest(options.manifest, usesCache: options.cacheDirectory == nil) else { return ExitCode.invalidManifest }
+        if let cache = options.cacheDirectory, let code = CacheOption.refuse(cache, for: manifest) { return code }
         manifest.uploads = []  // a lock pins what is fetched
         let path = Lockfile.path(forManifest: options.manifest)
         let session = Session(manifest: manifest, options: RunOptions(cacheDirectory: options.cacheDirectory, jobs: options.jobs))

@@ -53,6 +53,7 @@ struct RunSetup {
         var options = RunOptions(cacheDirectory: flags.cacheDirectory, jobs: flags.jobs, connections: connections,
                                  force: flags.force, fsync: flags.noFsync ? false : nil)
         if let cache = flags.cacheDirectory {
+            if let code = CacheOption.refuse(cache, for: manifest) { return .failure(ExitFailure(code)) }
             // As the manifest's own cache: is checked when it is read.
             let clashes = manifest.downloads(clashingWithCache: cache)
             let folder = Manifest.resolvedPath(cache)

@@ -187,8 +187,8 @@ import Testing
         // Nor the manifest or its lockfile: every later run would stop at them (exit 65).
         ("", "{ url: https://example.com/a, to: ./syncr.yml }", "\"./syncr.yml\" is this manifest itself"),
         ("", "{ url: https://example.com/a, to: syncr.lock }", "\"syncr.lock\" is this manifest's lockfile"),
-        // A cache that is the manifest's folder holds every destination: only clashes count.
-        ("cache: .\n", "{ url: https://example.com/a, to: out/a.bin }", "OK"),
+        // A cache that is the manifest's folder is refused itself (CacheFolderTests), once.
+        ("cache: .\n", "{ url: https://example.com/a, to: out/a.bin }", "it is the manifest's own folder"),
     ])
     func destinationsStayClearOfTheCache(_ cache: String, _ entry: String, _ message: String) {
         let text = errors("version: 1\n\(cache)downloads:\n  - \(entry)\n")

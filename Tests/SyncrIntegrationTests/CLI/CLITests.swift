@@ -229,24 +229,6 @@ struct CLITests {
         #expect(try String(contentsOfFile: harness.folder + "/small.txt", encoding: .utf8) == "sent\n")
     }
 
-    /// With `cache: .` the cache shares the manifest's folder: a report there is taken, but not
-    /// one over a file the cache keeps (its journal, its lock, a `<key>.data`).
-    @Test(arguments: [("r.json", true), ("records.journal", false), ("0123456789abcdef0123456789abcdef.state", false),
-                      ("0123456789abcdef0123456789abcdef.data", false), ("sub/records.journal", true)])
-    func aCacheInTheManifestsFolderRefusesOnlyItsOwnFiles(report: String, taken: Bool) async throws {
-        let harness = try CLIHarness()
-        try harness.write("syncr.yml", "version: 1\ncache: .\ndownloads: []\n")
-        try FileManager.default.createDirectory(atPath: harness.folder + "/sub", withIntermediateDirectories: true)
-        let r = try await harness.run(["apply", "--report", report])
-        if taken {
-            #expect(r.status == 0, "\(r.stderr)")
-            #expect(FileManager.default.fileExists(atPath: harness.folder + "/" + report))
-        } else {
-            #expect(r.status == 64, "\(r.stderr)")
-            #expect(r.stderr.contains("it is in syncr's cache folder"), "\(r.stderr)")
-        }
-    }
-
     /// A report's folder that is not there yet is made (a run's downloads may make it first, or
     /// nothing does); one that cannot be written is refused before the run: /proc takes no new
     /// file, even from root, whom access() lets write anywhere (the run went to its end, then

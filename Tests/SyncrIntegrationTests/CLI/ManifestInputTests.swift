@@ -64,4 +64,32 @@ struct ManifestInputTests {
         let taken = try await harness.run(command)
         #expect(taken.status == 0, "\(taken.stderr)")
     }
+
+    /// `cache: .` passed validate, plan and apply; then `syncr lock` failed, and `plan --locked`
+    /// said to run it.
+    @Test(arguments: commands + [["lock"], ["plan", "--locked"]])
+    func aCacheInTheManifestsFolderIsRefused(command: [String]) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", "version: 1\ncache: .\ndownloads:\n  - { url: \"http://127.0.0.1:9/a.bin\", to: out/a.bin }\n")
+        let r = try await harness.run(command)
+        #expect(r.status == 65, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("syncr.yml:2:8: error: cache: \".\": it is the manifest's own folder: "), "\(r.stderr)")
+        #expect(r.stderr.contains("give the cache a folder of its own (e.g. cache: .syncr-cache)\ncache: .\n       ^\n"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/records.journal"))
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/syncr.lock"))
+    }
+
+    /// `--cache .` is the same mistake on the command line (exit 64, as other `--cache` ones).
+    @Test(arguments: [["plan"], ["apply", "--progress", "none"], ["lock"]])
+    func aCommandLineCacheInTheManifestsFolderIsRefused(command: [String]) async throws {
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", "version: 1\ndownloads:\n  - { url: \"http://127.0.0.1:9/a.bin\", to: out/a.bin }\n")
+        for cache in [".", "./", ".."] {
+            let r = try await harness.run(command + ["--cache", cache])
+            #expect(r.status == 64, "\(cache): \(r.stderr)")
+            #expect(r.stderr.hasPrefix("syncr: error: --cache \(cache): it "), "\(cache): \(r.stderr)")
+            #expect(r.stderr.hasSuffix("give the cache a folder of its own (e.g. --cache .syncr-cache)\n"), "\(cache): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: harness.folder + "/records.journal"))
+        }
+    }
 }
