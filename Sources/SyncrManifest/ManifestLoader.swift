@@ -91,6 +91,11 @@ public enum ManifestLoader {
         do {
             root = try YAMLParser(bytes: bytes).parseDocument()
         } catch {
+            // libyaml's reader refuses bytes that are not UTF-8, with a message that does not
+            // say so in words a user acts on.
+            if error.message.contains("UTF-8"), decoder.reportNotUTF8(in: bytes) {
+                throw ManifestError(diagnostics: decoder.diagnostics)
+            }
             decoder.report("", at: error.mark, error.message,
                            hint: decoder.unusualBreakHint() ?? decoder.tabHint(for: error.message, at: error.mark))
             throw ManifestError(diagnostics: decoder.diagnostics)

@@ -356,4 +356,20 @@ import Testing
             #expect(error.description.contains("the manifest is UTF-16"), "\(error)")
         }
     }
+
+    /// A Latin-1 `é` in a comment got libyaml's "invalid trailing UTF-8 octet", a character
+    /// past it, and no advice.
+    @Test func latin1IsRefusedAtItsByteWithAdvice() throws {
+        let bytes = Array("version: 1\n# caf".utf8) + [0xE9] + Array(" au lait\ndownloads: []\n".utf8)
+        do {
+            _ = try ManifestLoader.parse(bytes: bytes, path: "syncr.yml", directory: "/work/proj", environment: [:])
+            Issue.record("parsed")
+        } catch {
+            #expect(error.description == """
+                syncr.yml:2:6: error: the manifest is not UTF-8: byte 0xE9 here starts no UTF-8 character (Latin-1 or Windows-1252 text, as some editors save an accented letter, is not UTF-8); save it as UTF-8
+                # caf\u{FFFD} au lait
+                     ^
+                """)
+        }
+    }
 }

@@ -92,4 +92,19 @@ struct ManifestInputTests {
             #expect(!FileManager.default.fileExists(atPath: harness.folder + "/records.journal"))
         }
     }
+
+    /// A Latin-1 `é` got libyaml's "invalid trailing UTF-8 octet", one character past it.
+    @Test func aManifestInLatin1IsRefusedWithAdvice() async throws {
+        let harness = try CLIHarness()
+        let bytes = Array("version: 1\n# caf".utf8) + [0xE9] + Array("\ndownloads: []\n".utf8)
+        try Data(bytes).write(to: URL(fileURLWithPath: harness.folder + "/syncr.yml"))
+        let r = try await harness.run(["validate"])
+        #expect(r.status == 65, "\(r.stderr)")
+        #expect(r.stderr == """
+            syncr.yml:2:6: error: the manifest is not UTF-8: byte 0xE9 here starts no UTF-8 character (Latin-1 or Windows-1252 text, as some editors save an accented letter, is not UTF-8); save it as UTF-8
+            # caf\u{FFFD}
+                 ^
+
+            """, "\(r.stderr)")
+    }
 }
