@@ -23,10 +23,14 @@ extension ManifestDecoder {
             /// A destination that is a folder an entry fills: unpacked (and replaced as a
             /// whole), or mirrored from an `s3://` prefix.
             var wholeFolder: FolderKind?
+            /// The path as the entry resolved it before links were followed (`LinkedFolders`):
+            /// where it differs from a later entry's, a link made the two one.
+            var lexical: String
         }
-        /// Every destination, and every folder a destination lies under: one table, so that a
-        /// path is hashed once whatever it turns out to be.
+        /// Every destination, and every folder a destination lies under, by its path with links
+        /// followed: one table, so that a path is hashed once whatever it turns out to be.
         var claims: [String: Claim] = [:]
+        var links = LinkedFolders()
     }
 
     /// Decodes the `downloads:` sequence; entries with problems are reported and left out.
@@ -309,12 +313,19 @@ extension ManifestDecoder {
         return false
     }
 
-    /// Records `destination` for entry `index`, reporting a clash with an earlier entry.
-    mutating func claim(_ destination: String, written: String, at mark: YAMLMark, index: Int,
+    /// Records `destination` for entry `index`, reporting a clash with an earlier entry: the
+    /// same path, or one inside the other, once links in existing folders are followed
+    /// (`LinkedFolders`); a clash that only the links make says so.
+    mutating func claim(_ lexical: String, written: String, at mark: YAMLMark, index: Int,
                         wholeFolder: DestinationIndex.FolderKind? = nil, in destinations: inout DestinationIndex) -> Bool
     {
-        func refuse(_ message: String) -> Bool {
-            report("downloads[\(index)].to", at: mark, message)
+        let destination = destinations.links.real(lexical)
+        func refuse(_ message: String, linkedFrom other: DestinationIndex.Claim? = nil) -> Bool {
+            var text = message
+            if let other, other.lexical != lexical, !LexicalPath.isStrictlyInside(normalized: lexical, folder: other.lexical) {
+                text += " (through a symbolic link: \(Self.quoted(written)) is \(destination))"
+            }
+            report("downloads[\(index)].to", at: mark, text)
             return false
         }
         if let found = destinations.claims.index(forKey: destination) {
@@ -328,14 +339,15 @@ extension ManifestDecoder {
                 return refuse("\(Self.quoted(written)) differs from \(other) only in how its accented characters are composed (NFC or NFD); write both the same way, or give one another name")
             }
             if first.isFolder, let wholeFolder {
-                return refuse("\(Self.quoted(written)) holds what downloads[\(first.index)] (line \(first.line)) writes, in the folder this entry \(wholeFolder.words); give one of them another place")
+                return refuse("\(Self.quoted(written)) holds what downloads[\(first.index)] (line \(first.line)) writes, in the folder this entry \(wholeFolder.words); give one of them another place", linkedFrom: first)
             }
             return refuse(first.isFolder
                 ? "\(Self.quoted(written)) is a folder that downloads[\(first.index)] (line \(first.line)) writes into; a path cannot be both a file and a folder"
-                : "same destination as downloads[\(first.index)] (line \(first.line))")
+                : "same destination as downloads[\(first.index)] (line \(first.line))", linkedFrom: first)
         }
-        var ancestors: [String] = []
+        var ancestors: [(real: String, lexical: String)] = []
         var folder = LexicalPath.parent(of: destination)
+        var lexicalFolder = LexicalPath.parent(of: lexical)
         while folder != "/" {
             if let found = destinations.claims.index(forKey: folder) {
                 let (claimed, first) = destinations.claims[found]
@@ -346,17 +358,18 @@ extension ManifestDecoder {
                     return refuse("\(Self.quoted(written)) is in a folder whose name differs from the to: of downloads[\(first.index)] (line \(first.line)) only in how its accented characters are composed (NFC or NFD); write both the same way, or give one another name")
                 }
                 if let kind = first.wholeFolder {
-                    return refuse("\(Self.quoted(written)) is inside the folder that downloads[\(first.index)] (line \(first.line)) \(kind.words); write it somewhere else")
+                    return refuse("\(Self.quoted(written)) is inside the folder that downloads[\(first.index)] (line \(first.line)) \(kind.words); write it somewhere else", linkedFrom: first)
                 }
-                return refuse("\(Self.quoted(written)) needs a folder where downloads[\(first.index)] (line \(first.line)) writes a file; a path cannot be both a file and a folder")
+                return refuse("\(Self.quoted(written)) needs a folder where downloads[\(first.index)] (line \(first.line)) writes a file; a path cannot be both a file and a folder", linkedFrom: first)
             }
-            ancestors.append(folder)
+            ancestors.append((folder, lexicalFolder))
             folder = LexicalPath.parent(of: folder)
+            lexicalFolder = LexicalPath.parent(of: lexicalFolder)
         }
         destinations.claims[destination] = DestinationIndex.Claim(index: index, line: mark.line, isFolder: false,
-                                                                  wholeFolder: wholeFolder)
+                                                                  wholeFolder: wholeFolder, lexical: lexical)
         for a in ancestors {
-            destinations.claims[a] = DestinationIndex.Claim(index: index, line: mark.line, isFolder: true)
+            destinations.claims[a.real] = DestinationIndex.Claim(index: index, line: mark.line, isFolder: true, lexical: a.lexical)
         }
         return true
     }

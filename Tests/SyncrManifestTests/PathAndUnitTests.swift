@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import SyncrManifest
 
@@ -78,6 +79,39 @@ import Testing
               - { url: "https://h/4", to: x }
                                           ^
             """)
+    }
+
+    /// Two destinations that a link in an existing folder makes one (`alias -> real`) are
+    /// refused as two spellings are, saying so: written differently they passed, and each run
+    /// wrote the file over with the other entry's bytes (two unpacked folders raced).
+    @Test func destinationsThatALinkMakesOneAreRefused() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("linked-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: root + "/real", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createSymbolicLink(atPath: root + "/alias", withDestinationPath: "real")
+        let yaml = """
+            version: 1
+            downloads:
+              - { url: "https://h/1", to: real/a.bin }
+              - { url: "https://h/2", to: alias/a.bin }
+              - { url: "https://h/3", to: real/pkg, unzip: true }
+              - { url: "https://h/4", to: alias/pkg/new/b.bin }
+              - { url: "https://h/5", to: alias/other.bin }
+            """
+        let text: String
+        do {
+            _ = try ManifestLoader.parse(text: yaml, path: "syncr.yml", directory: root, environment: [:])
+            text = "OK"
+        } catch {
+            text = error.description
+        }
+        let real = try #require(realpath(root, nil).map { p in defer { free(p) }; return String(cString: p) })
+        #expect(text.contains("downloads[1].to: same destination as downloads[0] (line 3) (through a symbolic link: "
+            + "\"alias/a.bin\" is \(real)/real/a.bin)"), "\(text)")
+        #expect(text.contains("downloads[3].to: \"alias/pkg/new/b.bin\" is inside the folder that downloads[2] (line 5) "
+            + "unpacks, replacing the folder as a whole; write it somewhere else (through a symbolic link: "
+            + "\"alias/pkg/new/b.bin\" is \(real)/real/pkg/new/b.bin)"), "\(text)")
+        #expect(!text.contains("downloads[4]"), "a file of its own beside them is fine: \(text)")
     }
 
     /// Two spellings of one name ("é" composed, and "e" with a combining accent) are two files
