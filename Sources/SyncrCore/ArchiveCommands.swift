@@ -133,9 +133,10 @@ extension ArchiveCommands {
 
     /// `SOURCE_DATE_EPOCH`, the reproducible-builds convention for timestamps, when set. A value
     /// that is not a whole number of seconds is refused: ignored, it gave the files' own times
-    /// and an archive that differs from build to build, with nothing said.
+    /// and an archive that differs from build to build, with nothing said. An empty one is
+    /// unset (CI configurations export it empty to mean that).
     static func sourceDateEpoch(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(Failure) -> Int64? {
-        guard let text = environment["SOURCE_DATE_EPOCH"] else { return nil }
+        guard let text = environment["SOURCE_DATE_EPOCH"], !text.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
         guard let seconds = Int64(text.trimmingCharacters(in: .whitespaces)), seconds >= 0 else {
             throw Failure(description: "SOURCE_DATE_EPOCH is '\(text)', not a whole number of seconds since 1970-01-01 UTC; "
                 + "set it to one (such as the last commit's time: git log -1 --format=%ct) or unset it")
@@ -154,7 +155,12 @@ extension ArchiveCommands {
         case .other:
             throw Failure(description: "\(output): is not a regular file; give the archive's file name")
         case .file:
-            guard let fd = Optional(open(output, O_RDONLY | O_CLOEXEC)), fd >= 0 else { return }
+            let fd = open(output, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                // Unread, it could be anything: the rename would replace it all the same.
+                throw Failure(description: "\(output): exists and cannot be read to check that it is an archive "
+                    + "(\(String(cString: strerror(errno)))); move it away or name another file")
+            }
             defer { close(fd) }
             var magic = [UInt8](repeating: 0, count: 4)
             let count = read(fd, &magic, 4)

@@ -63,3 +63,27 @@ public enum NetrcMatch: Sendable, Equatable {
         }
     }
 }
+
+extension SentCredentials {
+    /// These facts with the netrc file's name and the host masked as every text is: the host
+    /// is the expanded URL's, and a `${VAR}` may have given it (the hint said "no machine for
+    /// artifacts.corp.internal" where every other text showed the reference masked).
+    func scrubbed(_ redactor: Redactor) -> SentCredentials {
+        var copy = self
+        copy.netrc = netrc.map { $0.scrubbed(redactor) }
+        return copy
+    }
+}
+
+extension NetrcMatch {
+    func scrubbed(_ redactor: Redactor) -> NetrcMatch {
+        let s = redactor.scrub
+        switch self {
+        case .machine(let file, let host, let password): return .machine(file: s(file), host: s(host), password: password)
+        case .defaultEntry(let file, let password): return .defaultEntry(file: s(file), password: password)
+        case .noMachine(let file, let host): return .noMachine(file: s(file), host: s(host))
+        case .unreadable(let file, let errno): return .unreadable(file: s(file), errno: errno)
+        case .malformed(let file, let line, let problem): return .malformed(file: s(file), line: line, problem: s(problem))
+        }
+    }
+}

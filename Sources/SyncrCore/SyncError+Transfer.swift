@@ -106,7 +106,7 @@ extension SyncError {
         let s = redactor.scrub
         switch self {
         case .http(let status, let url, let body, let r, let proxy, let sent):
-            return .http(status: status, url: s(url), body: s(body), retries: r, proxy: proxy, sent: sent)
+            return .http(status: status, url: s(url), body: s(body), retries: r, proxy: proxy, sent: sent?.scrubbed(redactor))
         case .connection(let url, let code, let message, let r):
             return .connection(url: s(url), code: code, message: s(message), retries: r)
         case .timedOut(let url, let message, let r): return .timedOut(url: s(url), message: s(message), retries: r)

@@ -70,3 +70,10 @@ struct ProxyRoute: Sendable, Equatable {
         return proxy
     }
 }
+
+extension ProxyRoute: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The variable and the proxy's address, never `written`: interpolated into a message or
+    /// a log by mistake, a route must not carry the proxy's password along.
+    var description: String { "\(variable) (\(proxy.map { "\($0.host):\($0.port)" } ?? "unreadable URL"))" }
+    var debugDescription: String { description }
+}

@@ -108,7 +108,10 @@ enum TemplateExpansion {
             let value: String
             if let set = environment[name], !(set.isEmpty && fallback != nil) {
                 value = set
-                if url, set.containsByte(UInt8(ascii: "#")) { problems.append(.fragmentInValue(name: name)) }
+                // A variable that gives the whole URL (`url: ${ARTIFACT_URL}`) carries its own
+                // fragment, as its owner wrote it, and nothing of the manifest's follows it.
+                let wholeURL = expanded.isEmpty && i >= scalars.count && set.contains("://")
+                if url, !wholeURL, set.containsByte(UInt8(ascii: "#")) { problems.append(.fragmentInValue(name: name)) }
             } else if let fallback {
                 value = fallback
             } else {

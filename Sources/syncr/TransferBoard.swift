@@ -57,8 +57,8 @@ struct ActiveEntry: Sendable {
     /// Bytes moved before it went back to byte 0 (`restart`): moved, so the run's totals and
     /// speed keep them, but toward the file no more.
     var discarded: Int64 = 0
-    /// The part of `discarded` that the board's `expected` counts (bytes moved while the
-    /// entry's size was known).
+    /// The part of `discarded` that the board's `expected` counts: what was moved before each
+    /// restart at which the entry's size was known.
     var discardedOfExpected: Int64 = 0
     /// Bytes this run is to move, when known.
     var expected: Int64?

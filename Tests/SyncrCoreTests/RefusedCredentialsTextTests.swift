@@ -76,6 +76,17 @@ struct RefusedCredentialsTextTests {
         #expect(error.description == "\(Self.url): HTTP \(status) \(status == 401 ? "Unauthorized" : "Forbidden")" + hint)
     }
 
+    /// The host in the hint is the expanded URL's: masked where a `${VAR}` gave it, as the URL
+    /// is (it was not: "no machine for artifacts.corp.internal").
+    @Test func theHintsHostIsMaskedAsTheURLIs() {
+        let sent = SentCredentials(netrc: .noMachine(file: "/root/.netrc", host: "artifacts.corp.internal"))
+        let error = SyncError.http(status: 401, url: "https://artifacts.corp.internal/lib.jar", body: "", retries: .notRetried,
+                                   sent: sent)
+        let shown = error.scrubbed(Redactor(secrets: ["artifacts.corp.internal"])).description
+        #expect(!shown.contains("artifacts.corp.internal"), "\(shown)")
+        #expect(shown.contains("/root/.netrc has no machine for "), "\(shown)")
+    }
+
     /// An Authorization header replaces what curl would send from the URL or netrc: the file
     /// is not read, and only the header is named.
     @Test func anAuthorizationHeaderIsWhatWent() {

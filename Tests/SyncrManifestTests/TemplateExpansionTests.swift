@@ -96,6 +96,23 @@ import Testing
         #expect(manifest.downloads[1].url.expanded == "https://example.com/b?t=x#y")
     }
 
+    /// A variable that is the whole URL keeps its fragment, as before: nothing of the
+    /// manifest's follows it to be cut off. One that starts the URL with text after it does not.
+    @Test func aVariableThatIsTheWholeURLKeepsItsFragment() throws {
+        let environment = ["ARTIFACT_URL": "https://h/pkg.tgz#sha256=ab", "BASE": "https://h/x#y"]
+        let manifest = try parse("""
+            version: 1
+            downloads:
+              - { url: "${ARTIFACT_URL}", to: a }
+            """, environment: environment)
+        #expect(manifest.downloads[0].url.expanded == "https://h/pkg.tgz#sha256=ab")
+        #expect(errors("""
+            version: 1
+            downloads:
+              - { url: "${BASE}/file.bin", to: a }
+            """, environment: environment).contains("the value of ${BASE} holds a '#'"))
+    }
+
     /// Headers take a `#` from a variable as it is: it is no URL there.
     @Test func aHashInAHeaderVariableIsKept() throws {
         let manifest = try parse("""

@@ -211,6 +211,16 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.appending("a.zip").path))
     }
 
+    /// An empty `SOURCE_DATE_EPOCH` is unset, as CI configurations that export it empty mean.
+    @Test func anEmptySourceDateEpochIsUnset() async throws {
+        let dir = try TemporaryDirectory(prefix: "zipepoch")
+        let src = try dir.makeDirectory("src")
+        try makeFile(path: src.appendingPathComponent("data.bin"), size: 100, seed: 75)
+        let r = try await runProcess(executable: try locateSyncrBinary().path, arguments: ["zip", "src", "a.zip"],
+                                     environment: ["SOURCE_DATE_EPOCH": ""], cwd: dir.url)
+        #expect(r.exitCode == 0, "\(r.stderr)")
+    }
+
     /// An unzip whose task is cancelled stops at its first piece of data, removes its staging
     /// folder and leaves the destination as it was.
     @Test func aCancelledUnzipLeavesTheOldFolder() async throws {
