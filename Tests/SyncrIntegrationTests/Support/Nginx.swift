@@ -156,6 +156,8 @@ final class Nginx: Sendable {
             try config(port: port, root: root, directory: directory.url, options: options)
                 .write(to: configFile, atomically: true, encoding: .utf8)
             try? FileManager.default.removeItem(at: errorLog)
+            let pidFile = directory.appending("nginx.pid").path
+            try? FileManager.default.removeItem(atPath: pidFile)
             let child = try launchServer { process in
                 process.executableURL = URL(fileURLWithPath: nginx)
                 process.arguments = ["-p", directory.path + "/", "-c", configFile.path, "-e", errorLog.path]
@@ -163,7 +165,13 @@ final class Nginx: Sendable {
                 process.standardError = FileHandle.nullDevice
             }
             let server = Nginx(port: port, root: root, directory: directory, child: child, tls: options.tls != nil)
-            let up = await poll(timeout: .seconds(30)) { isAccepting(port: port) || !child.isRunning }
+            // nginx writes its pid file once it holds its sockets: accepting alone was not enough,
+            // as another test's server (one that binds port 0) could take the port between
+            // freePort() and nginx's bind, and then answered the test (a 404 "Error response"
+            // from Python's http.server to an upload, in a full run under AddressSanitizer).
+            let up = await poll(timeout: .seconds(30)) {
+                (FileManager.default.fileExists(atPath: pidFile) && isAccepting(port: port)) || !child.isRunning
+            }
             if up && child.isRunning {
                 return server
             }
