@@ -10,11 +10,11 @@ import Testing
 /// without credentials.
 @Suite(.timeLimit(.minutes(5)))
 struct StartWarningReportTests {
-    @Test func anUnreadableNetrcFileIsInEveryReport() async throws {
+    /// A manifest of one download with `netrc: true`, from a fault server serving its file.
+    static func netrcProject() async throws -> (FaultServer, TemporaryDirectory, CLIHarness) {
         let www = try TemporaryDirectory(prefix: "www-start-warning")
         _ = try makeFile(path: www.appending("a.bin"), size: 3000, seed: 5)
         let server = try await FaultServer.start(root: www.url)
-        defer { server.stop() }
         let harness = try CLIHarness()
         try harness.write("syncr.yml", """
             version: 1
@@ -22,6 +22,12 @@ struct StartWarningReportTests {
             downloads:
               - { url: "\(server.url("/a.bin"))", to: out/a.bin }
             """)
+        return (server, www, harness)
+    }
+
+    @Test func anUnreadableNetrcFileIsInEveryReport() async throws {
+        let (server, www, harness) = try await Self.netrcProject()
+        defer { server.stop(); withExtendedLifetime(www) {} }
         let missing = harness.folder + "/no-such-netrc"
         let environment = ["HOME": harness.folder, "NETRC": missing]
         let message = "netrc: true, but \(missing) cannot be read (No such file or directory), so those requests go without "
@@ -51,17 +57,8 @@ struct StartWarningReportTests {
     /// `lock --hash` downloads as apply does, and says the same warnings first (it said none:
     /// a 401 from the missing netrc file came with no reason).
     @Test func lockHashSaysTheStartWarnings() async throws {
-        let www = try TemporaryDirectory(prefix: "www-start-warning")
-        _ = try makeFile(path: www.appending("a.bin"), size: 3000, seed: 5)
-        let server = try await FaultServer.start(root: www.url)
-        defer { server.stop() }
-        let harness = try CLIHarness()
-        try harness.write("syncr.yml", """
-            version: 1
-            defaults: { retries: 0, netrc: true }
-            downloads:
-              - { url: "\(server.url("/a.bin"))", to: out/a.bin }
-            """)
+        let (server, www, harness) = try await Self.netrcProject()
+        defer { server.stop(); withExtendedLifetime(www) {} }
         let missing = harness.folder + "/no-such-netrc"
         let lock = try await harness.run(["lock", "--hash"], environment: ["HOME": harness.folder, "NETRC": missing])
         #expect(lock.status == 0, "\(lock.stderr)")
@@ -72,17 +69,8 @@ struct StartWarningReportTests {
 
     /// With a readable netrc file there is nothing to say, in either JSON.
     @Test func aReadableNetrcFileGivesNoWarning() async throws {
-        let www = try TemporaryDirectory(prefix: "www-start-warning")
-        _ = try makeFile(path: www.appending("a.bin"), size: 3000, seed: 5)
-        let server = try await FaultServer.start(root: www.url)
-        defer { server.stop() }
-        let harness = try CLIHarness()
-        try harness.write("syncr.yml", """
-            version: 1
-            defaults: { retries: 0, netrc: true }
-            downloads:
-              - { url: "\(server.url("/a.bin"))", to: out/a.bin }
-            """)
+        let (server, www, harness) = try await Self.netrcProject()
+        defer { server.stop(); withExtendedLifetime(www) {} }
         let netrc = try harness.write("netrc", "machine example.invalid login x password y\n")
         #expect(chmod(netrc, 0o600) == 0)
         let environment = ["HOME": harness.folder, "NETRC": netrc]
