@@ -145,8 +145,9 @@ enum Help {
 
             Zips the folder SRC_DIR into OUT.zip: paths relative to SRC_DIR, sorted, UTF-8 names,
             Unix permissions, symbolic links that stay inside the folder, ZIP64 only where
-            needed. Files already compressed are stored. OUT.zip appears only when complete.
-            Timestamps come from SOURCE_DATE_EPOCH when it is set.
+            needed. Files already compressed are stored. OUT.zip appears only when complete; an
+            existing OUT.zip is replaced only when it is a zip archive or empty. Timestamps come
+            from SOURCE_DATE_EPOCH when it is set (whole seconds; another value is refused).
 
             Options:
               --deterministic       Fixed timestamps: the same tree always gives the same bytes.
