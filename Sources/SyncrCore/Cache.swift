@@ -138,53 +138,40 @@ public struct Cache: Sendable {
         FS.remove(statePath(key))
     }
 
-    /// Removes every upload archive a killed run left, of any entry and any age: half built
-    /// (`.<key>.zip.<random>.tmp`) or built and not yet sent (`<key>.zip`; a run removes its
-    /// own once the entry ends, so one that outlived its run is a killed run's). Each is as
-    /// large as the folder it zips, and a few kills filled a small cache. Call it holding the
-    /// cache lock, before this process zips anything: no other run writes to the cache then,
-    /// so each such file is a dead writer's. Returns how many went.
+    /// Removes the upload archives killed runs left: half built (`.<key>.zip.<random>.tmp`) or
+    /// built and not yet sent (`<key>.zip`; a run removes its own once the entry ends, so one
+    /// that outlived its run is a killed run's), of any entry, the manifest's or one since
+    /// removed from it. Each is as large as the folder it zips, and a few kills filled a small
+    /// cache. Returns how many went.
+    ///
+    /// - Parameter age: nil when the caller holds the cache lock, before this process zips
+    ///   anything: no other run writes to the cache then, so every such file is a dead run's,
+    ///   whatever its age. Otherwise (a library caller without the lock) only half-built
+    ///   archives untouched for this many seconds go: a live writer adds to its file many times a
+    ///   second, while a built archive being sent is not written at all, and may be another
+    ///   run's.
     @discardableResult
-    public func removeLeftoverArchives() -> Int {
+    public func removeLeftoverArchives(olderThan age: Int64? = nil) -> Int {
         guard let dir = opendir(directory) else { return 0 }
         var names: [String] = []
         while let entry = readdir(dir) {
             let name = directoryEntryName(entry)
-            if CacheInventory.isUploadArchive(name) || CacheInventory.isHalfBuiltArchive(name) { names.append(name) }
+            if CacheInventory.isHalfBuiltArchive(name) || (age == nil && CacheInventory.isUploadArchive(name)) {
+                names.append(name)
+            }
         }
         closedir(dir)
+        let now = Int64(time(nil))
         var removed = 0
         for name in names {
             var st = stat()
             let path = directory + "/" + name
-            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+                  age.map({ now - Int64(st.st_mtim.tv_sec) >= $0 }) ?? true else { continue }
             FS.remove(path)
             removed += 1
         }
         return removed
-    }
-
-    /// Removes what killed runs left while zipping an upload's folder into the cache
-    /// (`.<key>.zip.<random>.tmp`), once nothing has written to it for `age` seconds: for a
-    /// caller that may not hold the cache lock (a library's), the age tells a dead writer from a
-    /// live one, which adds to its file many times a second.
-    public func removeStaleTemporaries(of key: String, olderThan age: Int64 = 600) {
-        guard let dir = opendir(directory) else { return }
-        let prefix = "." + key + "."
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = directoryEntryName(entry)
-            if name.hasPrefix(prefix) && name.hasSuffix(".tmp") { names.append(name) }
-        }
-        closedir(dir)
-        let now = Int64(time(nil))
-        for name in names {
-            var st = stat()
-            let path = directory + "/" + name
-            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
-                  now - Int64(st.st_mtim.tv_sec) >= age else { continue }
-            FS.remove(path)
-        }
     }
 
     /// Removes the record first (so no record ever vouches for missing data), then the data.

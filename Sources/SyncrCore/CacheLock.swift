@@ -53,10 +53,17 @@ public final class CacheLock: Sendable {
     public let path: String
     /// The descriptor holding the lock; -1 once released.
     private let descriptor: Locked<Int32>
+    /// The lock file's device and inode, as `held` lists it.
+    private let file: FileIdentity?
+    /// The lock files this process holds (one `CacheLock` each: a second `flock` of the file
+    /// fails in this process too): `isHeld` answers from it.
+    private static let held = Locked<Set<FileIdentity>>([])
 
     private init(path: String, fd: Int32) {
         self.path = path
         descriptor = Locked(fd)
+        file = FileIdentity(descriptor: fd)
+        if let file { Self.held.withLock { _ = $0.insert(file) } }
     }
 
     deinit {
@@ -133,6 +140,9 @@ public final class CacheLock: Sendable {
     public func release() {
         descriptor.withLock { fd in
             guard fd >= 0 else { return }
+            // Unlisted before the unlock: listed after it, a lock taken meanwhile (by another
+            // task of this process) would be unlisted by this release.
+            if let file = self.file { Self.held.withLock { _ = $0.remove(file) } }
             // Emptied while still held, so it never names a run that has finished.
             _ = ftruncate(fd, 0)
             // Unlocked before the close: a child spawned by this process meanwhile holds a copy
@@ -143,5 +153,15 @@ public final class CacheLock: Sendable {
             close(fd)
             fd = -1
         }
+    }
+
+    /// Whether this process holds the cache folder's lock (through any `CacheLock` not yet
+    /// released). A library caller may run `Session.apply` without it, against the documented
+    /// rule; apply then removes only what is certainly a dead run's (`Cache.removeLeftoverArchives`).
+    /// Compared by the lock file's device and inode, so any spelling of the folder's path
+    /// (relative, through a link) gives the same answer.
+    public static func isHeld(directory: String) -> Bool {
+        guard let file = FileIdentity(path: path(directory: directory)) else { return false }
+        return Self.held.withLock { $0.contains(file) }
     }
 }

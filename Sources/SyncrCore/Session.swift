@@ -534,10 +534,11 @@ public final class Session: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         if !manifest.downloads.isEmpty { try? cache.prepare() }
-        // Upload archives killed runs left (half built, or built and not sent): under the
-        // cache lock, and before this run zips. Not left for the entry's own upload to replace:
-        // an entry that is up to date (a killed `--force`) builds none.
-        if manifest.uploads.contains(where: \.zip) { cache.removeLeftoverArchives() }
+        // Upload archives killed runs left (half built, or built and not sent), before this
+        // run zips. Not left for the entry's own upload to replace: an entry that is up to date
+        // (a killed `--force`) builds none, and one removed from the manifest none at all. Every
+        // apply looks (one listing of the cache folder), whatever its manifest uploads.
+        cache.removeLeftoverArchives(olderThan: CacheLock.isHeld(directory: cache.directory) ? nil : 600)
         let index = cacheIndex()
         let leftovers = LeftoverIndex()
         // Each worker takes a turn before its next entry and keeps it from one entry to the next

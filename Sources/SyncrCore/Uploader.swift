@@ -478,10 +478,8 @@ struct Uploader: Sendable {
     /// `zip: true`: zips the folder into the cache (a deterministic archive: the same tree gives
     /// the same bytes) and returns the archive as the one file to send.
     private func archive() async throws -> UploadTree {
-        let key = Cache.uploadKey(upload)
         let zipPath = Self.archivePath(upload, in: cache)
         try cache.prepare()
-        cache.removeStaleTemporaries(of: key)
         let epoch: Int64?
         do { epoch = try ArchiveCommands.sourceDateEpoch() } catch { throw SyncError.other(message: "cannot zip \(upload.from): \(error)") }
         let options = ZipWriter.Options(deterministic: upload.deterministic, sourceDateEpoch: epoch, excluded: cache.notUploaded)

@@ -169,25 +169,43 @@ final class TemporaryFolder {
     }
 
     /// A zip of an upload's folder cut off by a kill stays as `.<key>.zip.<random>.tmp`: it
-    /// belongs to the entry (listed and pruned with it), and goes once nothing wrote to it for
-    /// ten minutes; a fresh one may be a `plan` zipping right now, and stays.
-    @Test func staleArchiveTemporariesGoAndFreshOnesStay() throws {
+    /// belongs to the entry (listed and pruned with it). Without the cache lock (a library
+    /// caller's apply), one goes once nothing wrote to it for ten minutes, of any entry; a
+    /// fresh one may be another run zipping right now, and stays, as does every built archive
+    /// (`<key>.zip`: one being sent is not written to, whatever its age).
+    @Test func withoutTheLockOnlyStaleHalfBuiltArchivesGo() throws {
         let tmp = try TemporaryFolder()
         let cache = Cache(directory: tmp.path)
         let key = String(repeating: "ab", count: 16), other = String(repeating: "cd", count: 16)
         let old = tmp.path + "/.\(key).zip.x1y2.tmp", fresh = tmp.path + "/.\(key).zip.z3.tmp"
-        let others = tmp.path + "/.\(other).zip.q9.tmp"
-        for path in [old, fresh, others] { try Data("PK".utf8).write(to: URL(fileURLWithPath: path)) }
+        let others = tmp.path + "/.\(other).zip.q9.tmp", built = tmp.path + "/\(other).zip"
+        for path in [old, fresh, others, built] { try Data("PK".utf8).write(to: URL(fileURLWithPath: path)) }
         let hourAgo = Date().addingTimeInterval(-3600)
-        for path in [old, others] {
+        for path in [old, others, built] {
             try FileManager.default.setAttributes([.modificationDate: hourAgo], ofItemAtPath: path)
         }
         #expect(CacheInventory.key(ofFileNamed: ".\(key).zip.x1y2.tmp") == key)
         #expect(CacheInventory.key(ofFileNamed: ".\(key).zip") == nil, "only temporaries are hidden")
         #expect(try CacheInventory.entries(in: tmp.path).first { $0.key == key }?.files.count == 2)
 
-        cache.removeStaleTemporaries(of: key)
-        #expect(tmp.contents() == [".\(key).zip.z3.tmp", ".\(other).zip.q9.tmp"], "another key's are not touched")
+        #expect(cache.removeLeftoverArchives(olderThan: 600) == 2)
+        #expect(tmp.contents() == [".\(key).zip.z3.tmp", "\(other).zip"], "\(tmp.contents())")
+    }
+
+    /// `CacheLock.isHeld` tells apply whether its caller holds the cache's lock, by the lock
+    /// file's identity: through another spelling of the folder too, and no longer once the
+    /// lock is released.
+    @Test func theProcessKnowsWhetherItHoldsACacheLock() throws {
+        let tmp = try TemporaryFolder()
+        #expect(!CacheLock.isHeld(directory: tmp.path))
+        let lock = try #require(try CacheLock.attempt(directory: tmp.path))
+        #expect(CacheLock.isHeld(directory: tmp.path))
+        #expect(CacheLock.isHeld(directory: tmp.path + "/."))
+        #expect(!CacheLock.isHeld(directory: tmp.path + "/elsewhere"))
+        lock.release()
+        #expect(!CacheLock.isHeld(directory: tmp.path))
+        lock.release()
+        #expect(!CacheLock.isHeld(directory: tmp.path), "a second release changes nothing")
     }
 
     /// A folder upload to an `s3://` prefix left one multipart upload per large file: the

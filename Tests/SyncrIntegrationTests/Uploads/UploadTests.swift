@@ -502,8 +502,9 @@ extension UploadTests {
 
     /// A `zip: true` upload killed while it sends leaves its archive (`<key>.zip`) in the
     /// cache. `syncr cache` lists it as an upload's archive not sent, not as a file of no
-    /// record, and the next apply removes it: when the entry is sent again, and also when it
-    /// is up to date (a killed `--force`), where it builds no archive to replace it.
+    /// record, and the next apply removes it: when the entry is sent again, when it is up to
+    /// date (a killed `--force`), where it builds no archive to replace it, and when the entry
+    /// has left the manifest.
     @Test func anArchiveAKilledUploadLeftIsNamedAndRemovedByTheNextApply() async throws {
         let www = try TemporaryDirectory(prefix: "www")
         let server = try await FaultServer.start(root: www.url)
@@ -536,6 +537,19 @@ extension UploadTests {
         #expect(upToDate.exitCode == 0, "\(upToDate.stderr)")
         #expect(items(try jsonObject(upToDate.stdout)).first?["status"] as? String == "skipped", "\(upToDate.stdout)")
         #expect(try archives() == [], "the killed run's archive went with nothing to send")
+
+        // Killed again, and the entry then taken out of the manifest: the next apply, with no
+        // `zip:` upload left, removes the archive all the same (it stayed until `cache prune`).
+        try await killWhileSending(project, server: server, ["apply", "--force"])
+        try #require(try archives().count == 1)
+        try write(project, """
+            version: 1
+            uploads:
+              - { from: site/index.html, to: "\(server.url("/up/index.html"))", method: put }
+            """)
+        let other = try await project.run(["apply"])
+        #expect(other.exitCode == 0, "\(other.stderr)")
+        #expect(try archives() == [], "a removed entry's archive went too")
     }
 
     /// Runs `syncr ARGS` with the server holding the PUT's body after its first bytes, and
