@@ -5,8 +5,9 @@ import Foundation
 import SyncrLock
 
 /// What stands where a destination's folder must be made: a file, or a symbolic link to a file
-/// or to nothing, at the folder's path or above it. `apply` fails such an entry when it makes
-/// the folder (`FS.makeDirectories`); `plan` says so beforehand.
+/// or to nothing, at the folder's path or above it. `plan` and `apply` look before they ask the
+/// entry's server, so that apply fails such an entry before its download; one made after the
+/// look is found when the folder is made (`FS.makeDirectories`).
 public struct FolderObstacle: Sendable, Equatable, Error {
     /// The path that is not a folder.
     public let path: String
@@ -14,8 +15,8 @@ public struct FolderObstacle: Sendable, Equatable, Error {
     public let what: String
 }
 
-/// The obstacles of a plan's destination folders, each folder looked at once per plan: 2,000
-/// entries in one folder cost one `stat`, not 2,000.
+/// The obstacles of a run's destination folders, each folder looked at once per plan or apply:
+/// 2,000 entries in one folder cost one `stat`, not 2,000.
 final class FolderObstacles: Sendable {
     private let found = Locked<[PathKey: FolderObstacle?]>([:])
 

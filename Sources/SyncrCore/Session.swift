@@ -304,8 +304,8 @@ public final class Session: Sendable {
     /// - Parameters:
     ///   - known: the entry's local facts when the caller has just read them.
     ///   - index: what the cache held when this plan or apply began (nil: ask the disk).
-    ///   - obstacles: the plan's look at destination folders; nil in `apply`, which finds an
-    ///     obstacle when it makes the folder.
+    ///   - obstacles: the run's look at destination folders (nil: nobody looks; the obstacle is
+    ///     found when the folder is made).
     func planItem(_ download: Download, known: LocalFacts? = nil, index: CacheIndex?, obstacles: FolderObstacles? = nil,
                   reporter: (any ProgressReporter)?) async -> PlanItem {
         var item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to, action: .download,
@@ -362,28 +362,32 @@ public final class Session: Sendable {
     /// that follows learns size and validators anyway, and a HEAD per small file would cost
     /// as much as the file. At most `questionWidth` entries ask at once.
     ///
+    /// A missing destination whose folder cannot be made (a file in the way) is asked about, as
+    /// `plan` does, and so fails before its download: it failed after it, when the folder was made.
+    ///
     /// - Returns: the item; whether the cache held nothing at all for the entry (no record,
     ///   no data), so that the download has nothing to clear first; and for an `unzip:` entry
     ///   whether its record says syncr unpacked the folder there (`Downloader.unpackedBefore`),
     ///   read here with the rest so that the record is read once.
     func applyItem(_ download: Download, key: String, index: CacheIndex?, leftovers: LeftoverIndex? = nil,
+                   obstacles: FolderObstacles? = nil,
                    reporter: (any ProgressReporter)?) async -> (PlanItem, nothingCached: Bool, unpackedBefore: Bool) {
         // A locked skip places nothing, so nothing asks whose the folder is.
         if let skip = lockedSkip(download) { return (skip, false, false) }
-        let local = localFacts(download, key: key, index: index, leftovers: leftovers)
+        let local = localFacts(download, key: key, index: index, leftovers: leftovers, obstacles: obstacles)
         let nothingCached = local.state == nil && local.dataSize == nil
         let unpackedBefore = download.unzip && local.state?.destination == download.destination
         func ask() async -> PlanItem {
             await questions.acquire()
-            let item = await planItem(download, known: local, index: index, reporter: reporter)
+            let item = await planItem(download, known: local, index: index, obstacles: obstacles, reporter: reporter)
             await questions.release()
             return item
         }
         // A locked entry is always asked about: the answer must match the lock before a byte moves.
         if locked != nil { return (await ask(), nothingCached, unpackedBefore) }
-        let mustAsk = S3Stores.failure(url: download.url, settings: download.settings) != nil || (download.unzip
-            ? local.state != nil
-            : local.state != nil || local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty))
+        let mustAsk = S3Stores.failure(url: download.url, settings: download.settings) != nil
+            || local.state != nil || local.folderBlocked != nil
+            || (!download.unzip && (local.destinationBlocked || (local.destination != nil && !download.checksums.isEmpty)))
         guard !mustAsk else { return (await ask(), nothingCached, unpackedBefore) }
         let item = PlanItem(index: download.index, url: redactor.scrub(download.url.written), to: download.to,
                             action: .download, size: nil, offset: 0, bytes: nil,
@@ -495,7 +499,7 @@ public final class Session: Sendable {
     /// - Parameter key: the entry's `Cache.key(for:)`, when the caller has it already.
     /// - Parameter leftovers: apply's listing of destination folders: a destination in a
     ///   folder that did not exist is not looked at.
-    /// - Parameter obstacles: the plan's look at destination folders, for a missing destination.
+    /// - Parameter obstacles: the run's look at destination folders, for a missing destination.
     func localFacts(_ download: Download, key: String? = nil, index: CacheIndex?,
                     leftovers: LeftoverIndex? = nil, obstacles: FolderObstacles? = nil) -> LocalFacts {
         let key = key ?? Cache.key(for: download)
@@ -503,7 +507,11 @@ public final class Session: Sendable {
         var facts = LocalFacts()
         facts.state = cache.loadState(key, stateFile: may.record)
         facts.dataSize = may.data ? FS.fileSize(cache.dataPath(key)) : nil
-        if leftovers?.wasMissing(FS.parentFolder(download.destination)) == true { return facts }
+        if leftovers?.wasMissing(FS.parentFolder(download.destination)) == true {
+            // Missing too; what stands above the folder is looked at once per folder.
+            facts.folderBlocked = folderBlocked(download, obstacles)
+            return facts
+        }
         switch FS.kindAndFingerprint(download.destination) {
         case (.file, let fingerprint): facts.destination = fingerprint
         case (.directory, _), (.other, _): facts.destinationBlocked = true
@@ -541,6 +549,7 @@ public final class Session: Sendable {
         cache.removeLeftoverArchives(olderThan: CacheLock.isHeld(directory: cache.directory) ? nil : 600)
         let index = cacheIndex()
         let leftovers = LeftoverIndex()
+        let obstacles = FolderObstacles()
         // Each worker takes a turn before its next entry and keeps it from one entry to the next
         // unless a slow step (a flush, a hash, an unpack, a copy) gives it back
         // (`Downloader.turn`); the other workers take the turns given back meanwhile
@@ -565,7 +574,8 @@ public final class Session: Sendable {
             case .download(let download):
                 let key = Cache.key(for: download)
                 let (item, nothingCached, unpackedBefore) = await self.applyItem(download, key: key, index: index,
-                                                                                   leftovers: leftovers, reporter: reporter)
+                                                                                   leftovers: leftovers, obstacles: obstacles,
+                                                                                   reporter: reporter)
                 var downloader = self.downloader(download, item.noting(download.settings), key: key, turn: turn,
                                                  reporter: reporter)
                 downloader.nothingCached = nothingCached

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import SyncrCore
 import SyncrHTTP
+import SyncrLock
 
 /// `plan` says beforehand what `apply` would find when it makes a destination's folder: a file
 /// or a symbolic link that is no folder, at the folder's path or above it.
@@ -68,5 +69,34 @@ import SyncrHTTP
         #expect(items[2].reason == "nothing cached", "\(items[2].reason)")
         #expect(items[3].reason == "out/tree: its folder cannot be made: out: a file is in the way; move it away and run again",
                 "\(items[3].reason)")
+    }
+
+    /// `apply` fails an entry whose folder cannot be made before it downloads a byte, as the
+    /// plan says (it downloaded the file, then failed as it made the folder): the server is
+    /// asked (HEAD), never sent a GET for it. A folder missing when the run began is walked up
+    /// too (`wasMissing`), and the entry beside them is downloaded.
+    @Test func applyFailsAnEntryItCannotPlaceBeforeDownloading() async throws {
+        let project = try ScriptedProject()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: project.root + "/out"))
+        #expect(symlink(project.root + "/nowhere", project.root + "/lib") == 0)
+        let file = Resource(bytes: Resource.pattern(100))
+        let gets = Locked<[String]>([])
+        let server = ScriptedTransport { request, _ in
+            if request.method == .get { gets.withLock { $0.append(request.url) } }
+            return file.answer(request)
+        }
+        var unpacked = project.download("out/tree", index: 3)
+        unpacked.unzip = true
+        let downloads = [project.download("out/sub/f.bin", index: 0), project.download("lib/g.bin", index: 1),
+                         project.download("ok/h.bin", index: 2), unpacked]
+        let session = Session(manifest: project.manifest(downloads), transport: server)
+        defer { session.close() }
+        let results = await session.apply().results
+        #expect(results.map(\.status) == [.failed, .failed, .ok, .failed])
+        #expect(results.map { $0.error?.code } == ["destination_blocked", "destination_blocked", nil, "destination_blocked"])
+        #expect(results[0].item.reason.contains("out: a file is in the way"), "\(results[0].item.reason)")
+        #expect(results[1].item.reason.contains("lib: a symbolic link to nothing is in the way"), "\(results[1].item.reason)")
+        #expect(gets.withLock { $0 } == [downloads[2].url.expanded], "only the placeable entry was downloaded")
+        #expect(FileManager.default.fileExists(atPath: project.root + "/ok/h.bin"))
     }
 }
