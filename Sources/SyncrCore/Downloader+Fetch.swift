@@ -17,6 +17,9 @@ final class FetchState {
     var leadTried = false
     /// Bytes received over the network in this run.
     var transferred: Int64 = 0
+    /// Bytes from 0 the cache file held when this run began, or 0 once it started over: a
+    /// single stream's progress counts from there (`ProgressEvent.progress`).
+    var keptAtStart: Int64
     /// The file's size as an answer told it, for a file nobody asked about first: the report
     /// gives it also when a later stage fails (a checksum mismatch).
     var size: Int64?
@@ -28,6 +31,7 @@ final class FetchState {
 
     init(offset: Int64) {
         self.offset = offset
+        keptAtStart = offset
     }
 }
 
@@ -154,6 +158,7 @@ extension Downloader {
 
     func note(_ fs: FetchState, _ note: EntryNote) {
         fs.notes.append(note)
+        if note.startsOver { fs.keptAtStart = 0 }
         reporter?.report(.note(index: item.index, note: note, object: item.object))
     }
 
@@ -184,7 +189,7 @@ extension Downloader {
         let leading = fs.offset == 0 && item.remote == nil && fs.canResume && !fs.leadTried
             && download.settings.connections > 1
         fs.leadTried = fs.leadTried || leading
-        let base = fs.offset
+        let base = fs.offset, keptAtStart = fs.keptAtStart
         let range = base > 0 ? ByteRange(start: base) : (leading ? ByteRange(start: 0, end: leadLength - 1) : nil)
         let ifRange = base > 0 ? state.ifRangeValidator : nil
         let request = requests.get(range: range, ifRange: ifRange)
@@ -201,7 +206,7 @@ extension Downloader {
             // A body that fits in one of the sink's writes arrives whole before a checkpoint
             // could help: most small files need no ticker (a task and a timer each).
             if (head.contentLength ?? Int64.max) > Int64(FileSink.coalesce) {
-                ticker.start { checkpoints(sink, base: base, recorder: recorder) }
+                ticker.start { checkpoints(sink, base: base, counted: max(0, base - keptAtStart), recorder: recorder) }
             }
         }, sameSource: base > 0 ? sameSource(state)?.checker : nil)
         let outcome: Result<HTTPResponse, TransferError>
@@ -217,8 +222,10 @@ extension Downloader {
         return try await judge(outcome, sink: sink, base: base, file: file, fs: fs)
     }
 
-    /// Makes a stream's progress durable every `checkpointInterval` while it runs.
-    private func checkpoints(_ sink: FileSink, base: Int64, recorder: EntryRecorder) -> Task<Void, Never> {
+    /// Makes a stream's progress durable every `checkpointInterval` while it runs, and reports
+    /// it: `counted` is what this run received before this attempt (a retry's stream counts on
+    /// from there; it said 0 again).
+    private func checkpoints(_ sink: FileSink, base: Int64, counted: Int64, recorder: EntryRecorder) -> Task<Void, Never> {
         Task { [checkpointInterval, reporter, index = item.index, object = item.object] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: checkpointInterval)
@@ -227,7 +234,7 @@ extension Downloader {
                 let written = sink.written
                 if written > 0 {
                     try? await recorder.checkpoint(good: base + written, head: sink.head)
-                    reporter?.report(.progress(index: index, transferred: written, total: sink.head?.resourceSize,
+                    reporter?.report(.progress(index: index, transferred: counted + written, total: sink.head?.resourceSize,
                                                object: object))
                 }
             }

@@ -5,11 +5,12 @@
 public enum ProgressEvent: Sendable, Equatable {
     /// An entry starts transferring (a download once it has one of the `jobs` network slots).
     case started(item: PlanItem)
-    /// Bytes moved for an entry (a running total for this run): received for a download, sent
-    /// for an upload; `total` when known, the file's whole size (a resumed download had the
-    /// `.started` item's `offset` before this run, until a `.note` that `startsOver`: from
-    /// then on the file counts from byte 0). Sent every half second while bytes flow: a file
-    /// done sooner has none.
+    /// Bytes moved for an entry (a running total for this run, which never goes down): received
+    /// and kept for a download (over all its connections and attempts), sent for an upload;
+    /// `total` when known, the file's whole size. A resumed download had the `.started` item's
+    /// `size - bytes` before this run, until a `.note` that `startsOver`: from then on the file
+    /// counts from byte 0, and so does `transferred`. Sent every half second while bytes flow:
+    /// a file done sooner has none.
     case progress(index: Int, transferred: Int64, total: Int64?, kind: EntryKind = .download, object: Int? = nil)
     /// Attempt `attempt` failed with `error` (whose `retries.stop` is nil) and will be retried
     /// after `delay` seconds.

@@ -44,7 +44,8 @@ public struct PlanItem: Sendable, Equatable {
     public var action: Action
     /// The remote size in bytes, nil when unknown.
     public var size: Int64?
-    /// Where the transfer starts (the cached bytes kept).
+    /// Where the transfer starts: the bytes from 0 that are cached and kept. A split download
+    /// may keep pieces beyond them too; all it keeps is `size - bytes` (`bytes` leaves them out).
     public var offset: Int64
     /// Bytes the transfer would fetch, nil when the size is unknown.
     public var bytes: Int64?

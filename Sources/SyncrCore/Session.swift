@@ -636,7 +636,7 @@ public final class Session: Sendable {
         var item = item
         item.object = download.object
         var downloader = Downloader(download: download, item: item, cache: cache, engine: engine, redactor: redactor,
-                                    reporter: reporter, flusher: flusher, folders: folders, slots: slots, turn: turn,
+                                    reporter: reporter.map(ProgressGate.init), flusher: flusher, folders: folders, slots: slots, turn: turn,
                                     key: key, requests: RequestBuilder(download: download))
         downloader.locked = locked?.entry(to: download.to).map { ($0, lockName) }
         return downloader
