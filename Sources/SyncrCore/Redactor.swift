@@ -235,3 +235,16 @@ struct ScrubbingReporter: ProgressReporter {
         }
     }
 }
+
+/// A redactor prints as how many secrets it masks, never as them: `print(session.redactor)` and
+/// `dump(session)` showed every `${VAR}` value of the manifest.
+extension Redactor: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `Redactor(N secrets)`.
+    public var description: String { "Redactor(\(secrets.count) secrets)" }
+
+    /// The same as `description`.
+    public var debugDescription: String { description }
+
+    /// No children: the secrets stay out of `dump`.
+    public var customMirror: Mirror { Mirror(self, children: [:], displayStyle: .struct) }
+}

@@ -130,10 +130,14 @@ public struct Settings: Sendable, Equatable {
     }
 }
 
-/// One HTTP request header from the manifest.
+/// One HTTP request header from the manifest. Printed (`description`, `dump`) with a
+/// credential's value masked.
 public struct Header: Sendable, Equatable {
+    /// The header's name as written.
     public var name: String
+    /// Its value: written, and expanded from the environment.
     public var value: Template
+    /// Creates a header.
     public init(name: String, value: Template) {
         self.name = name
         self.value = value
@@ -191,6 +195,7 @@ public struct Template: Sendable, Equatable, CustomStringConvertible {
     /// The values substituted from the environment (or defaults), non-empty ones only.
     public var secrets: [String]
 
+    /// Creates a template from its three forms (the manifest's loader expands them).
     public init(written: String, expanded: String, secrets: [String]) {
         self.written = written
         self.expanded = expanded
@@ -205,8 +210,10 @@ public struct Template: Sendable, Equatable, CustomStringConvertible {
     /// Whether any `${...}` reference was expanded.
     public var hasReferences: Bool { written != expanded || written.contains("${") }
 
-    /// Prints as written, so that interpolating a template never leaks a secret.
-    public var description: String { written }
+    /// Prints as written, with the passwords and tokens written out in it masked
+    /// (`https://user:***@host/?token=***`), so that interpolating a template never leaks a
+    /// secret. `dump` and `String(reflecting:)` show the same (`Template+Printing.swift`).
+    public var description: String { masked }
 }
 
 /// An expected checksum of a download, lowercase hex.
