@@ -147,5 +147,5 @@ public struct ApplyReport: Sendable, Equatable {
     /// The entries stopped by SIGINT or SIGTERM before they finished (the next run resumes them).
     public var interrupted: [ItemResult] { results.filter { $0.status == .interrupted } }
     /// Bytes moved over the network in this run: the sum of every entry's `transferred`.
-    public var transferred: Int64 { results.reduce(0) { $0 + $1.transferred } }
+    public var transferred: Int64 { results.reduce(0) { $0.clampedAdding($1.transferred) } }
 }

@@ -10,7 +10,7 @@ import SyncrManifest
 public struct RunOptions: Sendable {
     /// `--cache DIR`: the cache folder instead of the manifest's.
     public var cacheDirectory: String?
-    /// `--jobs N`: files in flight instead of `defaults.jobs`.
+    /// `--jobs N`: files in flight instead of `defaults.jobs` (held to 1...256, as the manifest's).
     public var jobs: Int?
     /// `--connections N`: parallel Range requests per large file, for every entry.
     public var connections: Int?
@@ -50,7 +50,7 @@ public final class Session: Sendable {
     /// The cache folder of the run (`--cache` or the manifest's), flushing as `--no-fsync` or
     /// `fsync:` say.
     public let cache: Cache
-    /// Files in flight at once: `--jobs`, else `defaults.jobs`, at least 1.
+    /// Files in flight at once: `--jobs`, else `defaults.jobs`, from 1 to 256.
     public let jobs: Int
     /// Masks the manifest's secrets in everything the session reports: plan reasons, errors, notes
     /// and progress events.
@@ -142,7 +142,9 @@ public final class Session: Sendable {
         let flushes = options.fsync ?? manifest.defaults.fsync
         cache = Cache(directory: options.cacheDirectory ?? manifest.cacheDirectory, flushes: flushes)
         folders = options.folderFlush.map { ChangedFolders(flushes: flushes, flush: $0) } ?? ChangedFolders(flushes: flushes)
-        jobs = max(1, options.jobs ?? manifest.defaults.jobs)
+        // Held to the manifest's limits: `jobs: Int.max` from a library caller overflowed
+        // where the workers are counted.
+        jobs = min(max(options.jobs ?? manifest.defaults.jobs, Settings.jobsRange.lowerBound), Settings.jobsRange.upperBound)
         // A shard's redactor masks its own entries' secrets: each one more is looked for in
         // every text the run scrubs.
         let redactor = options.shard == nil ? wholeRedactor ?? Self.redactor(for: manifest) : Self.redactor(for: manifest)

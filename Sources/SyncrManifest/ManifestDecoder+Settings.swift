@@ -206,3 +206,9 @@ extension ManifestDecoder {
         return nil
     }
 }
+
+extension Settings {
+    /// The files in flight a run may have (`jobs:`, `--jobs`): a library caller's
+    /// `RunOptions.jobs` is held to it as the manifest's is.
+    public static var jobsRange: ClosedRange<Int> { ManifestDecoder.jobsRange }
+}
