@@ -62,6 +62,16 @@ public enum ByteSize {
         return o ? nil : total
     }
 
+    /// Parses a size a second, as `low_speed` takes it: a size, then optionally `/s` (`10KiB/s`,
+    /// `512/s`). The docs call it a size per second and syncr prints rates as `10.0 KiB/s`, so
+    /// `low_speed: 10KiB/s` was written, and refused; the bare size keeps meaning the same.
+    ///
+    /// - Returns: bytes a second, or nil as `parse` returns it for the size.
+    public static func parseRate(_ text: String) -> Int64? {
+        guard text.hasSuffix("/s") || text.hasSuffix("/S") else { return parse(text) }
+        return parse(String(text.dropLast(2)))
+    }
+
     /// Formats a size with IEC units for people: `0 B`, `512 B`, `1.5 KiB`, `8.0 MiB`, `1.0 GiB`.
     ///
     /// Below 1 KiB the exact byte count is shown; above, one decimal, rounded half up, in the

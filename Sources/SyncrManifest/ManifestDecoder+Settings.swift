@@ -101,7 +101,7 @@ extension ManifestDecoder {
         case "min_split":
             settings.minSplit = size(entry.value, path: path, range: Self.minSplitRange)
         case "low_speed":
-            settings.lowSpeed = size(entry.value, path: path, range: Self.lowSpeedRange)
+            settings.lowSpeed = rate(entry.value, path: path, range: Self.lowSpeedRange)
         case "retries":
             settings.retries = integer(entry.value, path: path, range: Self.retriesRange)
         case "timeout":

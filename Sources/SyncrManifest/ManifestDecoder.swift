@@ -308,23 +308,54 @@ struct ManifestDecoder {
         return value
     }
 
-    /// A duration greater than zero, in milliseconds.
     /// A size like `512`, `64KiB` or `16MiB`, within `range` bytes.
     mutating func size(_ node: YAMLNode, path: String, range: ClosedRange<Int64>) -> Int64? {
-        let expected = "a size like 512, 64KiB or 16MiB"
-        guard let text = string(node, path: path, expected: expected) else { return nil }
-        guard let bytes = ByteSize.parse(text), range.contains(bytes) else {
-            if ByteSize.parse(text) == nil, !Self.isTooLarge(text, parses: { ByteSize.parse($0) != nil }) {
-                report(path, at: node.mark, "expected \(expected), found \(Self.describe(node))")
+        measure(node, path: path, range: range, kind: .size)
+    }
+
+    /// A size a second like `1KiB/s`, `512` or `10KiB` (`/s` optional), within `range` bytes a
+    /// second.
+    mutating func rate(_ node: YAMLNode, path: String, range: ClosedRange<Int64>) -> Int64? {
+        measure(node, path: path, range: range, kind: .rate)
+    }
+
+    /// What `measure` reads: its words in messages, and its parser.
+    enum Measure {
+        case size, rate
+
+        var example: String {
+            self == .size ? "a size like 512, 64KiB or 16MiB" : "a rate like 512, 10KiB/s or 1MiB/s (bytes a second)"
+        }
+
+        func parse(_ text: String) -> Int64? {
+            self == .size ? ByteSize.parse(text) : ByteSize.parseRate(text)
+        }
+
+        func format(_ bytes: Int64) -> String {
+            ByteSize.format(bytes) + (self == .size ? "" : "/s")
+        }
+    }
+
+    /// A size or a rate within `range`; reports a malformed one, or one out of range, as such.
+    mutating func measure(_ node: YAMLNode, path: String, range: ClosedRange<Int64>, kind: Measure) -> Int64? {
+        guard let text = string(node, path: path, expected: kind.example) else { return nil }
+        guard let bytes = kind.parse(text), range.contains(bytes) else {
+            if kind.parse(text) == nil, !Self.isTooLarge(text, parses: { kind.parse($0) != nil }) {
+                // `min_split: 16MiB/s`: a rate where a size goes is named as such.
+                let rateHere = kind == .size && ByteSize.parseRate(text) != nil
+                report(path, at: node.mark, "expected \(kind.example), found \(Self.describe(node))"
+                       + (rateHere ? "; this is a size, not a rate: remove the /s" : ""))
                 return nil
             }
+            let noun = kind == .size ? "a size" : "a rate"
             report(path, at: node.mark,
-                   "expected a size from \(ByteSize.format(range.lowerBound)) to \(ByteSize.format(range.upperBound)), found \(Self.describe(node))")
+                   "expected \(noun) from \(kind.format(range.lowerBound)) to \(kind.format(range.upperBound)), found \(Self.describe(node))")
             return nil
         }
         return bytes
     }
 
+    /// A duration greater than zero, in milliseconds.
     mutating func duration(_ node: YAMLNode, path: String) -> Int? {
         guard let text = string(node, path: path, expected: "a duration like 30s, 500ms or 1m30s")
         else { return nil }

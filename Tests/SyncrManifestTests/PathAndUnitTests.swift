@@ -186,6 +186,23 @@ import Testing
     }
 
     @Test(arguments: [
+        ("10KiB/s", 10_240), ("10KiB/S", 10_240), ("10 KiB/s", 10_240), ("512/s", 512), ("10KiB", 10_240),
+        ("1.5MB/s", 1_500_000),
+    ] as [(String, Int64)])
+    func parsesRates(text: String, bytes: Int64) {
+        #expect(ByteSize.parseRate(text) == bytes)
+    }
+
+    @Test(arguments: ["/s", "10KiB/s/s", "10KiB /s", "10KiB/sec", "10KiB/m", "s", "10KiBs"])
+    func refusesRates(text: String) {
+        #expect(ByteSize.parseRate(text) == nil)
+    }
+
+    @Test func aSizeRefusesPerSecond() {
+        #expect(ByteSize.parse("10KiB/s") == nil)
+    }
+
+    @Test(arguments: [
         (0, "0 B"), (512, "512 B"), (1_023, "1023 B"), (1_024, "1.0 KiB"), (1_536, "1.5 KiB"),
         (8_388_608, "8.0 MiB"), (1_073_741_824, "1.0 GiB"), (1_048_575, "1.0 MiB"),
         (1_048_524, "1023.9 KiB"), (-2_048, "-2.0 KiB"), (Int64.max, "8.0 EiB"),
@@ -234,7 +251,7 @@ import Testing
               min_split: 99999999999999999999KiB
             """)
         #expect(text.contains("defaults.max_connections_per_host: expected an integer from 1 to"), "\(text)")
-        #expect(text.contains("defaults.low_speed: expected a size from"), "\(text)")
+        #expect(text.contains("defaults.low_speed: expected a rate from"), "\(text)")
         #expect(text.contains("defaults.timeout: \"99999999999999999999h\" is longer than syncr can count"), "\(text)")
         #expect(text.contains("defaults.min_split: expected a size from"), "\(text)")
         #expect(errors("version: 1\ndefaults: { retries: 3x }\n").contains("expected an integer, found"))

@@ -30,6 +30,56 @@ import Testing
         #expect(manifest.defaults.maxConnectionsPerHost == 6)
     }
 
+    /// `low_speed` is a rate, as the docs and the stall message (`10.0 KiB/s`) write it: a size
+    /// with `/s` after it, or without. `10KiB/s` was refused as "not a size".
+    @Test func lowSpeedTakesARateWithOrWithoutPerSecond() throws {
+        let manifest = try parse("""
+            version: 1
+            defaults: { low_speed: 10KiB/s }
+            downloads:
+              - { url: https://example.com/a, to: a }
+              - { url: https://example.com/b, to: b, low_speed: 512/s }
+              - { url: https://example.com/c, to: c, low_speed: 1.5 MB/s }
+              - { url: https://example.com/d, to: d, low_speed: 2KiB }
+            """)
+        #expect(manifest.downloads.map(\.settings.lowSpeed) == [10 << 10, 512, 1_500_000, 2 << 10])
+    }
+
+    /// A rate with no number, twice `/s`, another time unit, or zero is refused, positioned;
+    /// and a size key given a rate says to remove the `/s`.
+    @Test func malformedRatesAndRatesWhereASizeGoesAreRefused() {
+        #expect(errors("""
+            version: 1
+            defaults:
+              low_speed: /s
+              min_split: 16MiB/s
+            downloads:
+              - { url: https://example.com/a, to: a, low_speed: 10KiB/s/s }
+              - { url: https://example.com/b, to: b, low_speed: 10KiB/min }
+              - { url: https://example.com/c, to: c, low_speed: 0/s }
+              - { url: https://example.com/d, to: d, unzip: true, max_unpacked_size: 1GiB/s }
+            """) == """
+            syncr.yml:3:14: error: defaults.low_speed: expected a rate like 512, 10KiB/s or 1MiB/s (bytes a second), found "/s"
+              low_speed: /s
+                         ^
+            syncr.yml:4:14: error: defaults.min_split: expected a size like 512, 64KiB or 16MiB, found "16MiB/s"; this is a size, not a rate: remove the /s
+              min_split: 16MiB/s
+                         ^
+            syncr.yml:6:53: error: downloads[0].low_speed: expected a rate like 512, 10KiB/s or 1MiB/s (bytes a second), found "10KiB/s/s"
+              - { url: https://example.com/a, to: a, low_speed: 10KiB/s/s }
+                                                                ^
+            syncr.yml:7:53: error: downloads[1].low_speed: expected a rate like 512, 10KiB/s or 1MiB/s (bytes a second), found "10KiB/min"
+              - { url: https://example.com/b, to: b, low_speed: 10KiB/min }
+                                                                ^
+            syncr.yml:8:53: error: downloads[2].low_speed: expected a rate from 1 B/s to 1.0 TiB/s, found "0/s"
+              - { url: https://example.com/c, to: c, low_speed: 0/s }
+                                                                ^
+            syncr.yml:9:74: error: downloads[3].max_unpacked_size: expected a size like 512, 64KiB or 16MiB, found "1GiB/s"; this is a size, not a rate: remove the /s
+              - { url: https://example.com/d, to: d, unzip: true, max_unpacked_size: 1GiB/s }
+                                                                                     ^
+            """)
+    }
+
     /// A stall's message says "in the manifest" only of a `timeout:` the manifest wrote, under
     /// `defaults:` or on the entry, the default's value included; it said so of any value but
     /// 30 s, also one a program set without a manifest.
@@ -110,7 +160,7 @@ import Testing
             syncr.yml:4:14: error: defaults.min_split: expected a size from 64.0 KiB to 1.0 TiB, found "1KiB"
               min_split: 1KiB
                          ^
-            syncr.yml:5:14: error: defaults.low_speed: expected a size like 512, 64KiB or 16MiB, found "fast"
+            syncr.yml:5:14: error: defaults.low_speed: expected a rate like 512, 10KiB/s or 1MiB/s (bytes a second), found "fast"
               low_speed: fast
                          ^
             """)
