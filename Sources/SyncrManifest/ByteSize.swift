@@ -7,7 +7,8 @@
 /// - `K`, `M`, `G`, `T`: the same powers of 1024 (curl and aria2 read `8M` this way);
 /// - `KB`, `MB`, `GB`, `TB`: powers of 1000, as the SI prefixes say.
 ///
-/// A fraction is allowed (`1.5MiB`); the result is rounded down to whole bytes.
+/// A fraction of at most 18 digits is allowed (`1.5MiB`); the result is rounded down to whole
+/// bytes. syncr-manifest(5) and the README document each of these; `ByteSizeTests` holds them.
 public enum ByteSize {
     private static let units: [String: Int64] = [
         "": 1, "b": 1,

@@ -185,6 +185,32 @@ import Testing
         #expect(ByteSize.parse(text) == nil)
     }
 
+    /// The edges syncr-manifest(5) and the README document: which unit is a power of 1000 and
+    /// which of 1024, that case does not matter, and how a fraction rounds (down, to bytes).
+    @Test(arguments: [
+        ("1KB", 1_000), ("1MB", 1_000_000), ("1GB", 1_000_000_000), ("1TB", 1_000_000_000_000),
+        ("1KiB", 1_024), ("1MiB", 1_048_576), ("1GiB", 1_073_741_824), ("1TiB", 1_099_511_627_776),
+        ("1K", 1_024), ("1T", 1_099_511_627_776), ("1mb", 1_000_000), ("1Mb", 1_000_000), ("1mib", 1_048_576),
+        ("1.5MB", 1_500_000), ("0.5GB", 500_000_000), ("1.9", 1), ("0.5", 0), ("0.5B", 0),
+        ("0.1KiB", 102), ("0.999KB", 999), ("0.9999KB", 999), ("1.999999999999999999KiB", 2_047),
+        ("0.000000000000000001TiB", 0), ("8 MiB", 8_388_608),
+    ] as [(String, Int64)])
+    func documentedUnitsAndRounding(text: String, bytes: Int64) {
+        #expect(ByteSize.parse(text) == bytes)
+    }
+
+    /// A fraction of 19 digits, an exponent, a sign, two spaces and units above T are refused.
+    @Test(arguments: ["1.0000000000000000001KiB", "1e3", "+1KiB", "1  KiB", "1PiB", "1PB", "9EiB",
+                      "9223372036854775808"])
+    func documentedRefusals(text: String) {
+        #expect(ByteSize.parse(text) == nil)
+    }
+
+    /// The largest size is Int64's: 8 EiB less one byte, written in bytes.
+    @Test func theLargestSizeIsInt64Max() {
+        #expect(ByteSize.parse("9223372036854775807") == Int64.max)
+    }
+
     @Test(arguments: [
         ("10KiB/s", 10_240), ("10KiB/S", 10_240), ("10 KiB/s", 10_240), ("512/s", 512), ("10KiB", 10_240),
         ("1.5MB/s", 1_500_000),

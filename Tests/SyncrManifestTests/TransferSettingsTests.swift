@@ -80,6 +80,25 @@ import Testing
             """)
     }
 
+    /// A fraction rounds down to whole bytes before the range is checked: `low_speed: 0.5` is
+    /// 0 bytes a second, refused as below 1 B/s; `min_split: 0.0625MiB` is exactly 64 KiB.
+    @Test func aFractionRoundsDownBeforeTheRangeIsChecked() throws {
+        #expect(errors("""
+            version: 1
+            defaults: { low_speed: 0.5 }
+            """) == """
+            syncr.yml:2:24: error: defaults.low_speed: expected a rate from 1 B/s to 1.0 TiB/s, found 0.5
+            defaults: { low_speed: 0.5 }
+                                   ^
+            """)
+        let manifest = try parse("""
+            version: 1
+            defaults: { min_split: 0.0625MiB, low_speed: 1.5KB }
+            """)
+        #expect(manifest.defaults.minSplit == 64 << 10)
+        #expect(manifest.defaults.lowSpeed == 1_500)
+    }
+
     /// A stall's message says "in the manifest" only of a `timeout:` the manifest wrote, under
     /// `defaults:` or on the entry, the default's value included; it said so of any value but
     /// 30 s, also one a program set without a manifest.
