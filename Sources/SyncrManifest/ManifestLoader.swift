@@ -92,8 +92,11 @@ public enum ManifestLoader {
             root = try YAMLParser(bytes: bytes).parseDocument()
         } catch {
             // libyaml's reader refuses bytes that are not UTF-8, with a message that does not
-            // say so in words a user acts on.
-            if error.message.contains("UTF-8"), decoder.reportNotUTF8(in: bytes) {
+            // say so in words a user acts on: "invalid ... UTF-8 octet", or "invalid Unicode
+            // character" for a surrogate encoded as UTF-8 (ED A0 80, as CESU-8 writes) or a
+            // character beyond U+10FFFF.
+            if error.message.contains("UTF-8") || error.message.contains("invalid Unicode character"),
+               decoder.reportNotUTF8(in: bytes) {
                 throw ManifestError(diagnostics: decoder.diagnostics)
             }
             decoder.report("", at: error.mark, error.message,

@@ -434,6 +434,42 @@ import Testing
         }
     }
 
+    /// A UTF-16 surrogate written as UTF-8 (ED A0 80 to ED BF BF, as CESU-8 and Java's
+    /// modified UTF-8 write half of a character beyond U+FFFF) got libyaml's bare "invalid
+    /// Unicode character": it is refused as bytes that are not UTF-8 are, at its line and
+    /// column (counted in characters: the `é` before it is one), naming the surrogate.
+    @Test func anEncodedSurrogateIsRefusedAtItsBytesWithAdvice() throws {
+        let bytes = Array("version: 1\n# café ".utf8) + [0xED, 0xA0, 0x80] + Array(" x\ndownloads: []\n".utf8)
+        do {
+            _ = try ManifestLoader.parse(bytes: bytes, path: "syncr.yml", directory: "/work/proj", environment: [:])
+            Issue.record("parsed")
+        } catch {
+            #expect(error.description == """
+                syncr.yml:2:8: error: the manifest is not UTF-8: bytes 0xED 0xA0 0x80 here encode U+D800, half of a UTF-16 surrogate pair, which UTF-8 does not allow (CESU-8 and Java's modified UTF-8 write a character beyond U+FFFF so); save it as UTF-8
+                # café \u{FFFD}\u{FFFD}\u{FFFD} x
+                       ^
+                """)
+        }
+    }
+
+    /// The last surrogate, and a CESU-8 pair (U+1F600 as ED A0 BD ED B8 80) in a quoted value:
+    /// the first half is named, where it starts.
+    @Test(arguments: [
+        ([0xED, 0xBF, 0xBF], "2:12", "bytes 0xED 0xBF 0xBF here encode U+DFFF"),
+        ([0xED, 0xA0, 0xBD, 0xED, 0xB8, 0x80], "2:12", "bytes 0xED 0xA0 0xBD here encode U+D83D"),
+    ] as [([UInt8], String, String)])
+    func surrogatesInAValueAreNamed(encoded: [UInt8], position: String, words: String) throws {
+        let bytes = Array("version: 1\ncache: \"ab/".utf8) + encoded + Array("\"\n".utf8)
+        do {
+            _ = try ManifestLoader.parse(bytes: bytes, path: "syncr.yml", directory: "/work/proj", environment: [:])
+            Issue.record("parsed")
+        } catch {
+            #expect(error.diagnostics.count == 1)
+            #expect(error.description.hasPrefix("syncr.yml:\(position): error: the manifest is not UTF-8: \(words), half of a UTF-16 surrogate pair"), "\(error)")
+            #expect(error.description.contains("; save it as UTF-8\n"), "\(error)")
+        }
+    }
+
     /// A Latin-1 `é` in a comment got libyaml's "invalid trailing UTF-8 octet", a character
     /// past it, and no advice.
     @Test func latin1IsRefusedAtItsByteWithAdvice() throws {
