@@ -235,6 +235,10 @@ struct ManifestDecoder {
     /// A path as written: a non-empty string that `WrittenPath` finds nothing wrong with (the
     /// caller resolves and checks it).
     mutating func pathText(_ node: YAMLNode, path: String, expected: String) -> String? {
+        if let s = node.scalar, s.isNull, s.text == "~" {
+            report(path, at: node.mark, WrittenPath.bareTildeProblem(home: environment["HOME"]))
+            return nil
+        }
         guard let text = string(node, path: path, expected: expected) else { return nil }
         guard !text.isEmpty else {
             report(path, at: node.mark, "expected \(expected), found an empty string")

@@ -40,6 +40,13 @@ enum WrittenPath {
             + "or ./\(text) for a folder really named \(firstPart)"
     }
 
+    /// For a path key given a bare `~` (`cache: ~`): YAML reads it as null, so the value never
+    /// reaches the path check, and "expected a folder path, found ~" said nothing of why `~`
+    /// is not one. The advice is the same as for `~/x`.
+    static func bareTildeProblem(home: String?) -> String {
+        "a bare ~ is YAML's null (no value), not the home folder; " + tildeProblem("~", home: home)
+    }
+
     /// C0 controls, DEL and C1 controls: nothing a name is typed with, all shown as nothing or
     /// garbage by `ls`.
     static func isControl(_ s: Unicode.Scalar) -> Bool {

@@ -88,6 +88,65 @@ import Testing
         #expect(rendered.contains("cache: syncr does not expand ~ (nor ${HOME} in a path): write the path itself (/root), or ./~ for a folder really named ~"), "\(rendered)")
     }
 
+    /// A bare `~` unquoted is YAML's null, so it never reached the path check: `cache: ~` got
+    /// "expected a folder path, found ~", with no word of why. Every path key (`cache`, a
+    /// download's `to`, `from`, `ca_cert` under defaults and on an entry) now says that YAML
+    /// reads it as null and that syncr does not expand `~`, with the path written out.
+    @Test func aBareUnquotedTildeIsToldItIsYAMLsNull() {
+        let rendered = errors("""
+            version: 1
+            cache: ~
+            defaults:
+              ca_cert: ~
+            downloads:
+              - { url: "https://example.com/b", to: ~ }
+              - { url: "https://example.com/c", to: c, ca_cert: ~ }
+            uploads:
+              - { from: ~, to: "https://example.com/up" }
+            """, environment: ["HOME": "/home/me"])
+        let advice = "a bare ~ is YAML's null (no value), not the home folder; syncr does not expand ~ (nor ${HOME} in a path): write the path itself (/home/me), or ./~ for a folder really named ~"
+        #expect(rendered == """
+            syncr.yml:2:8: error: cache: \(advice)
+            cache: ~
+                   ^
+            syncr.yml:4:12: error: defaults.ca_cert: \(advice)
+              ca_cert: ~
+                       ^
+            syncr.yml:6:41: error: downloads[0].to: \(advice)
+              - { url: "https://example.com/b", to: ~ }
+                                                    ^
+            syncr.yml:7:53: error: downloads[1].ca_cert: \(advice)
+              - { url: "https://example.com/c", to: c, ca_cert: ~ }
+                                                                ^
+            syncr.yml:9:13: error: uploads[0].from: \(advice)
+              - { from: ~, to: "https://example.com/up" }
+                        ^
+            """)
+    }
+
+    /// Other nulls are not taken for a `~`: `cache: null` and `to:` with nothing are refused as
+    /// before, and without HOME the advice says to write the home folder out.
+    @Test func otherNullsKeepTheirMessageAndNoHomeIsSaidSo() {
+        let rendered = errors("""
+            version: 1
+            cache: null
+            downloads:
+              - { url: "https://example.com/b", to: }
+              - { url: "https://example.com/c", to: ~ }
+            """)
+        #expect(rendered == """
+            syncr.yml:2:8: error: cache: expected a folder path, found null
+            cache: null
+                   ^
+            syncr.yml:4:41: error: downloads[0].to: expected a file path, found nothing
+              - { url: "https://example.com/b", to: }
+                                                    ^
+            syncr.yml:5:41: error: downloads[1].to: a bare ~ is YAML's null (no value), not the home folder; syncr does not expand ~ (nor ${HOME} in a path): write the path itself (the home folder written out), or ./~ for a folder really named ~
+              - { url: "https://example.com/c", to: ~ }
+                                                    ^
+            """)
+    }
+
     /// The way to name a folder really called `~`.
     @Test func aTildeAfterDotSlashIsAFolderOfThatName() throws {
         let manifest = try parse("""
