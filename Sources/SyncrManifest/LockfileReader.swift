@@ -35,11 +35,15 @@ public enum LockfileReader {
             LockfileError(description: "\(path)\(mark.map { ":\($0.line):\($0.column)" } ?? ""): error: \(message)\(fix)")
         }
         let root: YAMLNode?
+        let parser = YAMLParser(bytes: bytes)
         do {
-            root = try YAMLParser(bytes: bytes).parseDocument()
+            root = try parser.parseDocument()
         } catch {
             throw fail(error.mark, error.message)
         }
+        // syncr writes no aliases; one that names no anchor is a hand edit, told as the first
+        // problem (a lockfile reports one).
+        if let broken = parser.brokenAliases.first { throw fail(broken.mark, broken.message) }
         guard let root, case .mapping(let top) = root.content else { throw fail(root?.mark, "expected a mapping with 'version: 1'") }
         // A merge of two locks may keep two `downloads:`: the first alone was read.
         let keys = try values(top, named: { "'\($0)'" }, fail: fail)

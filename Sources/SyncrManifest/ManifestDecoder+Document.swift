@@ -34,7 +34,7 @@ extension ManifestDecoder {
                 }
                 version = v
             }
-        } else {
+        } else if !mergesBrokenAlias(root) {
             report("", at: root.mark, "missing required key 'version' (add 'version: 1' at the top)")
         }
 

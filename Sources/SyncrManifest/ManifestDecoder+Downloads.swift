@@ -123,7 +123,7 @@ extension ManifestDecoder {
             }
         }
         for key in ManifestKeys.downloadRequired where !entries.contains(where: { $0.key == key }) {
-            report(path, at: node.mark, "missing required key '\(key)'")
+            if !mergesBrokenAlias(node) { report(path, at: node.mark, "missing required key '\(key)'") }
             ok = false
         }
 

@@ -109,7 +109,7 @@ extension ManifestDecoder {
             }
         }
         for key in ManifestKeys.uploadRequired where !seenKeys.contains(key) {
-            report(path, at: node.mark, "missing required key '\(key)'")
+            if !mergesBrokenAlias(node) { report(path, at: node.mark, "missing required key '\(key)'") }
             ok = false
         }
 

@@ -30,6 +30,9 @@ struct ManifestDecoder {
     var cacheFolderProblem: ((String) -> String?)?
     /// The manifest and its lockfile (absolute): no download may be written over them.
     let ownFiles: (manifest: String, lockfile: String)
+    /// Where aliases stand that name no anchor (`reportBrokenAliases`), each read as an empty
+    /// mapping: what would be said of that stand-in is not said.
+    private(set) var brokenAliases: Set<YAMLMark> = []
 
     init(file: String, text: String, directory: String, environment: [String: String]) {
         self.file = file
@@ -47,11 +50,41 @@ struct ManifestDecoder {
     /// A problem at `mark`. A value reached through an alias is shown where it is written, and
     /// the message names the alias that used it: that is the line to look at in both cases.
     mutating func report(_ path: String, at mark: YAMLMark?, _ message: String, hint: String? = nil) {
+        if !brokenAliases.isEmpty, let mark, isBrokenAlias(mark) { return }
         let location = mark.map { SourceLocation(file: file, line: $0.line, column: $0.column) }
         let text = message + (mark.map(Self.aliasNote) ?? "")
         reported.append((Diagnostic(file: file, location: location, path: path, message: URLCredentials.masked(text),
                                     sourceLine: nil, hint: hint),
                          mark.flatMap { line($0.line) }))
+    }
+
+    /// Reports each alias the parser found to name no anchor (or the value it is inside), as
+    /// one error among the others. An alias to a missing anchor stopped the whole manifest's
+    /// errors from being reported: the parser now puts an empty mapping in its place, and
+    /// from here on nothing is said of that stand-in (it is not what was meant), nor of a key
+    /// missing from a mapping that merges one (`mergesBrokenAlias`).
+    mutating func reportBrokenAliases(_ problems: [YAMLSyntaxError]) {
+        for problem in problems {
+            report("", at: problem.mark, problem.message)
+            if let mark = problem.mark { brokenAliases.insert(YAMLMark(line: mark.line, column: mark.column)) }
+        }
+    }
+
+    /// Whether a broken alias stands at `mark`, also as a copy another alias made of it.
+    func isBrokenAlias(_ mark: YAMLMark) -> Bool {
+        brokenAliases.contains(YAMLMark(line: mark.line, column: mark.column))
+    }
+
+    /// Whether `node` merges a broken alias (`<<: *nope`), itself or through a mapping it
+    /// merges: a required key it lacks may be in the anchor that is not there.
+    func mergesBrokenAlias(_ node: YAMLNode) -> Bool {
+        guard !brokenAliases.isEmpty, case .mapping(let pairs) = node.content else { return false }
+        return pairs.contains { pair in
+            guard let key = pair.key.scalar, Self.isMergeKey(key) else { return false }
+            var sources = [pair.value]
+            if case .sequence(let items) = pair.value.content { sources = items }
+            return sources.contains { isBrokenAlias($0.mark) || mergesBrokenAlias($0) }
+        }
     }
 
     /// Every problem found, each with its line quoted: the secrets written on it masked (a

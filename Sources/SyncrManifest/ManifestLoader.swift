@@ -88,21 +88,27 @@ public enum ManifestLoader {
                 sourceLine: nil, hint: nil)])
         }
         let root: YAMLNode?
+        let parser = YAMLParser(bytes: bytes)
         do {
-            root = try YAMLParser(bytes: bytes).parseDocument()
+            root = try parser.parseDocument()
         } catch {
             // libyaml's reader refuses bytes that are not UTF-8, with a message that does not
             // say so in words a user acts on: "invalid ... UTF-8 octet", or "invalid Unicode
             // character" for a surrogate encoded as UTF-8 (ED A0 80, as CESU-8 writes) or a
             // character beyond U+10FFFF.
-            if error.message.contains("UTF-8") || error.message.contains("invalid Unicode character"),
-               decoder.reportNotUTF8(in: bytes) {
-                throw ManifestError(diagnostics: decoder.diagnostics)
+            let encoding = error.message.contains("UTF-8") || error.message.contains("invalid Unicode character")
+            if !(encoding && decoder.reportNotUTF8(in: bytes)) {
+                decoder.report("", at: error.mark, error.message,
+                               hint: decoder.unusualBreakHint() ?? decoder.tabHint(for: error.message, at: error.mark))
             }
-            decoder.report("", at: error.mark, error.message,
-                           hint: decoder.unusualBreakHint() ?? decoder.tabHint(for: error.message, at: error.mark))
+            // libyaml's parser stops at a syntax error for good (every later call returns the
+            // same error), and an alias bomb is not expanded: nothing after it is read. The
+            // aliases found broken before it are reported with it (after it: nothing at a
+            // broken alias's place is reported once they are).
+            decoder.reportBrokenAliases(parser.brokenAliases)
             throw ManifestError(diagnostics: decoder.diagnostics)
         }
+        decoder.reportBrokenAliases(parser.brokenAliases)
         guard let manifest = decoder.decodeManifest(root) else {
             throw ManifestError(diagnostics: decoder.diagnostics)
         }

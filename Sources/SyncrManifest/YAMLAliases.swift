@@ -60,26 +60,40 @@ struct AliasTable {
         byName[anchor] = .done(index: nodes.count - 1)
     }
 
+    /// Aliases that name no anchor before them, or the value they are inside: each is one
+    /// error among the manifest's others, so the document is read on (libyaml's parser knows
+    /// nothing of anchors and goes on past them) with a stand-in where the alias is.
+    private(set) var broken: [YAMLSyntaxError] = []
+
     /// An alias, as a reference to its anchored node, and how deep that node nests.
     ///
-    /// - Throws: at the alias, when no node before it has the anchor, or when the alias is
-    ///   inside the node it names.
-    mutating func alias(_ name: String, at mark: YAMLMark) throws(YAMLSyntaxError) -> (YAMLNode, depth: Int) {
+    /// When no node before it has the anchor, or the alias is inside the node it names, the
+    /// problem goes to `broken` and the alias stands for an empty mapping at its own mark
+    /// (`standIn`): what the decoder would say of it there is not said (`ManifestDecoder.report`).
+    mutating func alias(_ name: String, at mark: YAMLMark) -> (YAMLNode, depth: Int) {
         switch byName[name] {
         case nil:
-            throw YAMLSyntaxError(
+            return standIn(at: mark, for: YAMLSyntaxError(
                 mark: mark,
-                message: "the alias *\(name) refers to no anchor; define &\(name) on a value before this line (an anchor must come before its aliases)")
+                message: "the alias *\(name) refers to no anchor; define &\(name) on a value before this line (an anchor must come before its aliases)"))
         case .open(let anchorMark):
-            throw YAMLSyntaxError(
+            return standIn(at: mark, for: YAMLSyntaxError(
                 mark: mark,
-                message: "the alias *\(name) is inside the value anchored &\(name) at \(anchorMark.position), so that value would contain itself; move the alias out of it")
+                message: "the alias *\(name) is inside the value anchored &\(name) at \(anchorMark.position), so that value would contain itself; move the alias out of it"))
         case .done(let index):
             written += 1
             produced = Self.add(produced, sizes[index])
             trail.append((mark, produced))
             return (YAMLNode(content: .alias(name: name, anchor: index), mark: mark), depths[index])
         }
+    }
+
+    /// The empty mapping that stands where a broken alias is, counted as one written node.
+    private mutating func standIn(at mark: YAMLMark, for problem: YAMLSyntaxError) -> (YAMLNode, depth: Int) {
+        broken.append(problem)
+        written += 1
+        produced = Self.add(produced, 1)
+        return (YAMLNode(content: .mapping([]), mark: mark), 1)
     }
 
     /// - Throws: at a collection that nests deeper than `maxDepth` with its aliases expanded.

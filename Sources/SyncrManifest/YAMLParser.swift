@@ -11,6 +11,10 @@ final class YAMLParser {
     private let parser: UnsafeMutablePointer<yaml_parser_t>
     private let input: UnsafeMutableBufferPointer<UInt8>
     private let initialized: Bool
+    /// The aliases `parseDocument` found to name no anchor (or the value they are inside), in
+    /// document order, also when it then threw: each stands as an empty mapping in the tree.
+    /// A reader must report them; the tree alone does not show them.
+    private(set) var brokenAliases: [YAMLSyntaxError] = []
 
     /// - Parameter bytes: the manifest, UTF-8 (libyaml reports invalid UTF-8 as a syntax error).
     init(bytes: [UInt8]) {
@@ -34,7 +38,9 @@ final class YAMLParser {
     /// - Returns: the root node, or nil when the stream holds no document (empty file, only
     ///   comments).
     /// - Throws: `YAMLSyntaxError` at libyaml's problem mark; also when a second document follows,
-    ///   and at an alias with no anchor, inside its own anchored node, or expanding too far.
+    ///   at a collection nesting too deep and at the alias that expands the document too far.
+    ///   An alias with no anchor, or inside its own anchored node, is no throw: it goes to
+    ///   `brokenAliases`, and the rest of the document is read.
     func parseDocument() throws(YAMLSyntaxError) -> YAMLNode? {
         guard initialized else {
             throw YAMLSyntaxError(mark: nil, message: "libyaml could not allocate a parser")
@@ -43,6 +49,7 @@ final class YAMLParser {
         var root: YAMLNode?
         var documents = 0
         var aliases = AliasTable()
+        defer { brokenAliases = aliases.broken }
 
         /// `depth`: how deep the node nests once its aliases are expanded.
         /// Changes the open collection where it lies in `stack`: taken out and put back, it
@@ -84,7 +91,7 @@ final class YAMLParser {
                         message: "a manifest holds one YAML document; remove this second one")
                 }
             case YAML_ALIAS_EVENT:
-                let (node, depth) = try aliases.alias(Self.string(event.data.alias.anchor), at: mark)
+                let (node, depth) = aliases.alias(Self.string(event.data.alias.anchor), at: mark)
                 attach(node, depth: depth)
             case YAML_SCALAR_EVENT:
                 let s = event.data.scalar

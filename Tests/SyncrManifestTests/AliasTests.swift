@@ -136,6 +136,24 @@ import Testing
         #expect(text.contains("alias bomb"))
     }
 
+    /// A bomb is not expanded, so nothing is decoded: the broken aliases before it are
+    /// reported with it, in line order.
+    @Test func aBombIsReportedWithTheBrokenAliasesBeforeIt() {
+        var yaml = "version: 1\ncache: *nope\nx-0: &l0 [lol]\n"
+        for level in 1...9 {
+            let refs = Array(repeating: "*l\(level - 1)", count: 10).joined(separator: ", ")
+            yaml += "x-\(level): &l\(level) [\(refs)]\n"
+        }
+        let rendered = errors(yaml)
+        #expect(rendered.hasPrefix("""
+            syncr.yml:2:8: error: the alias *nope refers to no anchor; define &nope on a value before this line (an anchor must come before its aliases)
+            cache: *nope
+                   ^
+            syncr.yml:8:
+            """), "\(rendered)")
+        #expect(rendered.contains("this looks like an alias bomb"), "\(rendered)")
+    }
+
     /// Aliases to deep values, each nesting the one before: 40 levels of 40-deep sequences
     /// write 1,700 nodes but nest 1,600 deep. Refused from the depths, before the tree (and the
     /// stack of the code that would walk it) is built.
@@ -158,5 +176,120 @@ import Testing
             yaml += "x-\(level): &l\(level) [\(refs)]\n"
         }
         #expect(errors(yaml).contains("alias bomb"))
+    }
+    /// An alias to a missing anchor stopped every other error from being reported. It is now
+    /// one error among the others, in line order; nothing is said of what stands in its place
+    /// (an alias as a value, as an entry, as a merge, in a merge list), nor of a required key
+    /// an entry that merges one lacks.
+    @Test func aMissingAnchorIsOneErrorAmongTheOthersInLineOrder() {
+        let yaml = """
+            version: 1
+            x-base: &base
+              retries: 3
+            downloads:
+              - url: https://example.com/a
+                to: a.bin
+                sha256: zz
+                headers: *nope
+              - <<: *missing
+                to: b.bin
+              - *gone
+              - url: *u
+                retries: abc
+              - url: https://example.com/c
+                to: c.bin
+                <<: [*base, *other]
+            uploads:
+              - from: x
+                to: ftp://no
+            """
+        let noAnchor = "refers to no anchor; define"
+        #expect(errors(yaml) == """
+            syncr.yml:7:13: error: downloads[0].sha256: expected 64 hex digits, found a non-hex character 'z' at position 1
+                sha256: zz
+                        ^
+            syncr.yml:8:14: error: the alias *nope \(noAnchor) &nope on a value before this line (an anchor must come before its aliases)
+                headers: *nope
+                         ^
+            syncr.yml:9:9: error: the alias *missing \(noAnchor) &missing on a value before this line (an anchor must come before its aliases)
+              - <<: *missing
+                    ^
+            syncr.yml:11:5: error: the alias *gone \(noAnchor) &gone on a value before this line (an anchor must come before its aliases)
+              - *gone
+                ^
+            syncr.yml:12:5: error: downloads[3]: missing required key 'to'
+              - url: *u
+                ^
+            syncr.yml:12:10: error: the alias *u \(noAnchor) &u on a value before this line (an anchor must come before its aliases)
+              - url: *u
+                     ^
+            syncr.yml:13:14: error: downloads[3].retries: expected an integer, found "abc"
+                retries: abc
+                         ^
+            syncr.yml:16:17: error: the alias *other \(noAnchor) &other on a value before this line (an anchor must come before its aliases)
+                <<: [*base, *other]
+                            ^
+            syncr.yml:19:9: error: uploads[0].to: expected an http(s) URL, found "ftp://no": its scheme is not http, https or s3 (the only ones syncr speaks)
+                to: ftp://no
+                    ^
+            """)
+    }
+
+    /// An alias inside its own anchored value is likewise one error among the others, and an
+    /// alias copied from an anchor that holds a broken one says nothing more of it.
+    @Test func anAliasInsideItsOwnAnchorAndCopiesOfABrokenOneAreOneErrorEach() {
+        let rendered = errors("""
+            version: 1
+            x-h: &h { X-A: *none }
+            downloads:
+              - &self { url: https://example.com/d, to: d.bin, headers: *self }
+              - { url: https://example.com/e, to: e.bin, headers: *h, retries: -1 }
+            """)
+        #expect(rendered == """
+            syncr.yml:2:16: error: the alias *none refers to no anchor; define &none on a value before this line (an anchor must come before its aliases)
+            x-h: &h { X-A: *none }
+                           ^
+            syncr.yml:4:61: error: the alias *self is inside the value anchored &self at 4:5, so that value would contain itself; move the alias out of it
+              - &self { url: https://example.com/d, to: d.bin, headers: *self }
+                                                                        ^
+            syncr.yml:5:68: error: downloads[1].retries: expected an integer from 0 to 100, found -1
+              - { url: https://example.com/e, to: e.bin, headers: *h, retries: -1 }
+                                                                               ^
+            """)
+    }
+
+    /// libyaml's parser cannot go on past a syntax error (it returns the same error from then
+    /// on): the broken aliases before it are reported with it, in line order.
+    @Test func aSyntaxErrorIsReportedWithTheBrokenAliasesBeforeIt() {
+        #expect(errors("""
+            version: 1
+            downloads:
+              - url: *nope
+                to: a
+              - url: [unclosed
+                to: b
+            """) == """
+            syncr.yml:3:10: error: the alias *nope refers to no anchor; define &nope on a value before this line (an anchor must come before its aliases)
+              - url: *nope
+                     ^
+            syncr.yml:6:7: error: did not find expected ',' or ']' (while parsing a flow sequence at 5:10)
+                to: b
+                  ^
+            """)
+    }
+}
+
+/// `ManifestError` hands its diagnostics out in source order whatever order they were found in:
+/// file-level ones first, then by line and column, ties in the order found.
+@Suite(.timeLimit(.minutes(5))) struct DiagnosticOrderTests {
+    @Test func diagnosticsAreSortedByPosition() {
+        func at(_ line: Int?, _ column: Int, _ path: String) -> Diagnostic {
+            Diagnostic(file: "syncr.yml", location: line.map { SourceLocation(file: "syncr.yml", line: $0, column: column) },
+                       path: path, message: "m", sourceLine: nil)
+        }
+        let error = ManifestError(diagnostics: [
+            at(12, 3, "c"), at(2, 9, "b"), at(12, 1, "d"), at(nil, 0, "a"), at(2, 9, "b2"), at(100, 1, "e"), at(12, 3, "c2"),
+        ])
+        #expect(error.diagnostics.map(\.path) == ["a", "b", "b2", "d", "c", "c2", "e"])
     }
 }

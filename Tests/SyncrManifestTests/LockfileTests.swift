@@ -77,6 +77,9 @@ import Testing
         // A record that names two destinations locked the last one, silently.
         ("version: 1\ndownloads:\n  - to: a\n    url: u\n    to: b\n",
          "syncr.lock:5:5: error: downloads[0].to is given twice (first at line 3)"),
+        // An alias to nothing is no longer a parser throw: the reader refuses it itself.
+        ("version: 1\ndownloads:\n  - { to: a, url: *u }\n",
+         "syncr.lock:3:19: error: the alias *u refers to no anchor"),
         // Two `downloads:` (a merge kept both): the second was not read.
         ("version: 1\ndownloads:\n  - { to: a, url: u }\ndownloads:\n  - { to: b, url: v }\n",
          "syncr.lock:4:1: error: 'downloads' is given twice (first at line 2)"),
