@@ -111,6 +111,7 @@ public struct EntryState: Codable, Sendable, Equatable {
 
     /// Whether the next run can go on from these bytes rather than start over: a complete
     /// file is placed from the cache, a partial one is resumed only against a validator
-    /// (`Planner.decide` restarts one without). The messages that say what is kept ask this.
+    /// (`Planner.decide` restarts one without). The messages that say what is kept ask this,
+    /// and whether the server serves ranges (`Downloader.resumes`).
     public var resumable: Bool { complete || ifRangeValidator != nil }
 }

@@ -25,6 +25,9 @@ final class FetchState {
     var size: Int64?
     /// What the operator should know about this entry.
     var notes: [EntryNote] = []
+    /// An answer showed that the server serves no ranges (a 200 without `Accept-Ranges:
+    /// bytes`): what is kept will not be resumed (`Planner.decide` restarts it).
+    var rangesRefused = false
     /// The download went back to byte 0 (a note that `startsOver`): a planned resume is then
     /// a restart in the result.
     var startedOver: Bool { notes.contains { $0.startsOver } }
@@ -57,7 +60,7 @@ extension Downloader {
                 throw spaceFailure(code, kept: cache.loadState(key)?.cachedBytes ?? 0)
             }
             // The bytes kept are worth a resume only where the next plan will resume them.
-            if error.retries?.kept ?? 0 > 0, !(await file.recorder.state.resumable) {
+            if error.retries?.kept ?? 0 > 0, !resumes(await file.recorder.state, fs) {
                 throw error.changingRetries { $0.resumes = false }
             }
             throw error
@@ -148,6 +151,14 @@ extension Downloader {
         try? await recorder.update(durable: false) { $0.finalURL = reached }
     }
 
+    /// Whether the next run goes on from what `state` keeps, as the next plan decides: a
+    /// complete file is placed from the cache; a partial one is resumed against a validator
+    /// (`EntryState.resumable`) from a server that serves ranges. The messages that say what
+    /// is kept ask this.
+    func resumes(_ state: EntryState, _ fs: FetchState) -> Bool {
+        state.complete || (state.resumable && !fs.rangesRefused && item.remote?.acceptsRanges != false)
+    }
+
     /// From now on every attempt starts at byte 0: the record goes first, then the bytes.
     func startOver(_ file: CacheFile, _ fs: FetchState, _ why: EntryNote) async throws {
         note(fs, why)
@@ -218,6 +229,7 @@ extension Downloader {
             outcome = await engine.perform(request, sink: sink)
         }
         await ticker.stop()
+        if let head = sink.head, head.status == 200, !head.acceptsByteRanges { fs.rangesRefused = true }
         if let helped { return try await finishHelped(helped, sink: sink, file: file, fs: fs) }
         return try await judge(outcome, sink: sink, base: base, file: file, fs: fs)
     }

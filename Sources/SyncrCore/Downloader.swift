@@ -69,7 +69,9 @@ struct Downloader: Sendable {
         var finalSize: Int64?
         func result(_ outcome: ItemResult.Outcome) -> ItemResult {
             let elapsed = clock.now - start
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            // One that never started took no time: its wait for a slot is not its own.
+            let seconds = outcome == .interrupted(.beforeStart) ? 0
+                : Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             var item = self.item
             if item.action == .resume, fs.startedOver {
                 // The cached part was dropped: what was done is a restart from byte 0, and the
@@ -90,8 +92,8 @@ struct Downloader: Sendable {
         switch item.action {
         case .error:
             // A probe cut short by the interruption (its retries too) says nothing about the server.
-            if case .interrupted? = item.error { return result(.interrupted(interruption())) }
-            if Task.isCancelled { return result(.interrupted(interruption())) }
+            if case .interrupted? = item.error { return result(.interrupted(interruption(fs))) }
+            if Task.isCancelled { return result(.interrupted(interruption(fs))) }
             return result(.failed(item.error ?? .other(message: item.reason)))
         case .skip:
             recordVerifiedDestination()
@@ -112,7 +114,7 @@ struct Downloader: Sendable {
             // Fetched without asking first: the size the answer told is in the record (the
             // report counted the entry as of unknown size).
             if finalSize == nil { finalSize = state?.size }
-            return result(.interrupted(interruption()))
+            return result(.interrupted(interruption(fs)))
         }
         let slot = Slot(semaphore: slots)
         let outcome: ItemResult
@@ -200,12 +202,12 @@ struct Downloader: Sendable {
     }
 
     /// What an interrupted entry kept, from its record on disk: what the next run resumes from.
-    private func interruption() -> SyncError.Interruption {
+    private func interruption(_ fs: FetchState) -> SyncError.Interruption {
         guard let state = cache.loadState(key), state.cachedBytes > 0 else { return .download(kept: 0, size: nil) }
         // A complete record whose data is still in the cache (stopped in its verify, before it
         // was placed) kept it all; one whose data went into place kept nothing here.
         if state.complete, FS.fileSize(cache.dataPath(key)) == nil { return .download(kept: 0, size: nil) }
-        return .download(kept: state.cachedBytes, size: state.size, resumes: state.resumable)
+        return .download(kept: state.cachedBytes, size: state.size, resumes: resumes(state, fs))
     }
 
     /// A skip decided by hashing the destination: remember it, so the next plan need not hash.

@@ -166,15 +166,20 @@ extension SyncError {
     }
 
     /// What the bytes that arrived are worth to the next run: a resume, or nothing where the
-    /// server named no version of the file to resume against (the next plan restarts it).
+    /// server named no version of the file to resume against, or serves no ranges (the next
+    /// plan restarts it).
     private static func keptText(_ retries: Retries) -> String {
         let kept = ByteSize.format(retries.kept)
         guard retries.resumes else {
-            return "; the \(kept) received cannot be resumed, since the server names no version of the file "
-                + "(no strong ETag or Last-Modified): the next run starts over"
+            return "; the \(kept) received cannot be resumed, since \(noResume): the next run starts over"
         }
         return "; \(kept) kept in the cache, run again to resume"
     }
+
+    /// Why kept bytes will not be resumed (`Downloader.resumes`): either reason makes the next
+    /// plan restart the file.
+    private static let noResume = "the server names no version of the file (no strong ETag or Last-Modified) "
+        + "or serves no byte ranges"
 
     private static func noSpaceText(path: String, needed: Int64?, available: Int64?, errno: Int32,
                                     during: DiskStep) -> String {
@@ -255,8 +260,8 @@ extension SyncError {
             guard kept > 0 else { return "interrupted before any bytes were kept" }
             let of = size.map { " of \(ByteSize.format($0))" } ?? ""
             guard resumes else {
-                return "interrupted after \(ByteSize.format(kept))\(of), which cannot be resumed, since the server names "
-                    + "no version of the file (no strong ETag or Last-Modified): the next run starts over"
+                return "interrupted after \(ByteSize.format(kept))\(of), which cannot be resumed, since \(Self.noResume): "
+                    + "the next run starts over"
             }
             return "interrupted with \(ByteSize.format(kept))\(of) kept in the cache; run the same command again to resume"
         case .upload(let resumes):

@@ -189,8 +189,8 @@ extension SyncError {
         case whileAsking
         /// While downloading: `kept` bytes (of `size`, when known) wait in the cache for the next
         /// run; 0 when none were kept.
-        /// `resumes` false: the next run cannot go on from them and starts over
-        /// (`EntryState.resumable`).
+        /// `resumes` false: the next run cannot go on from them and starts over (no validator
+        /// to resume against, or a server that serves no ranges: `Downloader.resumes`).
         case download(kept: Int64, size: Int64?, resumes: Bool = true)
         /// While uploading, before the server confirmed it. The next run sends it again whole
         /// to an HTTP server; an object store (`resumes`) is asked what it holds, and only the

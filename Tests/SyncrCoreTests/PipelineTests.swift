@@ -168,4 +168,37 @@ struct PipelineTests {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }
+
+    /// A server that serves no ranges (a 200 without `Accept-Ranges`) sends half a file, and
+    /// the run is interrupted: what arrived is kept, but the result does not promise a resume,
+    /// which the next plan would not make (it restarts from byte 0). It said "run the same
+    /// command again to resume". An entry the interruption kept from starting took no time (its
+    /// wait for the one slot was counted).
+    @Test func anInterruptionPromisesNoResumeFromAServerWithoutRanges() async throws {
+        let project = try ScriptedProject()
+        var large = Resource(bytes: Resource.pattern(600_000))
+        large.acceptsRanges = false
+        let paused = OneShot<Bool>()
+        let server = ScriptedTransport { [large] request, _ in
+            var reply = large.answer(request)
+            reply.pause = .init(after: 300_000) {
+                paused.fulfil(true)
+                try? await Task.sleep(for: .seconds(3600))
+            }
+            return reply
+        }
+        let session = Session(manifest: project.manifest([project.download("big.bin"), project.download("next.bin", index: 1)]),
+                              options: RunOptions(jobs: 1), transport: server)
+        defer { session.close() }
+        let run = Task { await session.apply().results }
+        _ = await paused.wait()
+        try await Task.sleep(for: .milliseconds(50))
+        run.cancel()
+        let results = await run.value
+        #expect(results[0].outcome == .interrupted(.download(kept: 300_000, size: 600_000, resumes: false)))
+        #expect(results[0].errorText?.hasSuffix("or serves no byte ranges: the next run starts over") == true,
+                "\(results[0].errorText ?? "")")
+        #expect(results[1].outcome == .interrupted(.beforeStart))
+        #expect(results[1].seconds == 0)
+    }
 }

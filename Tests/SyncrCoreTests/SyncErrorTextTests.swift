@@ -114,7 +114,7 @@ struct SyncErrorTextTests {
         #expect(SyncError.interrupted(.download(kept: 0, size: nil)).description == "interrupted before any bytes were kept")
         #expect(SyncError.interrupted(.download(kept: 1 << 20, size: 4 << 20, resumes: false)).description
                 == "interrupted after 1.0 MiB of 4.0 MiB, which cannot be resumed, since the server names no version of the "
-                + "file (no strong ETag or Last-Modified): the next run starts over")
+                + "file (no strong ETag or Last-Modified) or serves no byte ranges: the next run starts over")
         #expect(SyncError.interrupted(.beforeStart).description == "interrupted before it started")
         #expect(SyncError.interrupted(.whileAsking).description == "interrupted while asking the server")
         #expect(SyncError.interrupted(.upload(resumes: false)).description
@@ -168,7 +168,7 @@ struct SyncErrorTextTests {
                                       retries: .init(stop: .exhausted(retries: 1), kept: 1 << 20, resumes: false))
         #expect(error.description == "no data for 10 s (timeout: 10s in the manifest) from \(Self.url); the 1.0 MiB "
                 + "received cannot be resumed, since the server names no version of the file (no strong ETag or "
-                + "Last-Modified): the next run starts over (gave up after 1 retry)", "\(error.description)")
+                + "Last-Modified) or serves no byte ranges: the next run starts over (gave up after 1 retry)", "\(error.description)")
     }
 
     /// A plain web server answers a PUT with 501 (or 405): said what it means, and that it is not
