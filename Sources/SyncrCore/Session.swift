@@ -91,6 +91,9 @@ public final class Session: Sendable {
     /// cooperative pool, now that they run beside it, so that a manifest of large pinned files
     /// does not read them all at once from one disk.
     private let destinationHashes = AsyncSemaphore(limit: ProcessInfo.processInfo.activeProcessorCount)
+    /// One `apply` at a time: two at once on one session moved each other's files ("cannot
+    /// move the finished file into place"), and share its slots and leftovers.
+    private let applying = AsyncSemaphore(limit: 1)
 
     /// Creates a session for `manifest`; no request is made until `plan`.
     /// - Parameters:
@@ -534,11 +537,21 @@ public final class Session: Sendable {
     /// already being flushed and moved into place finish.
     ///
     /// The caller holds the cache folder's `CacheLock` while it runs: apply does not take it,
-    /// and two runs on one cache would move each other's files.
+    /// and two runs on one cache would move each other's files. Two calls on one session run one
+    /// after the other (the second waits, and if its task is cancelled meanwhile, starts none of
+    /// its entries).
     ///
     /// - Parameter progress: also receives this call's events (an entry started, bytes moved, a
     ///   retry, a note, an entry finished), with secrets masked, from many tasks at once.
     public func apply(progress: (@Sendable (ProgressEvent) -> Void)? = nil) async -> ApplyReport {
+        await applying.acquire()
+        let report = await applyAlone(progress: progress)
+        await applying.release()
+        return report
+    }
+
+    /// `apply`, with no other `apply` of this session running.
+    private func applyAlone(progress: (@Sendable (ProgressEvent) -> Void)?) async -> ApplyReport {
         let reporter = reporter(adding: progress)
         unreachable.forgetAll()
         let clock = ContinuousClock()
