@@ -231,3 +231,13 @@ struct SyncErrorTextTests {
         #expect(Self.golden.compactMap(\.0.httpStatus) == [404, 401, 503, 429, 407, 403])
     }
 }
+
+/// A program that shows errors through Foundation's `localizedDescription` gets syncr's message.
+@Suite(.timeLimit(.minutes(5))) struct LocalizedErrorTests {
+    @Test func localizedDescriptionIsTheMessage() {
+        let error: any Error = SyncError.interrupted(.beforeStart)
+        #expect(error.localizedDescription == "interrupted before it started")
+        let busy: any Error = CacheLockError.busy(directory: "/c", pid: 7, waited: .zero)
+        #expect(busy.localizedDescription == "another syncr run (PID 7) is using the cache /c")
+    }
+}
