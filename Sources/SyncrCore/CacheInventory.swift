@@ -14,7 +14,10 @@ import SyncrManifest
 public struct CacheEntry: Sendable, Equatable {
     /// What kind of record the entry carries.
     public enum Kind: String, Sendable {
-        case download, upload
+        /// A download's record (`<key>.state`, or its line in the records journal) or data.
+        case download
+        /// An upload's record (`<key>.upload`), multipart uploads or archive.
+        case upload
         /// Files with the entry's key but no readable record (data that will be fetched again).
         case unknown
     }

@@ -57,7 +57,12 @@ struct FanOutReporter: ProgressReporter {
 public struct ItemResult: Sendable, Equatable {
     /// How one entry ended, as a word (the `status` of the JSON report).
     public enum Status: String, Sendable, Codable {
-        case ok, failed, skipped
+        /// Downloaded (or resumed, restarted) and placed, or uploaded.
+        case ok
+        /// The entry failed: its `error` says why.
+        case failed
+        /// Up to date: nothing was moved.
+        case skipped
         /// The run was interrupted (SIGINT, SIGTERM) before the entry finished; what arrived is
         /// kept in the cache and the next run resumes it.
         case interrupted

@@ -28,7 +28,9 @@ public struct Shard: Sendable, Hashable, CustomStringConvertible {
 
 /// A manifest entry: downloads and uploads are numbered apart, by their index in the manifest.
 public enum EntryID: Hashable, Sendable, Comparable {
+    /// The entry at this index of `downloads:`.
     case download(Int)
+    /// The entry at this index of `uploads:`.
     case upload(Int)
 }
 

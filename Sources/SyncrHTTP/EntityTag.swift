@@ -2,8 +2,11 @@
 public struct EntityTag: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The opaque tag without quotes.
     public var opaque: String
+    /// Whether the tag is weak (`W/"xyz"`): it then names the version only loosely, and is
+    /// never sent in `If-Range`.
     public var isWeak: Bool
 
+    /// Creates a tag from its parts.
     public init(opaque: String, isWeak: Bool) {
         self.opaque = opaque
         self.isWeak = isWeak

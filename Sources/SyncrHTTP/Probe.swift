@@ -2,7 +2,9 @@
 public struct RemoteResource: Sendable, Equatable {
     /// The full size in bytes, nil when the server does not say.
     public var size: Int64?
+    /// The `ETag` the server gave, if any.
     public var etag: EntityTag?
+    /// The `Last-Modified` the server gave, as it wrote it, if any.
     public var lastModified: String?
     /// Whether the server says it serves byte ranges.
     public var acceptsRanges: Bool
@@ -11,6 +13,7 @@ public struct RemoteResource: Sendable, Equatable {
     /// How the facts were learnt, for plan reasons: "HEAD" or "GET Range: bytes=0-0".
     public var method: String
 
+    /// Creates the facts from their parts (`Probe` learns them from an answer).
     public init(size: Int64?, etag: EntityTag?, lastModified: String?, acceptsRanges: Bool,
                 finalURL: String, method: String) {
         self.size = size

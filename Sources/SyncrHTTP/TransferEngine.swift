@@ -23,6 +23,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         /// The receive buffer of each transfer: 512 KiB measured fastest on loopback.
         public var bufferSize: Int
 
+        /// Creates a configuration; the defaults are what a session of its own uses.
         public init(maxConnectionsPerHost: Int = 16, maxTotalConnections: Int = 0, bufferSize: Int = 512 * 1024) {
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.maxTotalConnections = maxTotalConnections
