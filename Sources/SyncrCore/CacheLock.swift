@@ -17,6 +17,10 @@ public enum CacheLockError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .busy(let directory, let pid, let waited):
+            // A library's second lock of a cache it holds: not another run's.
+            if pid == getpid() {
+                return "this process already holds the cache \(directory) (a CacheLock not released yet)"
+            }
             let who = "another syncr run" + (pid.map { " (PID \($0))" } ?? "")
             return waited == .zero
                 ? "\(who) is using the cache \(directory)"
@@ -77,7 +81,7 @@ public final class CacheLock: Sendable {
     /// to finish with it: polls with backoff, so a waiting run costs nothing noticeable.
     ///
     /// - Parameters:
-    ///   - timeout: how long to wait; zero fails at once when the folder is in use.
+    ///   - timeout: how long to wait; zero (or less) fails at once when the folder is in use.
     ///   - onWait: called once, with the holder's PID, when this run starts waiting.
     /// - Throws: `CacheLockError.busy` when the wait ran out, `.cannotLock` when the file
     ///   cannot be locked at all, `CancellationError` when the task was cancelled while waiting.
@@ -85,6 +89,7 @@ public final class CacheLock: Sendable {
                                onWait: (@Sendable (_ pid: Int32?) -> Void)? = nil) async throws -> CacheLock {
         let clock = ContinuousClock()
         let start = clock.now
+        let timeout = max(timeout, .zero)
         var delay = Duration.milliseconds(20)
         var announced = false
         while true {

@@ -20,6 +20,23 @@ import Testing
         lock.release()
     }
 
+    /// A library that locks a cache it already holds is told so, not that another run (with
+    /// its own PID) holds it; a negative wait is no wait ("after waiting -5s").
+    @Test func aSecondLockInTheHoldingProcessSaysSo() async throws {
+        let folder = try TemporaryFolder()
+        let first = try #require(try CacheLock.attempt(directory: folder.path))
+        defer { first.release() }
+        await #expect(throws: CacheLockError.self) {
+            _ = try await CacheLock.acquire(directory: folder.path, timeout: .seconds(-5))
+        }
+        do {
+            _ = try await CacheLock.acquire(directory: folder.path, timeout: .seconds(-5))
+        } catch let error as CacheLockError {
+            #expect(error.description == "this process already holds the cache \(folder.path) (a CacheLock not released yet)")
+            if case .busy(_, _, let waited) = error { #expect(waited == .zero) }
+        }
+    }
+
     @Test func secondAttemptFindsTheFolderBusy() throws {
         let folder = try TemporaryFolder()
         let first = try #require(try CacheLock.attempt(directory: folder.path))
