@@ -9,15 +9,19 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     case checksum(archive: String, entry: String, detail: String)
     /// An entry's path or link would leave the destination, or is not a safe name.
     case unsafePath(archive: String, entry: String, detail: String)
-    /// Two entries with the same name.
-    case duplicate(archive: String, entry: String)
+    /// Two entries with the same name. `first` is the earlier entry, where it is stored under
+    /// another name than `entry` (`./a.txt` and `a.txt`), and `name` the one they share;
+    /// `strippedBy` is the setting whose stripping made two different paths one (`v1/a.txt`
+    /// and `v2/a.txt`, both `a.txt` with one component stripped).
+    case duplicate(archive: String, entry: String, first: String? = nil, name: String? = nil, strippedBy: String? = nil)
     /// A limit (entry count, total size, compression ratio) was exceeded: likely a zip bomb.
     case limit(archive: String, entry: String?, detail: String)
-    /// `strip_components` (`count`) leaves nothing of any entry's path (`entry` is nil; a
+    /// `strip_components` (`count`, set by `setting`: the manifest's key, or `syncr unzip`'s
+    /// `--strip-components`) leaves nothing of any entry's path (`entry` is nil; a
     /// value names one entry, for callers that check entries one by one): the archive is not
     /// laid out as the caller expects, and an empty folder would pass for success. (Some
     /// entries dropped while others stay is what `tar --strip-components` does, and is kept.)
-    case stripped(archive: String, entry: String?, count: Int)
+    case stripped(archive: String, entry: String?, count: Int, setting: String = "strip_components")
     /// A local file operation failed.
     case io(path: String, errno: Int32, detail: String)
     /// The task doing the work was cancelled (Ctrl-C on `syncr zip` or `syncr unzip`); what
@@ -49,16 +53,21 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(archive): \(entry): \(detail)"
         case .unsafePath(let archive, let entry, let detail):
             return "\(archive): \(entry): refused: \(detail)"
-        case .duplicate(let archive, let entry):
+        case .duplicate(let archive, let entry, let first?, let name, let setting?):
+            return "\(archive): \(first) and \(entry) both unpack to \(name ?? entry) once \(setting) has removed their "
+                + "leading folders; lower \(setting) (unpacking the archive once without it shows the layout)"
+        case .duplicate(let archive, let entry, let first?, let name, nil):
+            return "\(archive): \(first) and \(entry) both unpack to \(name ?? entry): the archive holds this name twice"
+        case .duplicate(let archive, let entry, nil, _, _):
             return "\(archive): \(entry): the archive holds this name twice"
         case .limit(let archive, let entry, let detail):
             return "\(archive)\(entry.map { ": \($0)" } ?? ""): stopped: \(detail)"
-        case .stripped(let archive, let entry?, let count):
-            return "\(archive): \(entry): strip_components \(count) leaves nothing of this file's path, and would drop it: "
-                + "the archive is not laid out as expected; lower strip_components (unpacking it once without it shows the layout)"
-        case .stripped(let archive, nil, let count):
-            return "\(archive): strip_components \(count) leaves nothing of any entry's path: the archive is not laid out as "
-                + "expected; lower strip_components (unpacking it once without it shows the layout)"
+        case .stripped(let archive, let entry?, let count, let setting):
+            return "\(archive): \(entry): \(setting) \(count) leaves nothing of this file's path, and would drop it: "
+                + "the archive is not laid out as expected; lower \(setting) (unpacking it once without it shows the layout)"
+        case .stripped(let archive, nil, let count, let setting):
+            return "\(archive): \(setting) \(count) leaves nothing of any entry's path: the archive is not laid out as "
+                + "expected; lower \(setting) (unpacking it once without it shows the layout)"
         case .io(let path, _, let detail):
             return "\(path): \(detail)"
         case .interrupted(let path):

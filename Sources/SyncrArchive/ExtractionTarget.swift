@@ -17,6 +17,11 @@ public struct ExtractionLimits: Sendable, Equatable {
     /// raise it, for the message of a refusal.
     public var maxTotalBytesSetting: String
     public var maxTotalBytesRaise: String
+    /// What sets the leading components stripped from each name (`strip_components` in a
+    /// manifest, `--strip-components` for `syncr unzip`), for the messages that tell a user
+    /// to change it. It travels with the limits, as `maxTotalBytesSetting` does, because they
+    /// reach every reader and the target.
+    public var stripComponentsSetting: String
     /// Whether the total must fit in the free space of the staging folder's file system.
     public var checkFreeSpace: Bool
     /// Uncompressed bytes per compressed byte at most, for an entry larger than `ratioFloor`;
@@ -31,13 +36,14 @@ public struct ExtractionLimits: Sendable, Equatable {
 
     public init(maxEntries: Int = 1_000_000, maxTotalBytes: Int64? = nil,
                 maxTotalBytesSetting: String = "the size limit", maxTotalBytesRaise: String = "raise the size limit",
-                checkFreeSpace: Bool = true,
+                stripComponentsSetting: String = "strip_components", checkFreeSpace: Bool = true,
                 maxRatio: Int64? = nil, ratioFloor: Int64 = 1 << 20, maxNameBytes: Int = 256 << 20) {
         self.maxNameBytes = maxNameBytes
         self.maxEntries = maxEntries
         self.maxTotalBytes = maxTotalBytes
         self.maxTotalBytesSetting = maxTotalBytesSetting
         self.maxTotalBytesRaise = maxTotalBytesRaise
+        self.stripComponentsSetting = stripComponentsSetting
         self.checkFreeSpace = checkFreeSpace
         self.maxRatio = maxRatio
         self.ratioFloor = ratioFloor
@@ -65,6 +71,10 @@ public final class ExtractionTarget {
     /// while Swift's `String` equality would take `café` composed and decomposed for one name
     /// and refuse a valid archive holding both.
     private var seen: Set<[UInt8]> = []
+    /// The entry each name came from, where the entry spells it otherwise (`./a.txt`, or
+    /// `v1/a.txt` with one component stripped): a second entry of that name is refused naming
+    /// both. Names spelled as they are stored cost nothing here.
+    private var spelledOtherwise: [[UInt8]: String] = [:]
     private var nameBytes = 0
     /// Folder modes to apply at the end, so a read-only folder can still be filled first.
     private var folderModes: [(path: String, mode: mode_t)] = []
@@ -133,15 +143,39 @@ public final class ExtractionTarget {
         }
         let what = doing.hasSuffix("link") ? "the path, or the link's target," : "the path"
         return .unsupported(archive: archive, entry: entry,
-                            detail: "\(what) is longer than this system allows for one file (\(PATH_MAX) bytes, with the destination folder's path); unpack into a folder with a shorter path, or set strip_components")
+                            detail: "\(what) is longer than this system allows for one file (\(PATH_MAX) bytes, with the destination folder's path); unpack into a folder with a shorter path, or set \(limits.stripComponentsSetting)")
     }
 
     /// Counts an entry against the limits and refuses a name seen before.
     private func admit(_ components: [String], entry: String) throws(ArchiveError) -> String {
         let key = components.joined(separator: "/")
         try count(key)
-        guard seen.insert(Array(key.utf8)).inserted else { throw .duplicate(archive: archive, entry: entry) }
+        let bytes = Array(key.utf8)
+        guard seen.insert(bytes).inserted else { throw duplicate(key, entry: entry) }
+        if !Self.spells(entry, key) {
+            // Kept too, so counted: with a component stripped, short names under a long
+            // first folder would keep gigabytes that the names' total never saw.
+            try keep(nameBytes: entry.utf8.count)
+            spelledOtherwise[bytes] = entry
+        }
         return key
+    }
+
+    /// Whether an entry's stored name is `key` (a folder's with its trailing `/`).
+    private static func spells(_ entry: String, _ key: String) -> Bool {
+        let stored = entry.utf8.last == UInt8(ascii: "/") ? entry.utf8.dropLast() : entry.utf8[...]
+        return stored.elementsEqual(key.utf8)
+    }
+
+    /// The refusal of `entry`, whose name `key` an earlier entry took: naming that entry too
+    /// when it was stored under another name, and the stripping setting when that is what made
+    /// the two one (`v1/a.txt` and `v2/a.txt`, both `a.txt` once one component is stripped).
+    private func duplicate(_ key: String, entry: String) -> ArchiveError {
+        let first = spelledOtherwise[Array(key.utf8)] ?? key
+        guard !first.utf8.elementsEqual(entry.utf8) else { return .duplicate(archive: archive, entry: entry) }
+        let stripped = (try? SafePath.components(first)) != (try? SafePath.components(entry))
+        return .duplicate(archive: archive, entry: entry, first: first, name: key,
+                          strippedBy: stripped ? limits.stripComponentsSetting : nil)
     }
 
     /// Counts an entry, and its name's bytes, against the limits: every entry read, also one
@@ -151,7 +185,12 @@ public final class ExtractionTarget {
         if entries > limits.maxEntries {
             throw .limit(archive: archive, entry: nil, detail: "more than \(limits.maxEntries) entries")
         }
-        nameBytes += name.utf8.count
+        try keep(nameBytes: name.utf8.count)
+    }
+
+    /// Counts bytes of a name kept in memory against `maxNameBytes`.
+    private func keep(nameBytes count: Int) throws(ArchiveError) {
+        nameBytes += count
         if nameBytes > limits.maxNameBytes {
             throw .limit(archive: archive, entry: nil,
                          detail: "the entries' names add up to more than \(Self.text(Int64(limits.maxNameBytes))), which this "

@@ -77,7 +77,8 @@ public enum TarExtractor {
         var summary = handler.summary
         let kept = summary.files + summary.directories + summary.symbolicLinks + summary.hardLinks
         if kept == 0, options.stripComponents > 0, !summary.skipped.isEmpty {
-            throw .stripped(archive: archive, entry: nil, count: options.stripComponents)
+            throw .stripped(archive: archive, entry: nil, count: options.stripComponents,
+                            setting: options.limits.stripComponentsSetting)
         }
         target.finish()
         summary.notes = result.notes
@@ -147,7 +148,7 @@ final class TarExtractionHandler: TarEntryHandler {
             // A hard link names an earlier entry, so its target is stripped like a name.
             guard let existing = try destination(linkTarget, entry: entry.name, what: "hard link target \(linkTarget)") else {
                 throw .unsafePath(archive: archive, entry: entry.name,
-                                  detail: "its hard link target \(linkTarget) is removed by strip_components")
+                                  detail: "its hard link target \(linkTarget) is removed by \(options.limits.stripComponentsSetting)")
             }
             try target.hardLink(components, to: existing, entry: entry.name)
             summary.hardLinks += 1

@@ -35,10 +35,11 @@ public struct DroppedFiles: Sendable, Equatable {
     }
 
     /// The note for a user, nil when nothing was dropped.
-    func note(strip: Int) -> String? {
+    /// - Parameter setting: what set `strip` (`ExtractionLimits.stripComponentsSetting`).
+    func note(strip: Int, setting: String) -> String? {
         guard count > 0 else { return nil }
         let more = count > first.count ? " and \(count - first.count) more" : ""
-        return "strip_components \(strip) left out \(count) file\(count == 1 ? "" : "s") with no more path than that: "
+        return "\(setting) \(strip) left out \(count) file\(count == 1 ? "" : "s") with no more path than that: "
             + first.joined(separator: ", ") + more
     }
 }
@@ -59,7 +60,7 @@ public enum Unpack {
             let summary = try TarExtractor.extract(archive: path, into: staging,
                                                    options: TarExtractionOptions(stripComponents: stripComponents,
                                                                                  limits: limits, archiveName: name))
-            let notes = [summary.droppedFiles.note(strip: stripComponents)].compactMap { $0 } + summary.notes
+            let notes = [summary.droppedFiles.note(strip: stripComponents, setting: limits.stripComponentsSetting)].compactMap { $0 } + summary.notes
             return UnpackSummary(entries: summary.entries, files: summary.files, bytes: summary.bytes, notes: notes)
         }
     }
@@ -94,6 +95,6 @@ extension Unpack {
         let summary = try ZipExtractor.extract(archiveAt: path, into: staging, archiveName: name,
                                                stripComponents: stripComponents, limits: limits)
         return UnpackSummary(entries: summary.entries, files: summary.files, bytes: summary.bytes,
-                             notes: [summary.droppedFiles.note(strip: stripComponents)].compactMap { $0 })
+                             notes: [summary.droppedFiles.note(strip: stripComponents, setting: limits.stripComponentsSetting)].compactMap { $0 })
     }
 }

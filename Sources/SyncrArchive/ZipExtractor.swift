@@ -107,7 +107,7 @@ public enum ZipExtractor {
             summary.entries += 1
         }
         if summary.entries == 0, summary.skipped > 0 {
-            throw .stripped(archive: archive, entry: nil, count: stripComponents)
+            throw .stripped(archive: archive, entry: nil, count: stripComponents, setting: target.limits.stripComponentsSetting)
         }
         target.finish()
         // Folder times last: creating entries inside a folder changes its time.

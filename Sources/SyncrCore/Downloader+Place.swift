@@ -81,9 +81,9 @@ extension Downloader {
                     ? SyncError.readOnly(path: parent, during: .unpack)
                     : SyncError.noSpace(path: parent, needed: nil, available: FreeSpace.available(at: parent), errno: code,
                                         during: .unpack)
-            case .limit, .stripped:
-                // Raising max_unpacked_size, making room or changing strip_components must not
-                // cost another download.
+            case .limit, .stripped, .duplicate(_, _, _, _, .some):
+                // Raising max_unpacked_size, making room or changing strip_components (which
+                // also made two names one) must not cost another download.
                 await keepArchive()
             default:
                 break

@@ -227,7 +227,7 @@ extension SyncError {
         case .io(_, let code, _) where code == ENOSPC || code == EDQUOT || code == EROFS:
             return "; the archive is complete in the cache and \(destination) was left as it was: "
                 + "make room (or make the folder writable) and run again"
-        case .limit, .stripped:
+        case .limit, .stripped, .duplicate(_, _, _, _, .some):
             return "; the archive is complete in the cache and \(destination) was left as it was"
         default:
             return ""

@@ -11,9 +11,10 @@ extension ExtractionLimits {
                          maxTotalBytesRaise: "raise max_unpacked_size: on the entry for \(download.to)")
     }
 
-    /// `syncr unzip --max-unpacked-size SIZE`, and the destination's free space.
+    /// `syncr unzip --max-unpacked-size SIZE`, and the destination's free space. Its messages
+    /// name the flags the user types, not the manifest's keys.
     public static func forUnzipCommand(maxUnpackedSize: Int64?) -> ExtractionLimits {
         ExtractionLimits(maxTotalBytes: maxUnpackedSize, maxTotalBytesSetting: "--max-unpacked-size",
-                         maxTotalBytesRaise: "raise --max-unpacked-size")
+                         maxTotalBytesRaise: "raise --max-unpacked-size", stripComponentsSetting: "--strip-components")
     }
 }

@@ -168,7 +168,8 @@ enum Help {
             would not fit in the free space of DEST_DIR's file system.
 
             Options:
-              --strip-components N  Drop N leading path components from every entry (like tar).
+              --strip-components N  Drop N leading path components from every entry (like tar);
+                                    two entries that it makes one name are refused.
               --max-unpacked-size SIZE
                                     Refuse an archive that unpacks to more than SIZE (like
                                     512MiB or 2GiB), before writing it where the sizes are

@@ -128,7 +128,27 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
 
     @Test func duplicateThroughDotIsRefused() throws {
         let error = try refusal([.file("d/a.txt", "one"), .file("d/./a.txt", "two")])
-        #expect(error?.entry == "d/./a.txt")
+        #expect(error == .duplicate(archive: "evil.zip", entry: "d/./a.txt", first: "d/a.txt", name: "d/a.txt"))
+        #expect(error?.description == "evil.zip: d/a.txt and d/./a.txt both unpack to d/a.txt: the archive holds this name twice")
+    }
+
+    /// Two paths that stripping makes one: the message named only the second entry and said
+    /// the archive held its name twice, which it did not. It names both entries, the name
+    /// they share, and the setting to lower, as the user spelled it.
+    @Test(arguments: [("strip_components", ExtractionLimits()),
+                      ("--strip-components", ExtractionLimits(stripComponentsSetting: "--strip-components"))])
+    func namesThatStrippingMakesOneAreRefusedNamingBoth(setting: String, limits: ExtractionLimits) throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("two.zip")
+        try ZipSpec.write([.folder("v1/"), .file("v1/bin/x", "one"), .folder("v2/"), .file("v2/bin/x", "two")], to: archive)
+        let result = unpack(archive, into: scratch.staging, strip: 1, limits: limits)
+        guard case .failure(let error) = result else {
+            Issue.record("unpacked: \(result)")
+            return
+        }
+        #expect(error == .duplicate(archive: "two.zip", entry: "v2/bin/x", first: "v1/bin/x", name: "bin/x", strippedBy: setting))
+        #expect(error.description == "two.zip: v1/bin/x and v2/bin/x both unpack to bin/x once \(setting) has removed their "
+            + "leading folders; lower \(setting) (unpacking the archive once without it shows the layout)")
     }
 
     @Test(arguments: [false, true])
@@ -421,6 +441,30 @@ with tarfile.open(sys.argv[1], "w:gz") as t:
             #expect(error.description.contains("strip_components 2 leaves nothing of any entry's path"))
         }
     }
+
+    /// `syncr unzip`'s limits name its flag, `--strip-components`, where a manifest's name its key.
+    @Test func theMessageNamesTheSettingAsTheUserSpelledIt() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("flat.zip")
+        try ZipSpec.write([.file("a.txt")], to: archive)
+        let limits = ExtractionLimits(stripComponentsSetting: "--strip-components")
+        let expected = ArchiveError.stripped(archive: "flat.zip", entry: nil, count: 1, setting: "--strip-components")
+        #expect(throws: expected) {
+            try Unpack.extract(archive: archive, name: "flat.zip", into: scratch.staging, stripComponents: 1, limits: limits)
+        }
+        #expect(expected.description == "flat.zip: --strip-components 1 leaves nothing of any entry's path: the archive is "
+            + "not laid out as expected; lower --strip-components (unpacking it once without it shows the layout)")
+    }
+
+    /// The note of files left out names the setting as the user spelled it too.
+    @Test func theNoteOfFilesLeftOutNamesTheSetting() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("mixed.zip")
+        try ZipSpec.write([.file("NOTES.txt"), .folder("top/"), .file("top/a.txt")], to: archive)
+        let limits = ExtractionLimits(stripComponentsSetting: "--strip-components")
+        let summary = try Unpack.extract(archive: archive, name: "mixed.zip", into: scratch.staging, stripComponents: 1, limits: limits)
+        #expect(summary.notes == ["--strip-components 1 left out 1 file with no more path than that: NOTES.txt"])
+    }
 }
 
 /// What other tools write and unpack: a zip's `./` entry, a tar's repeated folder entry.
@@ -489,6 +533,21 @@ with tarfile.open(sys.argv[1], "w:gz") as t:
         limits.maxNameBytes = 1000
         #expect(throws: ArchiveError.self) {
             try Unpack.extract(archive: archive, name: "names.zip", into: scratch.staging, stripComponents: 0, limits: limits)
+        }
+    }
+
+    /// With a component stripped the stored names are kept beside the short ones they unpack
+    /// to (to name both entries of a collision), and count against the total too.
+    @Test func theStoredNamesOfStrippedEntriesCountTowardTheTotal() throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("names.zip")
+        let top = String(repeating: "t", count: 200)
+        try ZipSpec.write((0..<20).map { .file(top + "/\($0)") }, to: archive)
+        var limits = ExtractionLimits()
+        limits.maxNameBytes = 1000
+        #expect(throws: ArchiveError.limit(archive: "names.zip", entry: nil, detail: "the entries' names add up to more than "
+                                            + "1000 bytes, which this archive's size does not need: it is built to fill memory")) {
+            try Unpack.extract(archive: archive, name: "names.zip", into: scratch.staging, stripComponents: 1, limits: limits)
         }
     }
 }

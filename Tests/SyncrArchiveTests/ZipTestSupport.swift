@@ -184,8 +184,8 @@ extension ArchiveError {
     var entry: String? {
         switch self {
         case .corrupt(_, let entry, _), .unsupported(_, let entry, _), .limit(_, let entry, _): return entry
-        case .checksum(_, let entry, _), .unsafePath(_, let entry, _), .duplicate(_, let entry): return entry
-        case .stripped(_, let entry, _): return entry
+        case .checksum(_, let entry, _), .unsafePath(_, let entry, _), .duplicate(_, let entry, _, _, _): return entry
+        case .stripped(_, let entry, _, _): return entry
         case .io, .interrupted: return nil
         }
     }

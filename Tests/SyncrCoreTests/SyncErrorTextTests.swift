@@ -207,6 +207,16 @@ struct SyncErrorTextTests {
                 + "or the URL is not the file's)", "\(text)")
     }
 
+    /// Two names that strip_components made one: lowering it needs no download, as raising
+    /// max_unpacked_size does not, and the message says so.
+    @Test func aCollisionThatStrippingMadeSaysTheArchiveIsKept() {
+        let error = ArchiveError.duplicate(archive: "t.zip", entry: "v2/a", first: "v1/a", name: "a", strippedBy: "strip_components")
+        let text = SyncError.unpack(url: "https://example.com/t.zip", destination: "out/tree", error: error).description
+        #expect(text == "https://example.com/t.zip: cannot unpack into out/tree: t.zip: v1/a and v2/a both unpack to a once "
+            + "strip_components has removed their leading folders; lower strip_components (unpacking the archive once "
+            + "without it shows the layout); the archive is complete in the cache and out/tree was left as it was")
+    }
+
     /// The body's reader knows how the file changed, and says it in the same words as the
     /// check after the upload (one wording, `TransferError.changedWhileSendingText`).
     @Test func aChangeSeenWhileSendingSaysHow() {

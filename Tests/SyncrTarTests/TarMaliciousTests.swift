@@ -11,6 +11,8 @@ import Testing
         /// Python lines run inside `with tarfile.open(<name>.tar, "w", format=GNU_FORMAT) as t:`.
         var entries: String
         var expected: ArchiveError
+        /// Leading components to strip.
+        var strip = 0
         var testDescription: String { name }
     }
 
@@ -58,7 +60,12 @@ import Testing
         Case(name: "duplicateThroughDot", entries: """
             add(t, "a.txt", data=b"first")
             add(t, "./a.txt", data=b"second")
-            """, expected: .duplicate(archive: archive, entry: "./a.txt")),
+            """, expected: .duplicate(archive: archive, entry: "./a.txt", first: "a.txt", name: "a.txt")),
+        Case(name: "duplicateThroughStripping", entries: """
+            add(t, "v1/a.txt", data=b"first")
+            add(t, "v2/a.txt", data=b"second")
+            """, expected: .duplicate(archive: archive, entry: "v2/a.txt", first: "v1/a.txt", name: "a.txt",
+                                     strippedBy: "strip_components"), strip: 1),
         Case(name: "characterDevice", entries: """
             add(t, "null", tarfile.CHRTYPE, devmajor=1, devminor=3)
             """, expected: .unsupported(archive: archive, entry: "null", detail: "a character device: syncr unpacks only files, folders and links")),
@@ -90,7 +97,7 @@ import Testing
         with tarfile.open("\(Self.archive)", "w", format=tarfile.GNU_FORMAT) as t:
         \(hostile.entries.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
         """, cwd: scratch.path)
-        let error = try Self.extractContained(scratch.at(Self.archive), scratch)
+        let error = try Self.extractContained(scratch.at(Self.archive), scratch, options: .init(stripComponents: hostile.strip))
         #expect(error == hostile.expected)
     }
 

@@ -247,6 +247,42 @@ import Testing
         #expect(names == ["dest", "in.zip", "src"], "no staging folder is left: \(names)")
     }
 
+    /// `--strip-components` that makes two entries one: the message named one entry and said
+    /// the archive held it twice, and every message about stripping named the manifest's
+    /// `strip_components`. They name both entries, the name they share, and the flag typed.
+    @Test func stripMessagesNameBothEntriesAndTheFlag() async throws {
+        let dir = try TemporaryDirectory(prefix: "unzipstrip")
+        let binary = try locateSyncrBinary().path
+        for (path, seed) in [("two/v1/x.txt", 1), ("two/v2/x.txt", 2), ("mixed/NOTES.txt", 3), ("mixed/top/a.txt", 4)] {
+            try FileManager.default.createDirectory(at: dir.appending(path).deletingLastPathComponent(),
+                                                    withIntermediateDirectories: true)
+            try makeFile(path: dir.appending(path), size: 10, seed: UInt64(seed))
+        }
+        for name in ["two", "mixed"] {
+            #expect(try await runProcess(executable: binary, arguments: ["zip", name, name + ".zip"], cwd: dir.url).exitCode == 0)
+        }
+
+        let clash = try await runProcess(executable: binary, arguments: ["unzip", "--strip-components", "1", "two.zip", "out"],
+                                         cwd: dir.url)
+        #expect(clash.exitCode == 1)
+        #expect(clash.stderr == "syncr: error: two.zip: v1/x.txt and v2/x.txt both unpack to x.txt once --strip-components "
+            + "has removed their leading folders; lower --strip-components (unpacking the archive once without it shows the layout)\n")
+
+        let nothing = try await runProcess(executable: binary, arguments: ["unzip", "--strip-components", "2", "two.zip", "out"],
+                                           cwd: dir.url)
+        #expect(nothing.exitCode == 1)
+        #expect(nothing.stderr.contains("two.zip: --strip-components 2 leaves nothing of any entry's path"), "\(nothing.stderr)")
+        #expect(nothing.stderr.contains("lower --strip-components ("), "\(nothing.stderr)")
+
+        let note = try await runProcess(executable: binary, arguments: ["unzip", "--quiet", "--strip-components", "1", "mixed.zip", "out"],
+                                        cwd: dir.url)
+        #expect(note.exitCode == 0, "\(note.stderr)")
+        #expect(note.stderr == "syncr: note: --strip-components 1 left out 1 file with no more path than that: NOTES.txt\n")
+        for r in [clash, nothing, note] {
+            #expect(!r.stderr.contains("strip_components"), "the manifest's key is not what was typed: \(r.stderr)")
+        }
+    }
+
     @Test func usageErrors() async throws {
         let binary = try locateSyncrBinary().path
         let r = try await runProcess(executable: binary, arguments: ["unzip", "only-one"])
