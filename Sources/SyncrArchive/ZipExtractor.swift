@@ -91,9 +91,8 @@ public enum ZipExtractor {
                 setTime(target.root + "/" + components.joined(separator: "/"), entry.modificationTime)
                 summary.symlinks += 1
             } else {
-                guard entry.compressionMethod == 0 || entry.compressionMethod == 8 else {
-                    throw .unsupported(archive: archive, entry: entry.name,
-                                       detail: "unsupported compression method \(entry.compressionMethod) in \(entry.name)")
+                guard ZipMethodName.isReadable(entry.compressionMethod) else {
+                    throw .unsupported(archive: archive, entry: entry.name, detail: ZipMethodName.refusal(entry.compressionMethod))
                 }
                 // Anything else made on Unix (a FIFO from `zip - -`, a device) unpacks as a plain file.
                 let mode = entry.unixMode.map { mode_t($0 & 0o7777) } ?? 0o644

@@ -358,12 +358,13 @@ public final class ZipReader {
                                detail: "the local header at offset \(offset) names a different entry than the central directory")
             }
             if local.compressionMethod != entry.compressionMethod {
-                if local.compressionMethod != 0 && local.compressionMethod != 8 {
+                if !ZipMethodName.isReadable(local.compressionMethod) {
                     throw .unsupported(archive: archive, entry: entry.name,
-                                       detail: "unsupported compression method \(local.compressionMethod) in \(entry.name) (local header)")
+                                       detail: ZipMethodName.refusal(local.compressionMethod, localHeader: true))
                 }
                 throw .corrupt(archive: archive, entry: entry.name,
-                               detail: "the local header says compression method \(local.compressionMethod), the central directory \(entry.compressionMethod)")
+                               detail: "the local header says compression \(ZipMethodName.text(local.compressionMethod)), "
+                                   + "the central directory \(ZipMethodName.text(entry.compressionMethod))")
             }
             if local.generalPurposeBitFlag & 0x0041 != 0 && !entry.isEncrypted {
                 throw .unsupported(archive: archive, entry: entry.name, detail: "encrypted entries are not supported")
@@ -398,9 +399,8 @@ public final class ZipReader {
         if entry.isEncrypted {
             throw .unsupported(archive: archive, entry: entry.name, detail: "encrypted entries are not supported")
         }
-        guard entry.compressionMethod == 0 || entry.compressionMethod == 8 else {
-            throw .unsupported(archive: archive, entry: entry.name,
-                               detail: "unsupported compression method \(entry.compressionMethod) in \(entry.name)")
+        guard ZipMethodName.isReadable(entry.compressionMethod) else {
+            throw .unsupported(archive: archive, entry: entry.name, detail: ZipMethodName.refusal(entry.compressionMethod))
         }
         if entry.compressionMethod == 0 && entry.compressedSize != entry.uncompressedSize {
             throw .corrupt(archive: archive, entry: entry.name,

@@ -334,7 +334,38 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
             Issue.record("expected method 12 to be refused")
             return
         }
-        #expect(detail == "unsupported compression method 12 in packed.bz2")
+        #expect(detail == "compressed with method 12 (bzip2), which syncr does not unpack (it reads stored and deflate "
+            + "entries); re-create the archive with deflate or stored (zip -Z deflate; 7-Zip: -mm=Deflate)")
+    }
+
+    /// A method syncr does not read is named as APPNOTE 4.4.5 names it, not by its number
+    /// alone; one APPNOTE does not assign keeps its number. The entry's method is set in both
+    /// headers of a stored entry, as the tool that wrote it would.
+    @Test(arguments: [(14, "method 14 (LZMA)"), (93, "method 93 (Zstandard)"), (95, "method 95 (XZ)"),
+                      (99, "method 99 (AES encryption)"), (57, "method 57")])
+    func anUnreadableMethodIsNamed(method: Int, named: String) throws {
+        let scratch = try ZipScratch()
+        let archive = scratch.input("evil.zip")
+        try Python.run(#"""
+import sys, zipfile, struct
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("data.bin", "x" * 100)
+b = bytearray(open(sys.argv[1], "rb").read())
+method = struct.pack("<H", int(sys.argv[2]))
+b[8:10] = method
+cd = b.index(b"PK\x01\x02")
+b[cd + 10:cd + 12] = method
+open(sys.argv[1], "wb").write(b)
+"""#, archive, String(method))
+        guard case .failure(let error) = unpack(archive, into: scratch.staging) else {
+            Issue.record("expected method \(method) to be refused")
+            return
+        }
+        let remedy = method == 99 ? "re-create the archive without encryption, with deflate or stored"
+            : "re-create the archive with deflate or stored (zip -Z deflate; 7-Zip: -mm=Deflate)"
+        #expect(error == .unsupported(archive: "evil.zip", entry: "data.bin",
+                                      detail: "compressed with \(named), which syncr does not unpack (it reads stored and "
+                                        + "deflate entries); \(remedy)"))
     }
 
     /// An entry flagged as encrypted (bit 0: traditional PKWARE, bit 6: strong encryption), in
