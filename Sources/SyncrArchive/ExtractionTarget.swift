@@ -264,8 +264,8 @@ public final class ExtractionTarget {
     /// A symbolic link entry; refused when its target leaves the destination.
     public func symlink(_ components: [String], target: String, entry: String) throws(ArchiveError) {
         _ = try admit(components, entry: entry)
-        guard SafePath.linkStaysInside(linkComponents: components, target: target) else {
-            throw .unsafePath(archive: archive, entry: entry, detail: "the link points outside the destination (\(target))")
+        if let problem = SafePath.linkProblem(linkComponents: components, target: target) {
+            throw .unsafePath(archive: archive, entry: entry, detail: problem.detail(target: target, place: "the destination"))
         }
         let path = try parentPath(components, entry: entry)
         if Glibc.symlink(target, path) != 0 {

@@ -71,8 +71,43 @@ public enum SafePath {
         return result
     }
 
+    /// Why a symbolic link's target is refused. Each says what is true of the target: an
+    /// absolute link is refused whatever it points to (it points to the same place on every
+    /// machine it is unpacked on, and inside the folder only where it was made), so calling it
+    /// "outside" was wrong for one that named a file of the folder.
+    public enum LinkProblem: Error, Equatable {
+        case empty
+        case nul
+        case backslash
+        case absolute
+        /// Its leading `..` climb above the folder.
+        case climbsOut
+        /// A `..` after a name (`a/..`), which a link at that name could lead anywhere.
+        case climbsAfterName
+
+        /// What is wrong, for a message about `target`; `place` is what it must stay inside
+        /// ("the destination", "the folder being zipped").
+        public func detail(target: String, place: String) -> String {
+            switch self {
+            case .empty: "the link's target is empty"
+            case .nul: "the link's target holds a NUL byte"
+            case .backslash: "the link's target holds a backslash (\(target))"
+            case .absolute: "an absolute link (\(target)): only relative links that stay inside \(place) are allowed"
+            case .climbsOut: "the link points outside \(place) (\(target))"
+            case .climbsAfterName:
+                "the link's target goes back up with '..' after a name (\(target)), which another link could lead outside \(place)"
+            }
+        }
+    }
+
     /// Whether a symbolic link stored at `linkComponents` pointing to `target` stays inside the
     /// destination (resolved lexically, component by component).
+    public static func linkStaysInside(linkComponents: [String], target: String) -> Bool {
+        linkProblem(linkComponents: linkComponents, target: target) == nil
+    }
+
+    /// Why a symbolic link stored at `linkComponents` pointing to `target` may leave the
+    /// destination (resolved lexically, component by component); nil when it stays inside.
     ///
     /// A `..` is only allowed before the first name in `target`: lexically `a/..` is `.`, but if
     /// `a` is (or a later entry makes it) a link to a folder elsewhere, the kernel climbs from
@@ -80,24 +115,26 @@ public enum SafePath {
     /// destination. Leading `..` climb from the link's own folder, which is a real folder, and
     /// names then only descend (through links that themselves point inside), so the whole
     /// chain stays inside.
-    public static func linkStaysInside(linkComponents: [String], target: String) -> Bool {
+    public static func linkProblem(linkComponents: [String], target: String) -> LinkProblem? {
         let bytes = target.utf8
-        if bytes.isEmpty || bytes.first == UInt8(ascii: "/") || bytes.contains(0) || bytes.contains(UInt8(ascii: "\\")) {
-            return false
-        }
+        if bytes.isEmpty { return .empty }
+        if bytes.contains(0) { return .nul }
+        if bytes.contains(UInt8(ascii: "\\")) { return .backslash }
+        if bytes.first == UInt8(ascii: "/") { return .absolute }
         var stack = Array(linkComponents.dropLast())
         var descended = false
         for part in split(target) {
             if isDot(part) { continue }
             if isDotDot(part) {
-                if stack.isEmpty || descended { return false }
+                if descended { return .climbsAfterName }
+                if stack.isEmpty { return .climbsOut }
                 stack.removeLast()
             } else {
                 descended = true
                 stack.append(part)
             }
         }
-        return true
+        return nil
     }
 
     /// Removes the first `count` components (like tar's `--strip-components`); nil when nothing

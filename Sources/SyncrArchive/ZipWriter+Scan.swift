@@ -153,7 +153,7 @@ struct ZipSourceScanner {
     }
 
     /// The link's target, if it stays inside the folder once resolved lexically against the
-    /// link's own place (the same rule the extractor applies: `SafePath.linkStaysInside`).
+    /// link's own place (the same rule the extractor applies: `SafePath.linkProblem`).
     private func readLink(_ path: String, name: [UInt8]) throws(ArchiveError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = buffer.withUnsafeMutableBytes { readlink(path, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count) }
@@ -166,9 +166,10 @@ struct ZipSourceScanner {
             throw .unsupported(archive: archive, entry: entry, detail: "the symbolic link's target is not valid UTF-8")
         }
         let components = SafePath.split(entry)
-        guard SafePath.linkStaysInside(linkComponents: components, target: text) else {
+        if let problem = SafePath.linkProblem(linkComponents: components, target: text) {
+            let remedy = problem == .absolute ? "make it relative, or replace it with the file" : "replace it with the file or remove it"
             throw .unsafePath(archive: archive, entry: entry,
-                              detail: "the symbolic link points outside the folder being zipped (\(text)); replace it with the file or remove it")
+                              detail: problem.detail(target: text, place: "the folder being zipped") + "; " + remedy)
         }
         return target
     }

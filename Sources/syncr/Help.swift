@@ -163,9 +163,9 @@ enum Help {
             step once every entry was unpacked and verified. A DEST_DIR that is or holds the
             current folder, or holds the archive, is refused; so is one that holds a file the
             archive does not (the replace would delete it), unless --replace. Refuses absolute
-            paths, '..', links that point outside, duplicate names and zip bombs, naming the
-            entry: data beyond an entry's declared size, overlapping entries, and a total that
-            would not fit in the free space of DEST_DIR's file system.
+            paths, '..', absolute links, links that point outside, duplicate names and zip bombs,
+            naming the entry: data beyond an entry's declared size, overlapping entries, and a
+            total that would not fit in the free space of DEST_DIR's file system.
 
             Options:
               --strip-components N  Drop N leading path components from every entry (like tar);

@@ -121,6 +121,14 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
         #expect(error?.entry == "hosts")
     }
 
+    /// An absolute link to a file of the folder it was made in is refused as absolute: it was
+    /// said to point outside, which it did not where it was made.
+    @Test func anAbsoluteLinkIntoTheFolderIsNotSaidToPointOutside() throws {
+        let error = try refusal([.file("d/f", "inside"), .link("l", to: "/build/tree/d/f")])
+        #expect(error == .unsafePath(archive: "evil.zip", entry: "l",
+                                     detail: "an absolute link (/build/tree/d/f): only relative links that stay inside the destination are allowed"))
+    }
+
     @Test func duplicateNameIsRefused() throws {
         let error = try refusal([.file("a.txt", "one"), .file("b.txt"), .file("a.txt", "two")])
         #expect(error == .duplicate(archive: "evil.zip", entry: "a.txt"))

@@ -21,6 +21,21 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["tree"])
     }
 
+    /// An absolute link to a file of the folder itself: refused (a zip holds only relative
+    /// links), but said to be absolute, not to point outside, which it does not.
+    @Test func anAbsoluteLinkIntoTheTreeIsRefusedAsAbsolute() throws {
+        let scratch = try Scratch("absolute")
+        try scratch.write("tree/d/f.txt", Data("f".utf8))
+        let target = scratch.path + "/tree/d/f.txt"
+        try FileManager.default.createSymbolicLink(atPath: scratch.path + "/tree/abs", withDestinationPath: target)
+        let archive = scratch.path + "/out.zip"
+        #expect(throws: ArchiveError.unsafePath(archive: archive, entry: "abs",
+                                                detail: "an absolute link (\(target)): only relative links that stay inside "
+                                                    + "the folder being zipped are allowed; make it relative, or replace it with the file")) {
+            try ZipWriter.write(directory: scratch.path + "/tree", to: archive)
+        }
+    }
+
     @Test func linkInsideTheTreeThatClimbsAndComesBackIsKept() throws {
         let scratch = try Scratch("inside")
         try scratch.write("tree/a/b/file.txt", Data("x".utf8))

@@ -42,7 +42,13 @@ import Testing
             add(t, "sub/", tarfile.DIRTYPE, mode=0o755)
             add(t, "sub/a", tarfile.SYMTYPE, linkname="..")
             add(t, "sub/b", tarfile.SYMTYPE, linkname="a/..")
-            """, expected: .unsafePath(archive: archive, entry: "sub/b", detail: "the link points outside the destination (a/..)")),
+            """, expected: .unsafePath(archive: archive, entry: "sub/b", detail: "the link's target goes back up with '..' after "
+                                     + "a name (a/..), which another link could lead outside the destination")),
+        Case(name: "absoluteSymlink", entries: """
+            add(t, "d/f", data=b"inside")
+            add(t, "l", tarfile.SYMTYPE, linkname="/tmp/x/d/f")
+            """, expected: .unsafePath(archive: archive, entry: "l", detail: "an absolute link (/tmp/x/d/f): only relative "
+                                     + "links that stay inside the destination are allowed")),
         Case(name: "hardLinkToEtcPasswd", entries: """
             add(t, "passwd", tarfile.LNKTYPE, linkname="/etc/passwd")
             """, expected: .unsafePath(archive: archive, entry: "passwd", detail: "its hard link target /etc/passwd: absolute paths are not allowed")),

@@ -108,5 +108,13 @@ import Testing
         #expect(!SafePath.linkStaysInside(linkComponents: ["a", "l"], target: "../../x"))
         #expect(!SafePath.linkStaysInside(linkComponents: ["a", "l"], target: "b/../x"))
         #expect(!SafePath.linkStaysInside(linkComponents: ["l"], target: "/etc"))
+        // Each refusal says what is true of the target: an absolute link is not said to
+        // point outside, as it may name a file of the folder.
+        #expect(SafePath.linkProblem(linkComponents: ["a", "l"], target: "../../x") == .climbsOut)
+        #expect(SafePath.linkProblem(linkComponents: ["a", "l"], target: "b/../x") == .climbsAfterName)
+        #expect(SafePath.linkProblem(linkComponents: ["l"], target: "/etc") == .absolute)
+        #expect(SafePath.linkProblem(linkComponents: ["l"], target: "") == .empty)
+        #expect(SafePath.linkProblem(linkComponents: ["l"], target: "a\\b") == .backslash)
+        #expect(SafePath.linkProblem(linkComponents: ["a", "l"], target: "../x") == nil)
     }
 }
