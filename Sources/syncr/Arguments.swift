@@ -17,6 +17,16 @@ struct UsageError: Error {
 enum CommandName: String, CaseIterable {
     case validate, plan, apply, zip, unzip, version, help
     case initialize = "init", cache, completions, lock, report
+
+    /// The words that name a subcommand after this command (`cache prune`, `report merge`):
+    /// `syncr help cache prune` takes them, and the completions offer them.
+    var subcommands: [String] {
+        switch self {
+        case .cache: ["prune"]
+        case .report: ["merge"]
+        default: []
+        }
+    }
 }
 
 /// One option: its spelling, whether it takes a value, and the commands that accept it.
@@ -183,12 +193,24 @@ enum ArgumentParser {
         }
     }
 
+    /// `help [COMMAND [SUBCOMMAND]]`: a subcommand's help is its command's, as
+    /// `syncr report merge --help` prints it (`syncr help report merge` was refused).
     static func helpTopic(_ line: ParsedLine) throws(UsageError) -> CommandName {
-        if line.positionals.count > 1 { throw line.usage("'help' takes at most one command name.") }
-        guard let topic = line.positionals.first else { return .help }
+        let words = line.positionals
+        guard let topic = words.first else { return .help }
         guard let name = CommandName(rawValue: topic) else {
             throw UsageError(message: "Unknown command '\(topic)'." + didYouMean(topic, CommandName.allCases.map(\.rawValue)))
         }
+        guard words.count > 1 else { return name }
+        let subcommand = words[1]
+        guard !name.subcommands.isEmpty else {
+            throw line.usage("'\(topic)' has no subcommands: 'syncr help \(topic)' shows its help.")
+        }
+        guard name.subcommands.contains(subcommand) else {
+            throw line.usage("Unknown subcommand '\(subcommand)' of '\(topic)': it has "
+                + name.subcommands.map { "'\($0)'" }.joined(separator: ", ") + "." + didYouMean(subcommand, name.subcommands))
+        }
+        if words.count > 2 { throw line.usage("Unexpected argument '\(words[2])': 'help' takes a command and its subcommand.") }
         return name
     }
 

@@ -63,8 +63,8 @@ enum Completions {
     static func positionals(_ command: CommandName) -> [Positional] {
         switch command {
         case .validate, .plan, .apply, .lock: [.manifest]
-        case .report: [.words(["merge"]), .file]
-        case .cache: [.words(["prune"]), .manifest]
+        case .report: [.words(command.subcommands), .file]
+        case .cache: [.words(command.subcommands), .manifest]
         case .initialize: [.file]
         case .zip: [.directory, .file]
         case .unzip: [.file, .directory]

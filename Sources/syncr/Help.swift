@@ -13,7 +13,7 @@ enum Help {
       zip SRC_DIR OUT.zip   Zip a folder (paths relative to SRC_DIR, no top-level folder).
       unzip ARCHIVE DEST    Unpack a zip, tar or tar.gz into DEST, replacing it in one step.
       version               Print the version, commit and library versions (also --version).
-      help [COMMAND]        Show help for a command (also COMMAND --help).
+      help [COMMAND]        Show help for a command or subcommand (also COMMAND --help).
       init [FILE]           Write a commented starter syncr.yml (never overwrites one).
       cache [MANIFEST]      List the cache: each entry's state, size on disk, URL and age.
       cache prune           Remove cache entries nothing uses (--older-than, --dry-run).

@@ -1,4 +1,5 @@
 import Foundation
+@testable import syncr
 import Testing
 
 /// Runs the built `syncr` binary and checks stdout, stderr and the exit code, as a user or a
@@ -45,6 +46,40 @@ struct CLITests {
             outputs.append(r.stdout)
         }
         #expect(Set(outputs).count == 1, "every way of asking gives the same help")
+    }
+
+    /// `syncr help COMMAND SUBCOMMAND` prints what `syncr COMMAND SUBCOMMAND --help` does, for
+    /// every command that has subcommands (`help report merge` was refused: "at most one
+    /// command name").
+    @Test func subcommandHelp() async throws {
+        let harness = try CLIHarness()
+        let withSubcommands = CommandName.allCases.filter { !$0.subcommands.isEmpty }
+        #expect(Set(withSubcommands.map(\.rawValue)) == ["cache", "report"])
+        for command in withSubcommands {
+            for subcommand in command.subcommands {
+                let help = try await harness.run(["help", command.rawValue, subcommand])
+                let flag = try await harness.run([command.rawValue, subcommand, "--help"])
+                #expect(help.status == 0, "help \(command.rawValue) \(subcommand): \(help.stderr)")
+                #expect(help.stderr.isEmpty)
+                #expect(help.stdout.hasPrefix("Usage: syncr \(command.rawValue)"))
+                #expect(help.stdout.contains("syncr \(command.rawValue) \(subcommand)"), "its usage shows the subcommand")
+                #expect(help.stdout == flag.stdout, "help \(command.rawValue) \(subcommand) is \(command.rawValue) \(subcommand) --help")
+            }
+        }
+    }
+
+    /// A word after the command that is not one of its subcommands says what the command has.
+    @Test(arguments: [
+        (["help", "cache", "purne"], "syncr: error: Unknown subcommand 'purne' of 'cache': it has 'prune'. Did you mean 'prune'?"),
+        (["help", "plan", "now"], "syncr: error: 'plan' has no subcommands: 'syncr help plan' shows its help."),
+        (["help", "report", "merge", "extra"],
+         "syncr: error: Unexpected argument 'extra': 'help' takes a command and its subcommand."),
+    ])
+    func subcommandHelpRefusals(arguments: [String], message: String) async throws {
+        let r = try await CLIHarness().run(arguments)
+        #expect(r.status == 64)
+        #expect(r.stderr == message + "\nRun 'syncr help help' for usage.\n")
+        #expect(r.stdout.isEmpty)
     }
 
     /// `--help` wins over everything else on the line, even a manifest that does not exist.
