@@ -65,8 +65,8 @@ enum Help {
             """
         case .plan:
             return """
-            Usage: syncr plan [--json] [--detailed-exitcode] [--cache DIR] [--jobs N] [--force] [--no-fsync] [--quiet]
-                              [--shard I/N|auto] [--locked] [MANIFEST]
+            Usage: syncr plan [--json] [--detailed-exitcode] [--cache DIR] [--jobs N] [--force]
+                              [--no-fsync] [--quiet] [--shard I/N|auto] [--locked] [MANIFEST]
 
             Sends HEAD to every server (a ranged GET where HEAD is refused), compares the answers
             with the cache and the destinations, and prints each entry's action: skip, download,
@@ -89,9 +89,10 @@ enum Help {
             """
         case .apply:
             return """
-            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force] [--no-fsync] [--quiet]
-                               [--progress MODE] [--progress-interval TIME] [--report FILE] [--junit FILE]
-                               [--lock-timeout TIME] [--shard I/N|auto] [--locked] [MANIFEST]
+            Usage: syncr apply [--json] [--cache DIR] [--jobs N] [--connections N] [--force]
+                               [--no-fsync] [--quiet] [--progress MODE] [--progress-interval TIME]
+                               [--report FILE] [--junit FILE] [--lock-timeout TIME]
+                               [--shard I/N|auto] [--locked] [MANIFEST]
 
             Plans, then does what the plan says: up to N entries at once, resuming partial
             downloads, retrying with backoff, verifying checksums, moving each file into place
@@ -156,7 +157,8 @@ enum Help {
             """
         case .unzip:
             return """
-            Usage: syncr unzip [--strip-components N] [--max-unpacked-size SIZE] [--replace] [--quiet] ARCHIVE DEST_DIR
+            Usage: syncr unzip [--strip-components N] [--max-unpacked-size SIZE] [--replace] [--quiet]
+                               ARCHIVE DEST_DIR
 
             Unpacks a .zip, .tar, .tar.gz or .tgz (format from the name, then from the first
             bytes) into a staging folder beside DEST_DIR, and replaces DEST_DIR with it in one

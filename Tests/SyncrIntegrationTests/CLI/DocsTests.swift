@@ -104,6 +104,21 @@ struct DocsTests {
         }
     }
 
+    /// Each command's usage lines (from `Usage:` to the first blank line) name exactly the
+    /// options the parser lets it take, so a reader of the usage alone misses none (`-o` is
+    /// `--output`'s spelling there).
+    @Test(arguments: CommandName.allCases.filter { $0 != .help })
+    func usageLinesNameEveryOption(command: CommandName) {
+        let usage = Help.text(for: command).components(separatedBy: "\n\n").first ?? ""
+        #expect(usage.hasPrefix("Usage: syncr \(command.rawValue)"))
+        var named: Set<String> = []
+        for word in usage.split(whereSeparator: { " []|\n".contains($0) }) where word.hasPrefix("-") {
+            named.insert(word == "-o" ? "--output" : String(word))
+        }
+        let accepted = Set(ArgumentParser.options.filter { $0.commands.contains(command) && $0.name != "--help" }.map(\.name))
+        #expect(named == accepted, "usage of \(command.rawValue): names \(named.sorted()), accepts \(accepted.sorted())")
+    }
+
     /// `syncr --help` says what `s3://` is and which variables it reads, as syncr(1)'s
     /// ENVIRONMENT does; `cache --help` that prune aborts the uploads it leaves.
     @Test func theHelpExplainsS3() throws {
