@@ -118,7 +118,7 @@ enum InitCommand {
       # fsync: false                # flush nothing: safe if syncr is killed, not against power loss
       # connections: 8              # parallel Range requests for one large file
       # min_split: 16MiB            # files at least this large are split across connections
-      # low_speed: 1KiB             # slower than this (bytes/s) for `timeout`: drop and retry
+      # low_speed: 1KiB/s           # slower than this for `timeout`: drop and retry
       # headers: { User-Agent: "syncr" }
 
     downloads:
