@@ -556,7 +556,13 @@ public final class Session: Sendable {
         unreachable.forgetAll()
         let clock = ContinuousClock()
         let start = clock.now
-        if !manifest.downloads.isEmpty { try? cache.prepare() }
+        // A cache folder that cannot be made (a file in its place: `RunOptions.cacheDirectory`
+        // is not checked as the CLI's `--cache` is) fails every download once, naming it: each
+        // failed on its own file below it ("….data: cannot open: Not a directory").
+        let cacheProblem: FileError? = manifest.downloads.isEmpty ? nil : {
+            do throws(FileError) { try cache.prepare() } catch { return error }
+            return nil
+        }()
         // Upload archives killed runs left (half built, or built and not sent), before this
         // run zips. Not left for the entry's own upload to replace: an entry that is up to date
         // (a killed `--force`) builds none, and one removed from the manifest none at all. Every
@@ -586,6 +592,10 @@ public final class Session: Sendable {
                     : .failed(failure.scrubbed(self.redactor))
                 result = ItemResult(item: self.unlistedItem(download, failure), outcome: outcome, transferred: 0,
                                     seconds: 0, notes: [])
+            case .download(let download) where cacheProblem != nil:
+                let failure = SyncError.file(cacheProblem!)
+                result = ItemResult(item: self.unlistedItem(download, failure), outcome: .failed(failure.scrubbed(self.redactor)),
+                                    transferred: 0, seconds: 0, notes: [])
             case .download(let download):
                 let key = Cache.key(for: download)
                 let (item, nothingCached, unpackedBefore) = await self.applyItem(download, key: key, index: index,
