@@ -38,7 +38,8 @@ public struct PlanItem: Sendable, Equatable {
     public var from: String?
     /// The URL as written in the manifest.
     public var url: String
-    /// The destination as written in the manifest.
+    /// A download's destination as written in the manifest (`to:`, relative to the manifest's
+    /// folder); empty for an upload, whose target (its `to:`) is `url` and whose source is `from`.
     public var to: String
     /// What apply will do with the entry.
     public var action: Action
