@@ -17,11 +17,19 @@ public enum ArchiveCommands {
     /// Unpacks `archive` (zip, tar, tar.gz) into `destination`, replacing that folder in one step
     /// only when everything was unpacked and verified.
     /// - Parameters:
-    ///   - maxUnpackedSize: `--max-unpacked-size`; nil: only the free space limits it.
+    ///   - stripComponents: `--strip-components`: leading folders dropped from each name (0 or more).
+    ///   - maxUnpackedSize: `--max-unpacked-size` (above 0); nil: only the free space limits it.
     ///   - replace: `--replace`: `destination` may hold what the archive does not, which goes
     ///     with the old folder. Without it such a folder is refused and left as it was.
     public static func unzip(archive: String, destination: String, stripComponents: Int = 0,
                              maxUnpackedSize: Int64? = nil, replace: Bool = false) throws(Failure) -> UnpackSummary {
+        // The command line refuses these; a library caller's are refused as plainly (a
+        // negative strip was taken as 0, and a negative limit refused every entry as "more
+        // than the -1 bytes").
+        guard stripComponents >= 0 else { throw Failure(description: "--strip-components \(stripComponents): expected 0 or more") }
+        if let limit = maxUnpackedSize, limit <= 0 {
+            throw Failure(description: "--max-unpacked-size \(limit): expected a size above 0")
+        }
         // Named on the command line: a link to an archive is the archive.
         switch FS.kind(archive, followingLinks: true) {
         case .file: break

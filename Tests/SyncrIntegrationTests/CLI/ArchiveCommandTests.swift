@@ -247,6 +247,29 @@ import Testing
         #expect(names == ["dest", "in.zip", "src"], "no staging folder is left: \(names)")
     }
 
+    /// A library caller's negative numbers are refused as the command line's are, before
+    /// anything is touched (a negative strip was taken as 0; a negative limit refused every
+    /// entry as "more than the -1 bytes").
+    @Test func negativeNumbersFromALibraryCallerAreRefused() throws {
+        let dir = try TemporaryDirectory(prefix: "unzipneg")
+        try Data("PK".utf8).write(to: dir.appending("in.zip"))
+        let archive = dir.appending("in.zip").path, destination = dir.appending("dest").path
+        #expect(throws: ArchiveCommands.Failure.self) {
+            _ = try ArchiveCommands.unzip(archive: archive, destination: destination, stripComponents: -1)
+        }
+        for (strip, limit, message) in [(-1, nil, "--strip-components -1: expected 0 or more"),
+                                         (0, Int64(-1), "--max-unpacked-size -1: expected a size above 0")] {
+            do {
+                _ = try ArchiveCommands.unzip(archive: archive, destination: destination, stripComponents: strip,
+                                              maxUnpackedSize: limit)
+                Issue.record("unpacked")
+            } catch {
+                #expect(error.description == message)
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination))
+    }
+
     /// `--strip-components` that makes two entries one: the message named one entry and said
     /// the archive held it twice, and every message about stripping named the manifest's
     /// `strip_components`. They name both entries, the name they share, and the flag typed.
