@@ -63,9 +63,10 @@ public struct HTTPRequest: Sendable {
     /// connection limits: TCP windows on long paths, throttling by CDNs and proxies). Others
     /// may share one HTTP/2 connection.
     public var ownConnection = false
-    /// The proxy variables this request's proxy is chosen from (`no_proxy` included): the
-    /// process's environment as it was when the request was made, unless set otherwise.
-    public var proxies = ProxyEnvironment.process
+    /// The proxy variables this request's proxy is chosen from (`no_proxy` included); nil:
+    /// the engine's (`TransferEngine.Configuration.proxies`, the process's environment as it
+    /// was when the engine was made), so that a request costs no reading of the environment.
+    public var proxies: ProxyEnvironment?
     /// Send the URL's path as it is, `.` and `..` segments included (`CURLOPT_PATH_AS_IS`): an
     /// object store's key is a name, and its signature covers it as written.
     public var pathAsIs = false

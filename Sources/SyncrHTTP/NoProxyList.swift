@@ -24,23 +24,51 @@ import Glibc
 struct NoProxyList: Sendable, Equatable {
     /// The list as written.
     let written: String
+    /// `written` is `*`: every host goes directly.
+    private let exemptsAll: Bool
+    /// The entries, each read once as the list is made: a request's check compares bytes and
+    /// strings, and neither splits the list nor parses an address again.
+    private let entries: [Entry]
 
     init(_ written: String) {
         self.written = written
+        exemptsAll = written == "*"
+        entries = exemptsAll ? [] : written.split { $0 == "," || $0 == " " || $0 == "\t" }.map(Entry.init)
     }
 
     /// Whether a request to `host` (as a URL gives it: an IPv6 address may be in brackets,
     /// with a zone) goes directly.
     func exempts(host: String) -> Bool {
         guard !written.isEmpty, !host.isEmpty else { return false }
-        if written == "*" { return true }
-        let name = Host(host)
-        return entries.contains { name.matches($0) }
+        if exemptsAll { return true }
+        switch Host(host) {
+        case .name(let name): return entries.contains { $0.domain.map { Self.nameMatches(name, domain: $0) } ?? false }
+        case .ipv4(let address): return entries.contains { $0.ipv4?.contains(address) ?? false }
+        case .ipv6(let address): return entries.contains { $0.ipv6?.contains(address) ?? false }
+        }
     }
 
-    /// The entries, split at commas and blanks.
-    private var entries: [Substring] {
-        written.split { $0 == "," || $0 == " " || $0 == "\t" }
+    /// `example.com` or `.example.com` matches `example.com` and any host under it.
+    private static func nameMatches(_ name: String, domain: String) -> Bool {
+        name == domain || name.hasSuffix("." + domain)
+    }
+
+    /// One entry as each kind of host reads it: a host name as a domain, an address as an
+    /// address or range of its family (an entry is never an address of both families).
+    private struct Entry: Sendable, Equatable {
+        /// Lowercased, one leading and one trailing dot dropped; nil when nothing is left.
+        let domain: String?
+        let ipv4: Network?
+        let ipv6: Network?
+
+        init(_ written: Substring) {
+            var entry = written
+            if entry.hasSuffix(".") { entry = entry.dropLast() }
+            if entry.hasPrefix(".") { entry = entry.dropFirst() }
+            domain = entry.isEmpty ? nil : entry.lowercased()
+            ipv4 = Network(written, family: AF_INET)
+            ipv6 = Network(written, family: AF_INET6)
+        }
     }
 
     /// A request's host, as an address when it is one.
@@ -54,68 +82,56 @@ struct NoProxyList: Sendable, Equatable {
             if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
             // A zone (`fe80::1%eth0`) names the interface, not the address.
             if host.contains(":"), let percent = host.firstIndex(of: "%") { host = host[..<percent] }
-            if let bytes = Address.bytes(String(host), family: AF_INET) {
+            if let bytes = Network.bytes(String(host), family: AF_INET) {
                 self = .ipv4(bytes)
-            } else if let bytes = Address.bytes(String(host), family: AF_INET6) {
+            } else if let bytes = Network.bytes(String(host), family: AF_INET6) {
                 self = .ipv6(bytes)
             } else {
                 self = .name(String(host.hasSuffix(".") ? host.dropLast() : host).lowercased())
             }
         }
-
-        func matches(_ entry: Substring) -> Bool {
-            switch self {
-            case .name(let name): return Self.nameMatches(name, entry)
-            case .ipv4(let address): return Address.inRange(address, entry, family: AF_INET)
-            case .ipv6(let address): return Address.inRange(address, entry, family: AF_INET6)
-            }
-        }
-
-        /// `example.com` or `.example.com` matches `example.com` and any host under it.
-        private static func nameMatches(_ name: String, _ entry: Substring) -> Bool {
-            var entry = entry
-            if entry.hasSuffix(".") { entry = entry.dropLast() }
-            if entry.hasPrefix(".") { entry = entry.dropFirst() }
-            let domain = entry.lowercased()
-            guard !domain.isEmpty else { return false }
-            return name == domain || name.hasSuffix("." + domain)
-        }
     }
 
-    /// Addresses and ranges (`address/bits`) of one family, compared as bytes.
-    private enum Address {
+    /// An address entry of one family, or a range of them (`address/bits`), compared as bytes.
+    private struct Network: Sendable, Equatable {
+        let bytes: [UInt8]
+        /// Leading bits of `bytes` an address must share.
+        let bits: Int
+
+        /// The entry read as curl reads it for an address of `family`; nil when it matches no
+        /// such address. A prefix length is decimal digits only, at most the address's bits;
+        /// `/0` (or none) means the whole address.
+        init?(_ entry: Substring, family: Int32) {
+            let size = family == AF_INET ? 4 : 16
+            var text = entry
+            var bits = 0
+            if let slash = text.firstIndex(of: "/") {
+                let digits = text[text.index(after: slash)...]
+                guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+                      let value = Int(digits), value <= size * 8 else { return nil }
+                bits = value
+                text = text[..<slash]
+            }
+            if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
+            guard let bytes = Self.bytes(String(text), family: family) else { return nil }
+            self.bytes = bytes
+            self.bits = bits == 0 ? size * 8 : bits
+        }
+
         static func bytes(_ text: String, family: Int32) -> [UInt8]? {
             var buffer = [UInt8](repeating: 0, count: 16)
             guard inet_pton(family, text, &buffer) == 1 else { return nil }
             return Array(buffer.prefix(family == AF_INET ? 4 : 16))
         }
 
-        /// Whether `address` is the entry's address, or in its range. As curl: a prefix length
-        /// is decimal digits only, at most the address's bits; `/0` (or none) means the whole
-        /// address.
-        static func inRange(_ address: [UInt8], _ entry: Substring, family: Int32) -> Bool {
-            var text = entry
-            var bits = 0
-            if let slash = text.firstIndex(of: "/") {
-                let digits = text[text.index(after: slash)...]
-                guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
-                      let value = Int(digits), value <= address.count * 8 else { return false }
-                bits = value
-                text = text[..<slash]
-            }
-            if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
-            guard let network = bytes(String(text), family: family) else { return false }
-            if bits == 0 { bits = address.count * 8 }
-            return prefixEqual(address, network, bits: bits)
-        }
-
-        private static func prefixEqual(_ a: [UInt8], _ b: [UInt8], bits: Int) -> Bool {
+        /// Whether `address` (of this family) is this one, or in its range.
+        func contains(_ address: [UInt8]) -> Bool {
             let whole = bits / 8
-            guard a.prefix(whole) == b.prefix(whole) else { return false }
+            guard address.prefix(whole) == bytes.prefix(whole) else { return false }
             let rest = bits % 8
             guard rest > 0 else { return true }
             let mask = UInt8(truncatingIfNeeded: 0xff << (8 - rest))
-            return (a[whole] ^ b[whole]) & mask == 0
+            return (address[whole] ^ bytes[whole]) & mask == 0
         }
     }
 }

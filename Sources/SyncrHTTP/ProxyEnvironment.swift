@@ -11,12 +11,22 @@ import CCurl
 /// say so (`TransferError.status`'s `proxy`, `TransferError.proxy`) without the message
 /// reading the environment again. curl 7.88 cannot tell which proxy it used
 /// (`CURLINFO_USED_PROXY` came in 8.7).
+///
+/// Made once per engine (`TransferEngine.Configuration.proxies`: a session's run reads the
+/// environment once), with everything a request's choice needs worked out: the variable and
+/// proxy for http and for https, and `no_proxy` split and parsed. A request then parses only
+/// its own URL, and only when some proxy is set.
 public struct ProxyEnvironment: Sendable, Equatable {
     /// The variables libcurl reads, in the order it reads them for a URL.
     static let names = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
 
     /// Each of `names` that is set and not empty (libcurl takes an empty one as unset).
-    private var values: [String: String]
+    private let values: [String: String]
+    /// The route of an http and of an https request, nil where no variable names a proxy.
+    private let http: ProxyRoute?
+    private let https: ProxyRoute?
+    /// `no_proxy`, else `NO_PROXY`, as libcurl reads them.
+    let noProxy: NoProxyList
 
     /// The variables as `lookup` gives them (nil when unset).
     public init(_ lookup: (String) -> String?) {
@@ -25,6 +35,9 @@ public struct ProxyEnvironment: Sendable, Equatable {
             if let value = lookup(name), !value.isEmpty { values[name] = value }
         }
         self.values = values
+        http = Self.route(scheme: "http", values)
+        https = Self.route(scheme: "https", values)
+        noProxy = NoProxyList(values["no_proxy"] ?? values["NO_PROXY"] ?? "")
     }
 
     /// The process's environment, read now.
@@ -38,16 +51,22 @@ public struct ProxyEnvironment: Sendable, Equatable {
     /// The proxy a request to `url` goes through; nil when it goes directly: no variable names
     /// one for its scheme, or `no_proxy` (else `NO_PROXY`) lists its host.
     func route(for url: String) -> ProxyRoute? {
-        // Most runs set no proxy variable: then no URL need be parsed (once per request).
-        guard !values.isEmpty, let parts = URLParts(url),
-              let (variable, written) = EnvironmentProxy.setting(scheme: parts.scheme, environment: { values[$0] }),
-              !noProxy.exempts(host: parts.host) else { return nil }
-        return ProxyRoute(variable: variable, written: written, proxy: EnvironmentProxy(variable: variable, written: written))
+        // Most runs set no proxy variable: then no URL need be parsed (once per request). Any
+        // scheme's proxy is http's, https's or all_proxy, which both of those fall back to.
+        guard http != nil || https != nil, let parts = URLParts(url) else { return nil }
+        let route = switch parts.scheme {
+        case "http": http
+        case "https": https
+        default: Self.route(scheme: parts.scheme, values)
+        }
+        guard let route, !noProxy.exempts(host: parts.host) else { return nil }
+        return route
     }
 
-    /// `no_proxy`, else `NO_PROXY`, as libcurl reads them.
-    var noProxy: NoProxyList {
-        NoProxyList(values["no_proxy"] ?? values["NO_PROXY"] ?? "")
+    /// The proxy the variables name for a URL of `scheme`, before `no_proxy` is asked.
+    private static func route(scheme: String, _ values: [String: String]) -> ProxyRoute? {
+        guard let (variable, written) = EnvironmentProxy.setting(scheme: scheme, environment: { values[$0] }) else { return nil }
+        return ProxyRoute(variable: variable, written: written, proxy: EnvironmentProxy(variable: variable, written: written))
     }
 }
 

@@ -46,14 +46,16 @@ final class Transfer: @unchecked Sendable {
     /// The proxy this request goes through (nil: directly), chosen once, before curl is told.
     let route: ProxyRoute?
 
-    init?(request: HTTPRequest, sink: ResponseSink, body: ReadAhead?, bufferSize: Int, handles: EasyHandlePool) {
+    /// - Parameter proxies: the variables the request's proxy is chosen from.
+    init?(request: HTTPRequest, sink: ResponseSink, body: ReadAhead?, bufferSize: Int, proxies: ProxyEnvironment,
+          handles: EasyHandlePool) {
         guard let easy = handles.take() else { return nil }
         self.handles = handles
         self.request = request
         self.sink = sink
         self.body = body
         self.easy = easy
-        route = request.proxies.route(for: request.url)
+        route = proxies.route(for: request.url)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         configure(bufferSize: bufferSize)

@@ -22,12 +22,18 @@ public final class TransferEngine: Transport, @unchecked Sendable {
         public var maxTotalConnections: Int
         /// The receive buffer of each transfer: 512 KiB measured fastest on loopback.
         public var bufferSize: Int
+        /// The proxy variables of every request that brings none of its own (`HTTPRequest.proxies`).
+        public var proxies: ProxyEnvironment
 
         /// Creates a configuration; the defaults are what a session of its own uses.
-        public init(maxConnectionsPerHost: Int = 16, maxTotalConnections: Int = 0, bufferSize: Int = 512 * 1024) {
+        /// - Parameter proxies: nil: the process's environment, read now, once for every
+        ///   request of the engine (a session makes one engine for its run).
+        public init(maxConnectionsPerHost: Int = 16, maxTotalConnections: Int = 0, bufferSize: Int = 512 * 1024,
+                    proxies: ProxyEnvironment? = nil) {
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.maxTotalConnections = maxTotalConnections
             self.bufferSize = bufferSize
+            self.proxies = proxies ?? .process
         }
     }
 
@@ -118,7 +124,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
             reader?.prime()
         }
         guard let transfer = Transfer(request: request, sink: sink, body: reader, bufferSize: configuration.bufferSize,
-                                      handles: handles) else {
+                                      proxies: request.proxies ?? configuration.proxies, handles: handles) else {
             reader?.close()
             return TransferOutcome(result: .failure(.connection(url: request.displayURL, code: -1, message: "cannot create a curl handle")),
                                    requestSent: false)
