@@ -98,16 +98,19 @@ public struct EnvironmentProxy: Sendable, Equatable {
         return (host.lowercased(), port)
     }
 
-    /// What to add to curl's message (`detail`) for a connection that failed or timed out,
-    /// when the address it names is this proxy's and not the server's own (`target`); nil
-    /// otherwise. Names the variable and the address only: a proxy URL may carry a password.
-    func hint(detail: String, targetHost: String, targetPort: Int) -> String? {
-        let target = targetHost.filter { $0 != "[" && $0 != "]" }.lowercased()
-        let named = "to \(host) port \(port)"
-        let said = detail.lowercased()
-        guard target != host || targetPort != port,
-              said.contains(named + " ") || said.contains(named + ":") || said.hasSuffix(named) else { return nil }
-        return "\(host):\(port) is the proxy set in \(variable): check that it runs there, "
+    /// What to add to curl's message for a connection to this proxy that was refused or not
+    /// made in time: curl's words name only an address ("Failed to connect to 10.0.0.5 port
+    /// 3128"), or none. Names the variable and the address only: a proxy URL may carry a password.
+    var unreachableHint: String {
+        "\(endpoint) is the proxy set in \(variable): check that it runs there, "
             + "or list this server's host in no_proxy to connect to it directly"
+    }
+
+    /// What to add to curl's message for a timeout after this proxy took the connection: it
+    /// did not open the tunnel, finish its SOCKS handshake, or answer the request it was
+    /// handed in time, waiting on `target` (`host:port`) or slow itself.
+    func unansweredHint(target: String) -> String {
+        "\(endpoint) is the proxy set in \(variable), which took the connection and gave no answer in time: "
+            + "check that it can reach \(target), or list this server's host in no_proxy to connect to it directly"
     }
 }

@@ -441,12 +441,26 @@ final class Transfer: @unchecked Sendable {
         return URLParts(pointer.map { String(cString: $0) } ?? request.url)
     }
 
-    /// curl's message, with the proxy named when the address it could not reach is the proxy's
-    /// from the environment (`EnvironmentProxy`).
-    private func namingProxy(_ detail: String) -> String {
-        guard let parts = effectiveParts, let proxy = route?.proxy,
-              let hint = proxy.hint(detail: detail, targetHost: parts.host, targetPort: parts.port) else { return detail }
-        return detail + "; " + hint
+    /// curl's message (`detail`, for `code`), with the proxy named when the request went
+    /// through one (`route`): every connection curl opens for it is then to the proxy, so a
+    /// refused connection (`CURLE_COULDNT_CONNECT`), or a timeout before one was made, is the
+    /// proxy's, whatever curl's words name. A timeout after the proxy took the connection is
+    /// its tunnel, SOCKS handshake or answer that did not come. The server's own connection
+    /// failures come through a proxy otherwise: a SOCKS proxy's reply (`CURLE_PROXY`), an
+    /// HTTP proxy's answer to the CONNECT or to the request.
+    private func namingProxy(_ detail: String, code: CURLcode) -> String {
+        guard let proxy = route?.proxy else { return detail }
+        guard code == CURLE_OPERATION_TIMEDOUT, connected else { return detail + "; " + proxy.unreachableHint }
+        return detail + "; " + proxy.unansweredHint(target: targetAddress)
+    }
+
+    /// Whether curl's connection (to the server, or to the proxy) was made: curl 7.88 sets its
+    /// local port once the TCP connection is up, and its connect time only once a proxy's
+    /// handshake is done too, so only the port tells a proxy that took the connection.
+    private var connected: Bool {
+        var port = 0
+        syncr_easy_getinfo_long(easy, CURLINFO_LOCAL_PORT, &port)
+        return port != 0
     }
 
     /// Request body bytes curl has sent so far.
@@ -496,9 +510,9 @@ final class Transfer: @unchecked Sendable {
                                 lowSpeed: bodyBytes == 0 || request.lowSpeedLimit <= 1 ? nil : request.lowSpeedLimit,
                                 phase: stallPhase, origin: request.timeoutOrigin)
             }
-            return .timedOut(url: url, message: namingProxy(detail))
+            return .timedOut(url: url, message: namingProxy(detail, code: code))
         case CURLE_COULDNT_CONNECT:
-            return .connection(url: url, code: Int(code.rawValue), message: namingProxy(detail))
+            return .connection(url: url, code: Int(code.rawValue), message: namingProxy(detail, code: code))
         case CURLE_PEER_FAILED_VERIFICATION:
             return .tls(url: url, message: "cannot verify the certificate of \(peer): \(detail); "
                 + CertificateAdvice.advice(for: detail))
