@@ -19,7 +19,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// none went); nil for other statuses and for object stores, which have their own words.
     case http(status: Int, url: String, body: String, retries: Retries, proxy: EnvironmentProxy? = nil,
               sent: SentCredentials? = nil)
-    /// The connection failed or broke: DNS, refused, reset, closed early (`code`: curl's).
+    /// The connection failed or broke: DNS, refused, reset, closed early (`code`: curl's, or
+    /// `CURLE_COULDNT_CONNECT` for a server whose port refused a SOCKS5 proxy, as for a direct
+    /// connection it refused).
     case connection(url: String, code: Int, message: String, retries: Retries)
     /// No progress for the configured time, or the connect timeout passed.
     case timedOut(url: String, message: String, retries: Retries)

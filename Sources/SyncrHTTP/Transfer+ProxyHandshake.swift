@@ -14,13 +14,15 @@ extension Transfer {
     /// state, and a server that is restarting takes connections again a moment later. So are
     /// an unreachable host or network, a failure of the proxy's own, a server name the proxy
     /// (or, for `socks4://`, curl) cannot resolve, and a connection to the proxy that closed
-    /// mid-handshake: each can pass.
+    /// mid-handshake: each can pass. A refusal counts toward a server nobody answers for as a
+    /// refused direct connection does (`connectionCode`).
     /// - Parameter sentCredentials: the proxy's URL carries `user:password@`.
     func handshakeFailure(_ proxy: EnvironmentProxy, detail: String, sentCredentials: Bool) -> TransferError {
         var step = 0
         syncr_easy_getinfo_long(easy, CURLINFO_PROXY_ERROR, &step)
         let url = request.displayURL
-        switch Self.handshakeStep(CURLproxycode(rawValue: UInt32(step))) {
+        let code = CURLproxycode(rawValue: UInt32(step))
+        switch Self.handshakeStep(code) {
         case .credentials:
             return .proxy(url: url, status: nil,
                           message: "\(detail); \(proxy.credentialsAdvice(sentCredentials: sentCredentials))")
@@ -29,9 +31,23 @@ extension Transfer {
         case .notThatKind:
             return .proxy(url: url, status: nil, message: "\(detail); \(proxy.kindAdvice)")
         case .passing:
-            return .connection(url: url, code: Int(CURLE_PROXY.rawValue), message: "\(detail); \(proxy.endpoint), "
+            return .connection(url: url, code: Int(Self.connectionCode(code).rawValue), message: "\(detail); \(proxy.endpoint), "
                 + "the proxy set in \(proxy.variable), could not connect to \(targetAddress)")
         }
+    }
+
+    /// The curl code a handshake that may pass is given as: `CURLE_PROXY`, but
+    /// `CURLE_COULDNT_CONNECT` where the proxy says that the server's port refused it (a
+    /// SOCKS5 reply 5, RFC 1928 §6, which curl reports as `CURLPX_REPLY_CONNECTION_REFUSED`):
+    /// the fact that code states of a direct connection, so a server that refuses every
+    /// connection counts as one nobody answers for (`TransferError.isUnreachable`), through a
+    /// proxy as without. A SOCKS4 proxy's refusal does not count: its one failure reply (91,
+    /// `CURLPX_REQUEST_FAILED`) says "rejected or failed" alike for its own rules, a server it
+    /// could not reach and a port that refused it. Nor does a server the proxy found
+    /// unreachable (replies 3, 4, `CURLPX_REPLY_HOST_UNREACHABLE`): a route may be down for a
+    /// moment where a refusal is the server's own answer.
+    static func connectionCode(_ code: CURLproxycode) -> CURLcode {
+        code == CURLPX_REPLY_CONNECTION_REFUSED ? CURLE_COULDNT_CONNECT : CURLE_PROXY
     }
 
     /// How a proxy's handshake failed, as far as what to do about it goes.

@@ -4,7 +4,9 @@ import CCurl
 /// the expanded one.
 public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The connection failed or broke (DNS, refused, reset, cut short). Worth retrying.
-    /// `redirectedTo`: where redirects took the request (`scheme://host:port/path`), the
+    /// `code`: curl's; a SOCKS5 proxy's report that the server's port refused it is given as
+    /// `CURLE_COULDNT_CONNECT`, the code of the same fact on a direct connection
+    /// (`Transfer.connectionCode`). `redirectedTo`: where redirects took the request (`scheme://host:port/path`), the
     /// server that failed; nil when the request went where the manifest says.
     case connection(url: String, code: Int, message: String, redirectedTo: String? = nil)
     /// No progress for the configured time, or the connect timeout passed. Worth retrying.
@@ -48,7 +50,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case cancelled
 
     /// Whether nobody answered at all: the host's name did not resolve, or its port refused
-    /// the connection. (A timeout may be a slow server; this is not.)
+    /// the connection, curl's or a SOCKS5 proxy's. (A timeout may be a slow server; this is not.)
     public var isUnreachable: Bool {
         guard case .connection(_, let code, _, _) = self else { return false }
         return code == Int(CURLE_COULDNT_RESOLVE_HOST.rawValue) || code == Int(CURLE_COULDNT_RESOLVE_PROXY.rawValue)

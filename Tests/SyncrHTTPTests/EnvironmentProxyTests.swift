@@ -61,6 +61,18 @@ struct EnvironmentProxyTests {
         #expect(!policy.isRetryable(failure, method: .post, requestSent: false))
     }
 
+    /// Only a SOCKS5 proxy's word that the server's port refused it is a refused connection,
+    /// as unreachable as a direct one; a SOCKS4 proxy's "rejected or failed" and a host the
+    /// proxy found unreachable are not.
+    @Test func aRefusalThroughASocksProxyIsARefusedConnection() {
+        #expect(Transfer.connectionCode(CURLPX_REPLY_CONNECTION_REFUSED) == CURLE_COULDNT_CONNECT)
+        #expect(TransferError.connection(url: "u", code: Int(CURLE_COULDNT_CONNECT.rawValue), message: "m").isUnreachable)
+        for other in [CURLPX_REQUEST_FAILED, CURLPX_REPLY_HOST_UNREACHABLE, CURLPX_REPLY_GENERAL_SERVER_FAILURE, CURLPX_CLOSED] {
+            #expect(Transfer.connectionCode(other) == CURLE_PROXY)
+            #expect(!TransferError.connection(url: "u", code: Int(Transfer.connectionCode(other).rawValue), message: "m").isUnreachable)
+        }
+    }
+
     /// A SOCKS handshake's failure by `CURLINFO_PROXY_ERROR`: credentials and refusals are
     /// the proxy's to the end (not retried); the server unreachable from it, or a handshake
     /// cut short, may pass (retried).

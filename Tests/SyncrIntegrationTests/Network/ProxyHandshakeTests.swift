@@ -79,6 +79,32 @@ struct ProxyHandshakeTests {
         #expect(proxy.requests().count == 3, "asked three times: \(proxy.requests())")
     }
 
+    /// A server whose port refuses the SOCKS5 proxy's every connection is one nobody answers
+    /// for, as when syncr's own connection is refused: once an entry has used up its retries
+    /// on it, the run's other entries for it fail at once, saying so, instead of each asking
+    /// three times.
+    @Test func aServerThatRefusedTheSocksProxyCostsOneEntrysRetries() async throws {
+        let proxy = try await RefusingProxy.start(socks5: .refused)
+        defer { proxy.stop() }
+        let harness = try CLIHarness()
+        let port = try freePort()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 2, jobs: 1 }
+            downloads:
+            \((0..<4).map { "  - { url: \"http://127.0.0.1:\(port)/f\($0).bin\", to: f\($0).bin }" }.joined(separator: "\n"))
+            """)
+        let r = try await harness.run(["apply", "--json"], environment: Self.environment("all_proxy", proxy.url))
+        #expect(r.status == 1, "\(r.allOutput)")
+        let report = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let errors = ((report?["items"] as? [[String: Any]]) ?? []).map { $0["error"] as? String ?? "" }
+        #expect(errors.count == 4, "\(r.allOutput)")
+        let gaveUp = errors.filter { $0.contains("gave up after 2 retries") }
+        let stopped = errors.filter { $0.contains("stopped: another entry used up its retries on this server") }
+        #expect(gaveUp.count >= 1 && stopped.count >= 1 && gaveUp.count + stopped.count == 4, "\(errors)")
+        #expect(proxy.requests().count == 3 * gaveUp.count, "only the entries that gave up asked: \(proxy.requests())")
+    }
+
     /// `https://` written for a proxy that speaks plain HTTP: the TLS handshake that fails is
     /// the proxy's, not the server's, for an http URL (which has no TLS of its own) and for an
     /// https one (whose CONNECT never went out).
