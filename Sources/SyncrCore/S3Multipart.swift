@@ -321,7 +321,7 @@ struct S3MultipartUpload: Sendable {
     static func refusesChecksums(_ failure: SyncError) -> Bool {
         let status: Int, code: String, said: String
         switch failure {
-        case .objectStore(let value, _, _, _, let storeCode, let storeMessage, _, _):
+        case .objectStore(let value, _, _, _, let storeCode, let storeMessage, _, _, _):
             (status, code, said) = (value, storeCode ?? "", storeMessage)
         case .http(let value, _, let body, _, _, _):
             let error = S3ErrorResponse(parsing: body)

@@ -39,7 +39,7 @@ extension SyncError {
     /// the proxy's answer (407, or its answer to the CONNECT); nil for every other case.
     public var httpStatus: Int? {
         switch self {
-        case .http(let status, _, _, _, _, _), .objectStore(let status, _, _, _, _, _, _, _): return status
+        case .http(let status, _, _, _, _, _), .objectStore(let status, _, _, _, _, _, _, _, _): return status
         case .proxy(_, let status, _, _): return status
         default: return nil
         }

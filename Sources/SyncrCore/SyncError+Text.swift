@@ -47,9 +47,9 @@ extension SyncError {
                 + "Run 'syncr lock' to accept the new version"
         case .zip(let from, let error):
             return "cannot zip \(from): \(error)"
-        case .objectStore(let status, let url, let bucket, let key, let storeCode, let storeMessage, let advice, let r):
+        case .objectStore(let status, let url, let bucket, let key, let storeCode, let storeMessage, let advice, let r, let proxy):
             return Self.objectStoreText(status: status, url: url, bucket: bucket, key: key, storeCode: storeCode,
-                                        storeMessage: storeMessage, advice: advice) + Self.stopText(r.stop)
+                                        storeMessage: storeMessage, advice: advice, proxy: proxy) + Self.stopText(r.stop)
         case .interrupted(let interruption):
             return Self.interruptionText(interruption)
         case .other(let message):
@@ -57,13 +57,21 @@ extension SyncError {
         }
     }
 
-    /// `URL: HTTP 403 Forbidden, AccessDenied: Access Denied (bucket b, key k); advice`.
+    /// `URL: HTTP 403 Forbidden, AccessDenied: Access Denied (bucket b, key k); advice`;
+    /// through an HTTP proxy, `HTTP 403 Forbidden through the proxy 127.0.0.1:3128 set in
+    /// http_proxy`, as for `.http`.
     private static func objectStoreText(status: Int, url: String, bucket: String, key: String, storeCode: String?,
-                                        storeMessage: String, advice: String?) -> String {
+                                        storeMessage: String, advice: String?, proxy: EnvironmentProxy?) -> String {
         let reason = HTTPStatus.reason(status)
         var text = "\(url): HTTP \(status)" + (reason.isEmpty ? "" : " " + reason)
+        if let proxy { text += " through the proxy \(proxy.endpoint) set in \(proxy.variable)" }
         if let storeCode { text += ", \(storeCode)" + (storeMessage.isEmpty ? "" : ": \(storeMessage)") }
         text += " (bucket \(bucket), key \(key.isEmpty ? "(none)" : key))"
+        // An answer without S3's error (a HEAD's has no body; a proxy's own page is no S3 XML)
+        // may be the proxy's refusal: that first, then the store's advice.
+        if let proxy, storeCode == nil, status == 401 || status == 403 {
+            return text + "; " + proxyRefusalText(proxy) + (advice.map { "; if it is the store's, \($0)" } ?? "")
+        }
         return text + (advice.map { "; \($0)" } ?? "")
     }
 
@@ -88,7 +96,7 @@ extension SyncError {
         case .http(_, _, _, let r, _, _), .connection(_, _, _, let r), .timedOut(_, _, let r), .stalled(_, _, _, _, _, let r),
              .tls(_, _, let r), .proxy(_, _, _, let r),
              .invalidResponse(_, _, let r), .rangeIgnored(_, let r), .redirect(_, _, let r), .transferIO(_, _, _, let r),
-             .objectStore(_, _, _, _, _, _, _, let r):
+             .objectStore(_, _, _, _, _, _, _, let r, _):
             return r
         default:
             return nil

@@ -37,7 +37,7 @@ extension SyncError {
     /// The failure of a request to an object store (`s3`: its object; nil for any other URL):
     /// an error answer is worded with S3's code, the bucket and key; anything else as for HTTP.
     init(_ error: TransferError, retries: Retries, s3: S3Object?) {
-        guard let s3, case .status(let url, let code, _, let body, _, _) = error else {
+        guard let s3, case .status(let url, let code, _, let body, let proxy, _) = error else {
             self.init(error, retries: retries)
             return
         }
@@ -46,13 +46,13 @@ extension SyncError {
         if let answer = S3ErrorResponse(parsing: body) {
             self = .objectStore(status: code, url: url, bucket: location.bucket, key: location.key,
                                 storeCode: answer.code, storeMessage: answer.message,
-                                advice: answer.advice(credentials: credentials), retries: retries)
+                                advice: answer.advice(credentials: credentials), retries: retries, proxy: proxy)
         } else {
             // A HEAD answer carries no body, so only the status tells.
             let advice = code == 403 ? S3ErrorResponse(code: "AccessDenied").advice(credentials: credentials)
                 : code == 404 ? "no such bucket or key" : nil
             self = .objectStore(status: code, url: url, bucket: location.bucket, key: location.key, storeCode: nil,
-                                storeMessage: "", advice: advice, retries: retries)
+                                storeMessage: "", advice: advice, retries: retries, proxy: proxy)
         }
     }
 
@@ -93,9 +93,9 @@ extension SyncError {
         case .redirect(let url, let message, _): return .redirect(url: url, message: message, retries: r)
         case .transferIO(let path, let errno, let message, _):
             return .transferIO(path: path, errno: errno, message: message, retries: r)
-        case .objectStore(let status, let url, let bucket, let key, let storeCode, let storeMessage, let advice, _):
+        case .objectStore(let status, let url, let bucket, let key, let storeCode, let storeMessage, let advice, _, let proxy):
             return .objectStore(status: status, url: url, bucket: bucket, key: key, storeCode: storeCode,
-                                storeMessage: storeMessage, advice: advice, retries: r)
+                                storeMessage: storeMessage, advice: advice, retries: r, proxy: proxy)
         default: return self
         }
     }
@@ -143,9 +143,9 @@ extension SyncError {
         case .zip(let from, let error): return .zip(from: s(from), error: error)
         case .interrupted: return self
         case .other(let message): return .other(message: s(message))
-        case .objectStore(let status, let url, let bucket, let key, let storeCode, let storeMessage, let advice, let r):
+        case .objectStore(let status, let url, let bucket, let key, let storeCode, let storeMessage, let advice, let r, let proxy):
             return .objectStore(status: status, url: s(url), bucket: bucket, key: s(key), storeCode: storeCode,
-                                storeMessage: s(storeMessage), advice: advice.map(s), retries: r)
+                                storeMessage: s(storeMessage), advice: advice.map(s), retries: r, proxy: proxy)
         }
     }
 }

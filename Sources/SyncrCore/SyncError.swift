@@ -97,9 +97,11 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// An object store answered an `s3://` request with an error: the HTTP status, S3's error
     /// code and message when the answer carried them, the bucket and key, and what to check
-    /// (naming where the credentials came from, never a secret).
+    /// (naming where the credentials came from, never a secret). `proxy`: as for `.http`, the
+    /// HTTP proxy from the environment that forwarded the (plain-http) request, and may have
+    /// given the answer itself.
     case objectStore(status: Int, url: String, bucket: String, key: String, storeCode: String?,
-                     storeMessage: String, advice: String?, retries: Retries)
+                     storeMessage: String, advice: String?, retries: Retries, proxy: EnvironmentProxy? = nil)
 
     // MARK: the run
 

@@ -199,6 +199,26 @@ struct SyncErrorTextTests {
         #expect(refused.code == "http" && refused.httpStatus == 403)
     }
 
+    /// An object store's refusal through an HTTP proxy names the proxy as `.http` does; one
+    /// without S3's error in it (a HEAD, or the proxy's own page) may be the proxy's, which is
+    /// said first. S3's error in the answer is the store's: then only its advice.
+    @Test func anObjectStoresRefusalThroughAProxyNamesIt() {
+        let proxy = EnvironmentProxy(variable: "http_proxy", host: "127.0.0.1", port: 3128)
+        let bare = SyncError.objectStore(status: 403, url: "s3://art/app.tgz", bucket: "art", key: "app.tgz", storeCode: nil,
+                                         storeMessage: "", advice: "the credentials used: AWS_ACCESS_KEY_ID; check them",
+                                         retries: .notRetried, proxy: proxy)
+        #expect(bare.description == "s3://art/app.tgz: HTTP 403 Forbidden through the proxy 127.0.0.1:3128 set in http_proxy "
+                + "(bucket art, key app.tgz); the refusal may be the proxy's, 127.0.0.1:3128 set in http_proxy: if so, ask "
+                + "whoever runs it to allow this server, or list the server's host in no_proxy to connect to it directly; "
+                + "if it is the store's, the credentials used: AWS_ACCESS_KEY_ID; check them", "\(bare.description)")
+        let stores = SyncError.objectStore(status: 403, url: "s3://art/app.tgz", bucket: "art", key: "app.tgz",
+                                           storeCode: "AccessDenied", storeMessage: "Access Denied", advice: "check them",
+                                           retries: .notRetried, proxy: proxy)
+        #expect(stores.description == "s3://art/app.tgz: HTTP 403 Forbidden through the proxy 127.0.0.1:3128 set in "
+                + "http_proxy, AccessDenied: Access Denied (bucket art, key app.tgz); check them", "\(stores.description)")
+        #expect(bare.code == "object_store" && bare.httpStatus == 403)
+    }
+
     /// A redirect status reaches the entry's error only without a Location (one with it is
     /// followed): said, not a bare "HTTP 302 Found".
     @Test func aRedirectWithoutALocationIsExplained() {

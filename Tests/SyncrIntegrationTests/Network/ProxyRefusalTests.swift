@@ -126,6 +126,31 @@ struct ProxyRefusalTests {
         #expect(proxy.requests() == ["GET http://127.0.0.1:\(port)/f.bin HTTP/1.1"], "\(proxy.requests())")
     }
 
+    /// An `s3://` endpoint over plain http goes through the proxy as any plain-http request:
+    /// a 403 that carries no S3 error may be the proxy's, and the message names the proxy as
+    /// for http, with the store's advice after it; the code stays `object_store`. Neither the
+    /// proxy's password nor the store's secret key is printed.
+    @Test(arguments: ["plan", "apply"])
+    func anObjectStoresRefusalNamesTheProxyItCameThrough(_ command: String) async throws {
+        let proxy = try await RefusingProxy.start(status: 403)
+        defer { proxy.stop() }
+        let harness = try CLIHarness()
+        let port = try freePort()
+        try harness.write("syncr.yml", Self.manifest("s3", port: port))
+        let value = "http://user:proxy-secret@127.0.0.1:\(proxy.port)"
+        let r = try await harness.run([command, "--json"], environment: Self.environment("http_proxy", value))
+        #expect(r.status == 1, "\(r.allOutput)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let item = try #require((report["items"] as? [[String: Any]])?.first)
+        let message = (item["error"] as? String) ?? (item["reason"] as? String) ?? "\(item)"
+        #expect(message.contains("s3://bucket/f.bin: HTTP 403 Forbidden through the proxy 127.0.0.1:\(proxy.port) set in "
+            + "http_proxy (bucket bucket, key f.bin); the refusal may be the proxy's, 127.0.0.1:\(proxy.port) set in "
+            + "http_proxy: if so, ask whoever runs it to allow this server"), "\(message)")
+        #expect(message.contains("; if it is the store's, the credentials used: "), "\(message)")
+        #expect(!r.allOutput.contains("proxy-secret") && !r.allOutput.contains("not-a-secret-of-a-store"), "\(r.allOutput)")
+        if command == "apply" { #expect(item["error_code"] as? String == "object_store", "\(item)") }
+    }
+
     /// A proxy URL curl cannot read, or whose name does not resolve: named by its variable,
     /// not retried, and the URL (which may carry a password) is not printed.
     @Test(arguments: [
