@@ -16,6 +16,20 @@ enum NetrcLookup {
         return match(host: host, in: bytes, file: path)
     }
 
+    /// The line (1-based) of the first quoted value in `path` with no closing quote on its
+    /// line, which makes curl refuse the whole file; nil when there is none, or the file
+    /// cannot be read. curl reads the file up to the entry it needs, so a request it failed
+    /// for the file's syntax met the first such quote.
+    static func unclosedQuote(in path: String) -> Int? {
+        guard let bytes = FS.readAll(path) else { return nil }
+        var tokens = NetrcTokens(bytes)
+        while tokens.unterminatedQuote == nil, let token = tokens.next() {
+            if tokens.startsLine, token.first == UInt8(ascii: "#") { tokens.skipLine(); continue }
+            if String(decoding: token, as: UTF8.self).lowercased() == "macdef" { tokens.skipMacro() }
+        }
+        return tokens.unterminatedQuote
+    }
+
     /// What the netrc text `bytes` holds for `host`; `file` names it in the answer.
     static func match(host: String, in bytes: [UInt8], file: String) -> NetrcMatch {
         var tokens = NetrcTokens(bytes)

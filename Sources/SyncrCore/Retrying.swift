@@ -102,6 +102,9 @@ struct Retrying: Sendable {
     /// The loop's last failure as the entry's error. A 401 or 403 from a server (not an object
     /// store, whose answers say more) carries where the credentials it refused came from.
     private func finalError(_ error: TransferError, retries: SyncError.Retries) -> SyncError {
+        if case .unreadableNetrc(_, let file, _) = error {
+            return SyncError.unreadableNetrc(error, file: file ?? NetrcSecrets.path, retries: retries)
+        }
         let made = SyncError(error, retries: retries, s3: s3)
         guard let credentials, case .http(let status, let url, let body, let r, let proxy, nil) = made,
               status == 401 || status == 403

@@ -1,8 +1,23 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SyncrHTTP
 
 extension SyncError {
+    /// curl refused the netrc file `file` (`error`, a `TransferError.unreadableNetrc`) and
+    /// said only ".netrc parser error": the file is read again here to say where
+    /// (`FILE:LINE`) and what to change. Never a token of the file: the quoted value is most
+    /// likely a password.
+    static func unreadableNetrc(_ error: TransferError, file: String, retries: Retries) -> SyncError {
+        guard let line = NetrcLookup.unclosedQuote(in: file) else {
+            return .transferIO(path: file, errno: EINVAL, message: TransferError.unreadableNetrcText(error), retries: retries)
+        }
+        return .transferIO(path: "\(file):\(line)", errno: EINVAL, message: "unclosed quote in netrc: a value there "
+            + "starts with a quote that its line does not close, and curl then reads none of the file (netrc: true is set): "
+            + "end the value with a quote on the same line (a quote inside it written \\\"), or write it without quotes",
+            retries: retries)
+    }
+
     /// What to do after a 401 or 403, worded from what the entry sent: the sources the server
     /// refused, or why nothing went (a netrc file with no machine for the host). Never a value.
     /// Without the parentheses it goes in (after a proxy's part, when one forwarded the request).

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import SyncrHTTP
 import SyncrS3
 
@@ -24,6 +27,10 @@ extension SyncError {
             self = .invalidResponse(url: url, message: message, retries: retries)
         case .local(let path, let errno, let message):
             self = .transferIO(path: path, errno: errno, message: message, retries: retries)
+        case .unreadableNetrc(_, let file, _):
+            // Worded where the file can be read again to say where and why (`Retrying`).
+            self = .transferIO(path: file ?? "~/.netrc", errno: EINVAL, message: TransferError.unreadableNetrcText(error),
+                               retries: retries)
         case .changedWhileSending(let path, let change):
             // Never retried: the same error, worded once, as the check after the upload gives.
             self = .changedWhileSending(path: path, change: change)

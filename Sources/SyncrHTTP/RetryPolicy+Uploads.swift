@@ -16,7 +16,8 @@ extension RetryPolicy {
             return !requestSent
         case .status(_, let code, _, _, _, _):
             return code == 408 || code == 429 || code == 503
-        case .tls, .proxy, .rangeNotHonoured, .invalidResponse, .local, .changedWhileSending, .redirect, .cancelled:
+        case .tls, .proxy, .rangeNotHonoured, .invalidResponse, .local, .unreadableNetrc, .changedWhileSending, .redirect,
+             .cancelled:
             return false
         }
     }

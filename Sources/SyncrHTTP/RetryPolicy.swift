@@ -40,7 +40,8 @@ public struct RetryPolicy: Sendable {
             return true
         case .status(_, let code, _, _, _, _):
             return code == 408 || code == 429 || ((500...599).contains(code) && !Self.permanentServerStatuses.contains(code))
-        case .tls, .proxy, .rangeNotHonoured, .invalidResponse, .local, .changedWhileSending, .redirect, .cancelled:
+        case .tls, .proxy, .rangeNotHonoured, .invalidResponse, .local, .unreadableNetrc, .changedWhileSending, .redirect,
+             .cancelled:
             return false
         }
     }

@@ -524,6 +524,11 @@ final class Transfer: @unchecked Sendable {
             return .redirect(url: url, message: detail)
         case CURLE_URL_MALFORMAT:
             return .invalidResponse(url: url, message: detail)
+        case CURLE_READ_ERROR where request.netrc && !requestSent(code: code):
+            // curl reads the netrc file as it sets the connection up, and fails so, saying
+            // ".netrc parser error", when it cannot parse it: nothing was sent. (A body's read
+            // failure aborts the transfer from its callback instead: CURLE_ABORTED_BY_CALLBACK.)
+            return .unreadableNetrc(url: url, file: request.netrcFile, message: detail)
         default:
             return .connection(url: url, code: Int(code.rawValue), message: detail)
         }

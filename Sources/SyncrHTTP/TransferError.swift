@@ -41,6 +41,11 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidResponse(url: String, message: String)
     /// Writing or reading local data failed (e.g. the disk is full).
     case local(path: String, errno: Int32, message: String)
+    /// curl refused the netrc file that `netrc: true` has it read (`file`: the one named, nil
+    /// for curl's default, `~/.netrc`), before any connection: it fails the request with a read
+    /// error and `message` (".netrc parser error"), which names no file. Not worth retrying:
+    /// the file says the same until it is fixed.
+    case unreadableNetrc(url: String, file: String?, message: String)
     /// A file of a request body changed while it was being sent (`change`: how, when known):
     /// the body was stopped before its end, so the server never got a whole body of mixed bytes.
     case changedWhileSending(path: String, change: String?)
@@ -70,7 +75,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .status, .rangeNotHonoured, .invalidResponse, .redirect, .tls: return true
         // The proxy answered, or was not reached: the server was not asked.
-        case .proxy, .connection, .timedOut, .stalled, .local, .changedWhileSending, .cancelled: return false
+        case .proxy, .connection, .timedOut, .stalled, .local, .unreadableNetrc, .changedWhileSending, .cancelled: return false
         }
     }
 
@@ -86,6 +91,7 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
         case .rangeNotHonoured(let url): return url
         case .invalidResponse(let url, _): return url
         case .redirect(let url, _): return url
+        case .unreadableNetrc(let url, _, _): return url
         case .local, .changedWhileSending, .cancelled: return nil
         }
     }
@@ -108,8 +114,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
                            credentialsWithheld: withheld)
         case .rangeNotHonoured(let u): return .rangeNotHonoured(url: url(u))
         case .invalidResponse(let u, let message): return .invalidResponse(url: url(u), message: message)
-        // A refused redirect names its target itself.
-        case .redirect, .local, .changedWhileSending, .cancelled: return self
+        // A refused redirect names its target itself; netrc is not read after one to another origin.
+        case .redirect, .local, .unreadableNetrc, .changedWhileSending, .cancelled: return self
         }
     }
 
@@ -147,6 +153,8 @@ public enum TransferError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(url): invalid response: \(message)"
         case .local(let path, _, let message):
             return "\(path): \(message)"
+        case .unreadableNetrc(_, let file, _):
+            return "\(file ?? "~/.netrc"): " + Self.unreadableNetrcText(self)
         case .changedWhileSending(let path, let change):
             return Self.changedWhileSendingText(path: path, change: change)
         case .redirect(let url, let message):
@@ -174,6 +182,12 @@ extension TransferError {
         if let proxy { text += " through the proxy \(proxy.endpoint) set in \(proxy.variable)" }
         guard !body.isEmpty else { return text }
         return text + (proxy == nil ? " (server said: \(body))" : " (the proxy or the server said: \(body))")
+    }
+
+    /// What follows the file's name in the message of an `.unreadableNetrc` failure.
+    public static func unreadableNetrcText(_ error: TransferError) -> String {
+        guard case .unreadableNetrc(_, _, let message) = error else { return error.description }
+        return "curl cannot read it as a netrc file (\(message)), and netrc: true is set: fix its syntax"
     }
 
     /// `no data for 10 s`, or `less than 1024 bytes/s for 10 s` (`lowSpeed`: the limit's
