@@ -13,6 +13,8 @@ public struct SentCredentials: Sendable, Equatable {
     public var netrc: NetrcMatch?
     /// Whether redirects took the request to another origin, where none of these were sent
     /// (the entry has no `trusted_redirects: true`): that server refused a request without them.
+    /// False when the entry's own request would have carried none either (`netrc: true` with
+    /// no machine for its host): then nothing was withheld.
     public var withheldByRedirect: Bool
 
     /// Creates the facts of what a request carried.

@@ -120,4 +120,39 @@ struct RefusedCredentialsTests {
                 + "(server said: authorization required) " + hint), "trusted_redirects: \(trusted): \(r.stderr)")
         }
     }
+
+    /// `netrc: true` whose file has a machine for the entry's host is left behind by a
+    /// redirect to another origin as a header is; one with no machine for it (and no default)
+    /// would have sent nothing to the entry's own server either, so nothing was withheld: the
+    /// hint says what the file lacks.
+    @Test(arguments: [true, false])
+    func netrcIsWithheldByARedirectOnlyWhenItHadSomethingToSend(_ machineForTheHost: Bool) async throws {
+        let folder = try TemporaryDirectory(prefix: "refused")
+        let root = try folder.makeDirectory("root")
+        try Data(repeating: 7, count: 20_000).write(to: root.appendingPathComponent("file.bin"))
+        let entry = try await FaultServer.start(root: root)
+        defer { entry.stop() }
+        let other = try await FaultServer.start(root: root)
+        defer { other.stop() }
+        try await other.behave(path: "/file.bin", FaultBehaviour(requireBasic: "bob:right-pw"))
+        try await entry.behave(path: "/moved.bin", FaultBehaviour(redirectTo: other.url("/file.bin")))
+        let netrc = folder.appending("netrc").path
+        let machine = machineForTheHost ? "127.0.0.1" : "other.example"
+        try "machine \(machine) login bob password netrc-secret-pw\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        let harness = try CLIHarness()
+        try harness.write("syncr.yml", """
+            version: 1
+            defaults: { retries: 0, netrc: true }
+            downloads:
+              - { url: "\(entry.url("/moved.bin"))", to: file.bin }
+            """)
+        let r = try await harness.run(["apply"], environment: ["NETRC": netrc])
+        let hint = machineForTheHost
+            ? "(redirects took the request to another origin, where the entry's credentials are not sent: "
+                + "set trusted_redirects: true on the entry if that server is to have them)"
+            : "(netrc: true is set but \(netrc) has no machine for 127.0.0.1 and no default: add one)"
+        #expect(r.stderr.contains("(redirected to \(other.url("/file.bin"))): HTTP 401 Unauthorized "
+            + "(server said: authorization required) " + hint), "\(r.stderr)")
+        #expect(!r.allOutput.contains("netrc-secret-pw"), "\(r.allOutput)")
+    }
 }
