@@ -9,6 +9,7 @@ typedef size_t (*syncr_data_callback)(char *ptr, size_t size, size_t nmemb, void
 typedef int (*syncr_xferinfo_callback)(void *clientp, curl_off_t dltotal, curl_off_t dlnow,
                                        curl_off_t ultotal, curl_off_t ulnow);
 typedef int (*syncr_seek_callback)(void *userp, curl_off_t offset, int origin);
+typedef int (*syncr_sockopt_callback)(void *clientp, int socket, int purpose);
 
 static inline CURLcode syncr_easy_setopt_long(CURL *h, CURLoption o, long v) {
     return curl_easy_setopt(h, o, v);
@@ -41,6 +42,12 @@ static inline CURLcode syncr_easy_setopt_seek_callback(CURL *h, syncr_seek_callb
 static inline CURLcode syncr_easy_getinfo_long(CURL *h, CURLINFO i, long *v) {
     return curl_easy_getinfo(h, i, v);
 }
+/* CURLOPT_SOCKOPTFUNCTION: told of every socket curl makes for the transfer, before it
+   connects (return CURL_SOCKOPT_OK). */
+static inline CURLcode syncr_easy_setopt_sockopt_callback(CURL *h, syncr_sockopt_callback v) {
+    return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, (curl_sockopt_callback)v);
+}
+
 static inline CURLcode syncr_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) {
     return curl_easy_getinfo(h, i, v);
 }

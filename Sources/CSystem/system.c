@@ -3,6 +3,8 @@
 #include <unistd.h>
 #include <stdio.h>
 #include <sys/vfs.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include "CSystem.h"
 
 int syncr_fallocate(int fd, off_t offset, off_t length) {
@@ -25,4 +27,10 @@ long syncr_filesystem_type(const char *path) {
     struct statfs info;
     if (statfs(path, &info) != 0) return -1;
     return (long)info.f_type;
+}
+
+long syncr_socket_unacknowledged(int fd) {
+    int pending = 0;
+    if (ioctl(fd, SIOCOUTQ, &pending) != 0) return -1;
+    return (long)pending;
 }

@@ -315,8 +315,10 @@ struct Uploader: Sendable {
         let start = clock.now
         var sent: Int64 = 0
         var notes: [EntryNote] = []
-        // A form's bytes counted as its files', which plan shows (see the `.post` case).
-        var formFiles: Int64?
+        // The size of what is sent: no count goes past it. A form's bytes count as its files',
+        // which plan shows (see the `.post` case); a request body counts once however often
+        // curl sent some of it.
+        var sizeToSend: Int64?
         // A `zip: true` archive apply built: removed however the entry ends (see `discardArchive`).
         var archiveBuilt: String?
         defer { if let archiveBuilt { Self.discardArchive(archiveBuilt) } }
@@ -328,7 +330,7 @@ struct Uploader: Sendable {
             // only, and only once they all went).
             var transferred: Int64
             if case .ok = outcome { transferred = sent } else { transferred = max(sent, progress.left) }
-            if let formFiles { transferred = min(transferred, formFiles) }
+            if let sizeToSend { transferred = min(transferred, sizeToSend) }
             return ItemResult(item: item, outcome: outcome.scrubbed(redactor), transferred: transferred,
                               seconds: seconds, notes: notes.map { $0.scrubbed(redactor) })
         }
@@ -379,6 +381,7 @@ struct Uploader: Sendable {
                 archiveBuilt = Self.archivePath(upload, in: cache)
                 tree = try await archive()
             }
+            sizeToSend = tree.totalSize
             let inParts = try await archiveInParts(tree, context: context)
             if context.digestsPending, inParts == nil {
                 let sending = tree
@@ -402,8 +405,7 @@ struct Uploader: Sendable {
                 let request = requests.upload(.multipart(form), url: upload.url.expanded, displayURL: upload.url.written)
                 // Counted as the files' bytes, as plan shows them and as a PUT sends them: the
                 // form's part headers and fields (a few hundred bytes each) are the protocol's,
-                // and made a 4-byte file read as 199 B sent.
-                formFiles = tree.totalSize
+                // and made a 4-byte file read as 199 B sent (`sizeToSend`).
                 _ = try await send(request)
                 sent += tree.totalSize
             }

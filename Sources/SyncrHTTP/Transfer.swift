@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CCurl
+import CSystem
 import Synchronization
 
 /// One request in flight: holds its curl easy handle (from the engine's `EasyHandlePool`) and
@@ -38,8 +39,11 @@ final class Transfer: @unchecked Sendable {
     /// When the last byte of the answer arrived, or (a request with a body) the engine last
     /// saw body bytes sent (`Monotonic.nanoseconds`); 0 before the first.
     private var lastDataAt: UInt64 = 0
-    /// curl's count of body bytes sent when the engine last looked (`stallDeadline(now:)`).
+    /// curl's count of body bytes sent when the engine last looked (`noteSent(now:)`).
     private var sentSeen: Int64 = 0
+    /// The sockets curl made for this transfer (told by `CURLOPT_SOCKOPTFUNCTION`; none when
+    /// it reuses a connection): how much of a failed body the server took is asked of one.
+    private var sockets: [Int32] = []
 
     /// Where the handle comes from and goes back to.
     private let handles: EasyHandlePool
@@ -206,6 +210,8 @@ final class Transfer: @unchecked Sendable {
         syncr_easy_setopt_seek_callback(h, transferSeekCallback)
         syncr_easy_setopt_pointer(h, CURLOPT_SEEKDATA, me)
         syncr_easy_setopt_long(h, CURLOPT_EXPECT_100_TIMEOUT_MS, 1000)
+        syncr_easy_setopt_sockopt_callback(h, transferSockoptCallback)
+        syncr_easy_setopt_pointer(h, CURLOPT_SOCKOPTDATA, me)
         // The read callback is asked for up to this many bytes at a time; curl caps it at 2 MiB.
         syncr_easy_setopt_long(h, CURLOPT_UPLOAD_BUFFERSIZE, min(bufferSize, 2 << 20))
     }
@@ -324,31 +330,35 @@ final class Transfer: @unchecked Sendable {
     /// connection, and curl's limits cover connecting), or while the transfer waits for its
     /// disk (curl holds the piece the sink could not take, or the body's next bytes are not
     /// read yet: curl's limit then fails it as stuck on disk, `Transfer.stuckOnDisk`).
-    ///
-    /// Bytes sent reach no callback of ours that tells when they left (curl asks for a
-    /// body's bytes a whole upload buffer ahead), so the engine looks at curl's count here,
-    /// as it checks, about once a second: a send is seen up to a second late, never early.
+    /// A body's bytes sent move the clock as the engine sees them (`noteSent(now:)`).
     func stallDeadline(now: UInt64) -> UInt64? {
         guard request.stallMilliseconds > 0, !holdingPiece else { return nil }
-        if let body {
-            let sent = uploadedBytes
-            if sent != sentSeen {
-                sentSeen = sent
-                lastDataAt = now
-            }
-            if lastDataAt != 0, body.waitingOnDisk {
-                // The wait is the disk's: the server's time starts again once the body moves.
-                lastDataAt = now
-                return nil
-            }
+        if let body, lastDataAt != 0, body.waitingOnDisk {
+            // The wait is the disk's: the server's time starts again once the body moves.
+            lastDataAt = now
+            return nil
         }
         guard lastDataAt != 0 else { return nil }
         return lastDataAt + UInt64(request.stallMilliseconds) * 1_000_000
     }
 
+    /// Looks at curl's count of body bytes sent; the engine calls it for every transfer with a
+    /// body at each pass of its loop, right after curl worked the sockets. Bytes sent reach no
+    /// callback of ours that tells when they left (curl asks for a body's bytes a whole upload
+    /// buffer ahead), and a look once a second, with the stall check, saw a send up to a
+    /// second late; a pass follows every socket curl wrote to. Costs one `curl_easy_getinfo`
+    /// per upload in flight and pass, nothing per body callback.
+    func noteSent(now: UInt64) {
+        let sent = uploadedBytes
+        guard sent != sentSeen else { return }
+        sentSeen = sent
+        lastDataAt = now
+    }
+
     /// Ends a transfer in which nothing moved for `stallMilliseconds`: as `abandon`, the sink writes
     /// what it held back, and a failure to write it is the outcome instead.
     func stall() -> TransferError {
+        settleBodyProgress()
         let stalled = TransferError.stalled(url: request.displayURL, milliseconds: request.stallMilliseconds, lowSpeed: nil,
                                             phase: stallPhase, origin: request.timeoutOrigin)
         defer { sinkAccepted = false }
@@ -367,12 +377,74 @@ final class Transfer: @unchecked Sendable {
     /// still gets its `finish`, so bytes it held back reach the file and the caller's checkpoint
     /// after the cancellation can keep them.
     func abandon() {
+        settleBodyProgress()
         if sinkAccepted { _ = sink.finish() }
         sinkAccepted = false
     }
 
-    /// Turns curl's result into the transfer's outcome.
+    /// Turns curl's result into the transfer's outcome; a body that did not go whole to a
+    /// server that took it counts what is known to have reached it (`settleBodyProgress`).
     func finish(code: CURLcode) -> Result<HTTPResponse, TransferError> {
+        let result = result(code: code)
+        if case .success(let response) = result, (200..<400).contains(response.head.status) { return result }
+        settleBodyProgress()
+        return result
+    }
+
+    /// What a body's progress (`HTTPRequest.bodyProgress`) counts once its attempt failed: the
+    /// bytes the server's TCP acknowledged where the connection is still there to ask (curl's
+    /// count of bytes written to it, less those its socket holds unacknowledged), else those
+    /// curl wrote to it; never more than curl was handed. Bytes handed to curl, or written into
+    /// the socket's buffers (several MiB on a fast path), never reached a server that stopped
+    /// reading. Estimates low: unacknowledged request headers are taken from the body's count.
+    private func settleBodyProgress() {
+        guard body != nil, let progress = request.bodyProgress else { return }
+        progress.update(min(progress.sent, acknowledgedBytes ?? uploadedBytes))
+    }
+
+    /// Body bytes of this attempt the server's TCP acknowledged; nil where its connection is
+    /// not known (one curl reused, made for an earlier request) or already closed.
+    private var acknowledgedBytes: Int64? {
+        guard let socket = connectionSocket else { return nil }
+        let pending = syncr_socket_unacknowledged(socket)
+        guard pending >= 0 else { return nil }
+        return max(0, uploadedBytes - Int64(pending))
+    }
+
+    /// The socket of the transfer's connection, of those curl made for it (`sockets`): the
+    /// one whose local port is the connection's. curl 7.88 names a transfer's socket only
+    /// once it ended (`CURLINFO_ACTIVESOCKET` is -1 before); the port check keeps a number
+    /// that curl closed and the process gave to another file from being taken for it.
+    private var connectionSocket: Int32? {
+        var port = 0
+        syncr_easy_getinfo_long(easy, CURLINFO_LOCAL_PORT, &port)
+        guard port != 0 else { return nil }
+        return sockets.last { Self.localPort(of: $0) == port }
+    }
+
+    /// The local port a socket is bound to, nil for one that is not a bound IP socket.
+    private static func localPort(of socket: Int32) -> Int? {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) == 0 }
+        }
+        guard named else { return nil }
+        return withUnsafePointer(to: &address) { pointer -> Int? in
+            switch Int32(pointer.pointee.ss_family) {
+            case AF_INET: return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            case AF_INET6: return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            default: return nil
+            }
+        }
+    }
+
+    /// curl made `socket` for this transfer (engine thread).
+    func madeSocket(_ socket: Int32) {
+        sockets.append(socket)
+    }
+
+    private func result(code: CURLcode) -> Result<HTTPResponse, TransferError> {
         let stuckOnDisk = code == CURLE_OPERATION_TIMEDOUT && body?.waitingOnDisk == true
         body?.close()
         if sinkAccepted, case .fail(let error) = sink.finish() {
@@ -554,6 +626,11 @@ private let transferSeekCallback: syncr_seek_callback = { user, offset, origin i
     guard let user else { return syncr_seekfunc_cantseek() }
     let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
     return transfer.seekBody(to: Int64(offset), origin: origin)
+}
+
+private let transferSockoptCallback: syncr_sockopt_callback = { user, socket, _ in
+    if let user { Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue().madeSocket(socket) }
+    return 0  // CURL_SOCKOPT_OK
 }
 
 private let transferWriteCallback: syncr_data_callback = { pointer, size, count, user in

@@ -56,6 +56,8 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let inbox = Locked(Inbox())
     private var active: [ObjectIdentifier: Transfer] = [:]
+    /// The transfers of `active` with a request body, whose bytes sent are looked at each pass.
+    private var sending: [ObjectIdentifier: Transfer] = [:]
     /// When the engine thread looks for stalled transfers next (`Monotonic.nanoseconds`).
     private var nextStallCheck: UInt64 = 0
     /// The easy handles of finished transfers, for the next ones (as many as stay connected).
@@ -232,6 +234,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
                     continue
                 }
                 active[ObjectIdentifier(t)] = t
+                if t.body != nil { sending[ObjectIdentifier(t)] = t }
                 curl_multi_add_handle(multi, t.easy)
             }
             // A transfer that ended meanwhile is no longer active: nothing to resume.
@@ -261,6 +264,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
                 complete(t, with: t.finish(code: code), code: code)
             }
             let now = Monotonic.nanoseconds()
+            for t in sending.values { t.noteSent(now: now) }
             if now >= nextStallCheck { nextStallCheck = failStalled(now: now) }
             // Waits only when nothing was added meanwhile; a request added after this look
             // finds `sleeping` set and wakes the poll.
@@ -299,6 +303,7 @@ public final class TransferEngine: Transport, @unchecked Sendable {
     private func complete(_ t: Transfer, with result: Result<HTTPResponse, TransferError>, code: CURLcode? = nil) {
         curl_multi_remove_handle(multi, t.easy)
         active[ObjectIdentifier(t)] = nil
+        sending[ObjectIdentifier(t)] = nil
         t.body?.close()
         t.continuation?.resume(returning: t.outcome(result, code: code))
         t.continuation = nil

@@ -26,4 +26,8 @@ const char *syncr_build_commit(void);
 /* The file system type of `path` (statfs(2)'s f_type, e.g. 0x01021994 for tmpfs), or -1
    with errno set. Swift's Glibc module does not export sys/vfs.h. */
 long syncr_filesystem_type(const char *path);
+
+/* ioctl(SIOCOUTQ) of a TCP socket: the bytes written to it that the peer has not acknowledged
+   yet, sent or not, or -1 with errno set. ioctl(2) is variadic, which Swift cannot call. */
+long syncr_socket_unacknowledged(int fd);
 #endif
