@@ -6,6 +6,7 @@ import Testing
 @testable import SyncrCore
 import SyncrHTTP
 import SyncrLock
+import SyncrManifest
 
 /// `plan` says beforehand what `apply` would find when it makes a destination's folder: a file
 /// or a symbolic link that is no folder, at the folder's path or above it.
@@ -44,19 +45,26 @@ import SyncrLock
         }
     }
 
+    /// A project with a file at `out` and a link to nothing at `lib`, and four downloads:
+    /// `out/sub/f.bin` and `lib/g.bin` (blocked), `ok/h.bin` (placeable), and an `unzip:` one
+    /// into `out/tree` (blocked).
+    private static func blockedProject() throws -> (ScriptedProject, [Download]) {
+        let project = try ScriptedProject()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: project.root + "/out"))
+        #expect(symlink(project.root + "/nowhere", project.root + "/lib") == 0)
+        var unpacked = project.download("out/tree", index: 3)
+        unpacked.unzip = true
+        return (project, [project.download("out/sub/f.bin", index: 0), project.download("lib/g.bin", index: 1),
+                          project.download("ok/h.bin", index: 2), unpacked])
+    }
+
     /// The plan of an entry whose folder cannot be made fails it, as apply would, naming the
     /// obstacle as in the manifest's folder (it said "apply will fail" and exited 0, so a CI
     /// gate on the plan passed); an entry beside it is planned as usual.
     @Test func thePlanFailsAnEntryApplyCannotPlace() async throws {
-        let project = try ScriptedProject()
-        try Data("x".utf8).write(to: URL(fileURLWithPath: project.root + "/out"))
-        #expect(symlink(project.root + "/nowhere", project.root + "/lib") == 0)
+        let (project, downloads) = try Self.blockedProject()
         let file = Resource(bytes: Resource.pattern(100))
         let server = ScriptedTransport { request, _ in file.answer(request) }
-        var unpacked = project.download("out/tree", index: 3)
-        unpacked.unzip = true
-        let downloads = [project.download("out/sub/f.bin", index: 0), project.download("lib/g.bin", index: 1),
-                         project.download("ok/h.bin", index: 2), unpacked]
         let session = Session(manifest: project.manifest(downloads), transport: server)
         defer { session.close() }
         let items = await session.plan().items
@@ -76,19 +84,13 @@ import SyncrLock
     /// asked (HEAD), never sent a GET for it. A folder missing when the run began is walked up
     /// too (`wasMissing`), and the entry beside them is downloaded.
     @Test func applyFailsAnEntryItCannotPlaceBeforeDownloading() async throws {
-        let project = try ScriptedProject()
-        try Data("x".utf8).write(to: URL(fileURLWithPath: project.root + "/out"))
-        #expect(symlink(project.root + "/nowhere", project.root + "/lib") == 0)
+        let (project, downloads) = try Self.blockedProject()
         let file = Resource(bytes: Resource.pattern(100))
         let gets = Locked<[String]>([])
         let server = ScriptedTransport { request, _ in
             if request.method == .get { gets.withLock { $0.append(request.url) } }
             return file.answer(request)
         }
-        var unpacked = project.download("out/tree", index: 3)
-        unpacked.unzip = true
-        let downloads = [project.download("out/sub/f.bin", index: 0), project.download("lib/g.bin", index: 1),
-                         project.download("ok/h.bin", index: 2), unpacked]
         let session = Session(manifest: project.manifest(downloads), transport: server)
         defer { session.close() }
         let results = await session.apply().results

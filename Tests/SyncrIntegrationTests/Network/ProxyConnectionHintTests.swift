@@ -9,20 +9,7 @@ struct ProxyConnectionHintTests {
     /// A listening socket that never accepts: the kernel completes connections into its
     /// queue, so curl's connection is made and nothing ever answers on it.
     static func silentListener() throws -> (socket: Int32, port: Int) {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(listener >= 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        if !bound { close(listener) }
-        try #require(bound)
-        return (listener, Int(UInt16(bigEndian: address.sin_port)))
+        try listeningSocket(backlog: 16)
     }
 
     static func manifest(_ url: String) -> String {

@@ -68,6 +68,30 @@ func poll(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool
     }
 }
 
+/// A TCP socket listening on 127.0.0.1 at a port the kernel chose, for a test that plays a
+/// server at the socket level: `receiveBuffer` is set before it listens, so accepted sockets
+/// inherit it. The caller closes it.
+func listeningSocket(backlog: Int32, receiveBuffer: Int32? = nil) throws -> (socket: Int32, port: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw PortError.socket(operation: "socket", errno: errno) }
+    if var size = receiveBuffer {
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var address = loopbackAddress(port: 0)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && listen(fd, backlog) == 0 && getsockname(fd, $0, &length) == 0
+        }
+    }
+    guard bound else {
+        let code = errno
+        close(fd)
+        throw PortError.socket(operation: "bind and listen", errno: code)
+    }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
+
 private func loopbackAddress(port: UInt16) -> sockaddr_in {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)

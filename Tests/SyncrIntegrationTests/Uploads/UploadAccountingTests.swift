@@ -21,22 +21,7 @@ final class StoppingServer: @unchecked Sendable {
     private var connection: Int32 = -1
 
     init(reads: Int) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var size: Int32 = 32 << 10
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        if !bound { close(fd) }
-        try #require(bound)
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try listeningSocket(backlog: 4, receiveBuffer: 32 << 10)
         Thread { [self] in serve(reads: reads) }.start()
     }
 
