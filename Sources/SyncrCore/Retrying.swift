@@ -106,10 +106,12 @@ struct Retrying: Sendable {
             return SyncError.unreadableNetrc(error, file: file ?? NetrcSecrets.path, retries: retries)
         }
         let made = SyncError(error, retries: retries, s3: s3)
-        guard let credentials, case .http(let status, let url, let body, let r, let proxy, nil) = made,
+        guard let credentials, case .http(status: let status, url: let url, body: let body, retries: let r,
+                                          proxy: let proxy, sent: nil) = made,
               status == 401 || status == 403
         else { return made }
-        let withheld = if case .status(_, _, _, _, _, true) = error { true } else { false }
+        // Labelled, not by position: both cases gained values from one session to the next.
+        let withheld = if case .status(_, _, _, _, _, credentialsWithheld: true) = error { true } else { false }
         return .http(status: status, url: url, body: body, retries: r, proxy: proxy, sent: credentials.sent(withheld: withheld))
     }
 }
