@@ -11,16 +11,15 @@ public enum CacheLockError: Error, Sendable, CustomStringConvertible {
     case busy(directory: String, pid: Int32?, waited: Duration)
     /// The lock file cannot be created, opened or locked.
     case cannotLock(path: String, operation: String, errno: Int32)
+    /// This process holds the lock (a library's `CacheLock` not yet released, in another task
+    /// or forgotten); `waited` as for `busy`.
+    case heldHere(directory: String, waited: Duration)
 
     /// One line naming the cache folder or lock file, saying who holds it or why it cannot be
     /// locked, and what to do.
     public var description: String {
         switch self {
         case .busy(let directory, let pid, let waited):
-            // A library's second lock of a cache it holds: not another run's.
-            if pid == getpid() {
-                return "this process already holds the cache \(directory) (a CacheLock not released yet)"
-            }
             let who = "another syncr run" + (pid.map { " (PID \($0))" } ?? "")
             return waited == .zero
                 ? "\(who) is using the cache \(directory)"
@@ -34,6 +33,10 @@ public enum CacheLockError: Error, Sendable, CustomStringConvertible {
                     + "the manifest or --cache, or move the file away)"
             }
             return text
+        case .heldHere(let directory, let waited):
+            return (waited == .zero ? "this process already holds the cache \(directory)"
+                : "this process still held the cache \(directory) after waiting \(Self.format(waited))")
+                + " (a CacheLock not released yet)"
         }
     }
 
@@ -83,8 +86,9 @@ public final class CacheLock: Sendable {
     /// - Parameters:
     ///   - timeout: how long to wait; zero (or less) fails at once when the folder is in use.
     ///   - onWait: called once, with the holder's PID, when this run starts waiting.
-    /// - Throws: `CacheLockError.busy` when the wait ran out, `.cannotLock` when the file
-    ///   cannot be locked at all, `CancellationError` when the task was cancelled while waiting.
+    /// - Throws: `CacheLockError.busy` when the wait ran out (`.heldHere` when this process
+    ///   holds the lock), `.cannotLock` when the file cannot be locked at all,
+    ///   `CancellationError` when the task was cancelled while waiting.
     public static func acquire(directory: String, timeout: Duration = .zero,
                                onWait: (@Sendable (_ pid: Int32?) -> Void)? = nil) async throws -> CacheLock {
         let clock = ContinuousClock()
@@ -96,6 +100,9 @@ public final class CacheLock: Sendable {
             if let lock = try attempt(directory: directory) { return lock }
             let waited = clock.now - start
             if waited >= timeout {
+                // Known by the lock file this process holds, not by the PID in it: two
+                // containers sharing a cache volume both run syncr as PID 1.
+                if isHeld(directory: directory) { throw CacheLockError.heldHere(directory: directory, waited: timeout) }
                 throw CacheLockError.busy(directory: directory, pid: holder(directory: directory), waited: timeout)
             }
             if !announced {

@@ -42,7 +42,7 @@ enum CacheLocking {
                     : "try again later, or pass a longer --lock-timeout"
                 Output.err("syncr: error: \(error.description); \(advice)")
                 return .failed(ExitCode.cacheBusy)
-            case .cannotLock:
+            case .cannotLock, .heldHere:
                 Output.err("syncr: error: \(error.description)")
                 return .failed(ExitCode.failures)
             }
