@@ -90,9 +90,31 @@ struct ProxyRoute: Sendable, Equatable {
     }
 }
 
-extension ProxyRoute: CustomStringConvertible, CustomDebugStringConvertible {
+extension ProxyRoute: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The variable and the proxy's address, never `written`: interpolated into a message or
     /// a log by mistake, a route must not carry the proxy's password along.
     var description: String { "\(variable) (\(proxy.map { "\($0.host):\($0.port)" } ?? "unreadable URL"))" }
     var debugDescription: String { description }
+    /// `dump` shows the description only: `written` is left out.
+    var customMirror: Mirror { Mirror(self, children: ["route": description], displayStyle: .struct) }
+}
+
+/// The variables a proxy environment holds, by name, never their values (`http_proxy` may
+/// carry a password): an engine keeps one in its `configuration`, and `dump(session)` or
+/// `print(engine.configuration)` showed `http://user:password@proxy`.
+extension ProxyEnvironment: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `ProxyEnvironment(http_proxy, no_proxy)`: the names set.
+    public var description: String {
+        "ProxyEnvironment(\(Self.names.filter { values[$0] != nil }.joined(separator: ", ")))"
+    }
+
+    /// The same as `description`.
+    public var debugDescription: String { description }
+
+    /// The names set, and each route as its description shows it.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["set": Self.names.filter { values[$0] != nil },
+                                "http": http?.description as Any, "https": https?.description as Any],
+               displayStyle: .struct)
+    }
 }

@@ -1,6 +1,7 @@
 import Testing
 @testable import SyncrCore
 import SyncrManifest
+import SyncrHTTP
 
 /// A library caller who prints what syncr gave it, with Swift's own means (`print`, `dump`,
 /// `String(reflecting:)`), sees no secret: neither a `${VAR}` value nor a password or token
@@ -38,5 +39,25 @@ import SyncrManifest
         #expect(session.redactor.description.hasPrefix("Redactor("))
         // What is sent is not masked.
         #expect(download.url.expanded.contains("qtokenValue77"))
+    }
+
+    /// An engine keeps the proxy variables it read (`Configuration.proxies`), and an
+    /// `http_proxy` may carry a password: the engine, its configuration and a session on it
+    /// print the variables' names and the proxies' addresses, never their URLs.
+    @Test func printingAnEngineShowsNoProxyPassword() throws {
+        let proxies = ProxyEnvironment { name in
+            ["http_proxy": "http://user:proxyPass9911@127.0.0.1:3128", "all_proxy": "socks5://u:socksPass8822@127.0.0.1:1080",
+             "no_proxy": "localhost"][name]
+        }
+        let engine = TransferEngine(configuration: .init(proxies: proxies))
+        defer { engine.shutdown() }
+        let manifest = try ManifestLoader.parse(text: "version: 1\ndownloads: []\n", path: "/p/syncr.yml", directory: "/p",
+                                                environment: [:])
+        let session = Session(manifest: manifest, transport: engine)
+        defer { session.close() }
+        for text in [proxies, engine.configuration, engine, session].flatMap(Self.everyPrint) {
+            #expect(!text.contains("proxyPass9911") && !text.contains("socksPass8822"), "\(text)")
+        }
+        #expect(proxies.description == "ProxyEnvironment(http_proxy, all_proxy, no_proxy)")
     }
 }
