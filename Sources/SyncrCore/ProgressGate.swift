@@ -3,8 +3,9 @@ import SyncrLock
 /// One entry's events on their way to the reporter, with its `.progress` counts made to go
 /// only up, as `ProgressEvent.progress` promises: a split download's lead connection and its
 /// pieces report their own views of one file (the lead's own count, the pieces' total), and
-/// they interleaved, so a caller's progress bar jumped between them. A `.note` that
-/// `startsOver` lets the count begin again at 0.
+/// they interleaved, so a caller's progress bar jumped between them; an upload's count fell
+/// back when an attempt failed (to what the server took) and began again with the next. A
+/// `.note` that `startsOver` lets the count begin again at 0.
 final class ProgressGate: ProgressReporter {
     private let inner: any ProgressReporter
     private let highest = Locked<Int64>(0)

@@ -616,7 +616,7 @@ public final class Session: Sendable {
                 let item = await planner.plan(upload).noting(upload.settings)
                 await self.slots.acquire()
                 var uploader = Uploader(upload: upload, item: item, cache: self.cache, engine: self.engine,
-                                        redactor: self.redactor, reporter: reporter, jobs: self.jobs)
+                                        redactor: self.redactor, reporter: reporter.map(ProgressGate.init), jobs: self.jobs)
                 uploader.unreachable = self.unreachable
                 result = await uploader.run()
                 await self.slots.release()

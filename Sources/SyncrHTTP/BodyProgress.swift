@@ -5,8 +5,9 @@ import Synchronization
 ///
 /// It follows the read position, so it goes back to 0 when curl rewinds the body (a redirect,
 /// an authentication round) and when the request is attempted again. Once an attempt fails,
-/// it is lowered to what is known to have reached the server: the bytes its TCP acknowledged,
-/// else those curl wrote to the connection (`Transfer.settleBodyProgress`).
+/// it is lowered to what is known to have reached the server: the bytes the peer's TCP (the
+/// server's, or a proxy's between) acknowledged, else those curl wrote to the connection
+/// (`Transfer.settleBodyProgress`).
 public final class BodyProgress: Sendable {
     private let position = Atomic<Int64>(0)
 

@@ -392,7 +392,8 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// What a body's progress (`HTTPRequest.bodyProgress`) counts once its attempt failed: the
-    /// bytes the server's TCP acknowledged where the connection is still there to ask (curl's
+    /// bytes the peer's TCP acknowledged (the server's, or a proxy's between; under TLS, bytes
+    /// of ciphertext: it errs low) where the connection is still there to ask (curl's
     /// count of bytes written to it, less those its socket holds unacknowledged), else those
     /// curl wrote to it; never more than curl was handed. Bytes handed to curl, or written into
     /// the socket's buffers (several MiB on a fast path), never reached a server that stopped
@@ -402,7 +403,7 @@ final class Transfer: @unchecked Sendable {
         progress.update(min(progress.sent, acknowledgedBytes ?? uploadedBytes))
     }
 
-    /// Body bytes of this attempt the server's TCP acknowledged; nil where its connection is
+    /// Body bytes of this attempt the peer's TCP acknowledged; nil where its connection is
     /// not known (one curl reused, made for an earlier request) or already closed.
     private var acknowledgedBytes: Int64? {
         guard let socket = connectionSocket else { return nil }
