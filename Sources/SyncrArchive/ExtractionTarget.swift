@@ -71,10 +71,22 @@ public final class ExtractionTarget {
     /// while Swift's `String` equality would take `café` composed and decomposed for one name
     /// and refuse a valid archive holding both.
     private var seen: Set<[UInt8]> = []
-    /// The entry each name came from, where the entry spells it otherwise (`./a.txt`, or
-    /// `v1/a.txt` with one component stripped): a second entry of that name is refused naming
-    /// both. Names spelled as they are stored cost nothing here.
-    private var spelledOtherwise: [[UInt8]: String] = [:]
+    /// How the entry each name came from spells it, where it spells it otherwise (`./a.txt`,
+    /// or `v1/a.txt` with one component stripped): a second entry of that name is refused
+    /// naming both. Names spelled as they are stored cost nothing here; the others, in the
+    /// usual archives (every entry of a `./` tar, of a stripped GitHub tarball), only a slot:
+    /// the part before the name is kept once (`prefixes`) and shared.
+    private var spelledOtherwise: [[UInt8]: Spelling] = [:]
+    /// Each part kept before names (`./`, `v1/`), once, by its bytes.
+    private var prefixes: [[UInt8]: String] = [:]
+
+    /// How an entry spelled a name.
+    private enum Spelling {
+        /// This, then the name (and `/` for a folder).
+        case prefixed(String)
+        /// Otherwise (`a//b` for `a/b`): the whole entry.
+        case whole(String)
+    }
     private var nameBytes = 0
     /// Folder modes to apply at the end, so a read-only folder can still be filled first.
     private var folderModes: [(path: String, mode: mode_t)] = []
@@ -152,13 +164,25 @@ public final class ExtractionTarget {
         try count(key)
         let bytes = Array(key.utf8)
         guard seen.insert(bytes).inserted else { throw duplicate(key, entry: entry) }
-        if !Self.spells(entry, key) {
-            // Kept too, so counted: with a component stripped, short names under a long
-            // first folder would keep gigabytes that the names' total never saw.
-            try keep(nameBytes: entry.utf8.count)
-            spelledOtherwise[bytes] = entry
-        }
+        if !Self.spells(entry, key) { spelledOtherwise[bytes] = try spelling(of: entry, key: key) }
         return key
+    }
+
+    /// How `entry` spells `key`: the part before it, kept once however many entries share it,
+    /// or the whole entry. What is kept anew is counted: a long first folder copied for every
+    /// short name under it would keep gigabytes the names' total never saw.
+    private func spelling(of entry: String, key: String) throws(ArchiveError) -> Spelling {
+        let stored = entry.utf8.last == UInt8(ascii: "/") ? entry.utf8.dropLast() : entry.utf8[...]
+        guard stored.count > key.utf8.count, stored.suffix(key.utf8.count).elementsEqual(key.utf8) else {
+            try keep(nameBytes: entry.utf8.count)
+            return .whole(entry)
+        }
+        let bytes = Array(stored.dropLast(key.utf8.count))
+        if let shared = prefixes[bytes] { return .prefixed(shared) }
+        try keep(nameBytes: bytes.count)
+        let prefix = String(decoding: bytes, as: UTF8.self)
+        prefixes[bytes] = prefix
+        return .prefixed(prefix)
     }
 
     /// Whether an entry's stored name is `key` (a folder's with its trailing `/`).
@@ -171,7 +195,11 @@ public final class ExtractionTarget {
     /// when it was stored under another name, and the stripping setting when that is what made
     /// the two one (`v1/a.txt` and `v2/a.txt`, both `a.txt` once one component is stripped).
     private func duplicate(_ key: String, entry: String) -> ArchiveError {
-        let first = spelledOtherwise[Array(key.utf8)] ?? key
+        let first = switch spelledOtherwise[Array(key.utf8)] {
+        case .prefixed(let prefix)?: prefix + key
+        case .whole(let entry)?: entry
+        case nil: key
+        }
         guard !first.utf8.elementsEqual(entry.utf8) else { return .duplicate(archive: archive, entry: entry) }
         let stripped = (try? SafePath.components(first)) != (try? SafePath.components(entry))
         return .duplicate(archive: archive, entry: entry, first: first, name: key,

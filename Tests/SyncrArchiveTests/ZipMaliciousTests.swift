@@ -575,18 +575,25 @@ with tarfile.open(sys.argv[1], "w:gz") as t:
         }
     }
 
-    /// With a component stripped the stored names are kept beside the short ones they unpack
-    /// to (to name both entries of a collision), and count against the total too.
-    @Test func theStoredNamesOfStrippedEntriesCountTowardTheTotal() throws {
+    /// With a component stripped, what each stored name had before the short one it unpacks to
+    /// is kept (to name both entries of a collision): once per different folder, and counted
+    /// against the total. One long top folder shared by every entry (a GitHub tarball) costs
+    /// its bytes once; a long folder per entry costs them every time, and is refused.
+    @Test func theStrippedFoldersCountTowardTheTotalOnce() throws {
         let scratch = try ZipScratch()
-        let archive = scratch.input("names.zip")
-        let top = String(repeating: "t", count: 200)
-        try ZipSpec.write((0..<20).map { .file(top + "/\($0)") }, to: archive)
         var limits = ExtractionLimits()
         limits.maxNameBytes = 1000
-        #expect(throws: ArchiveError.limit(archive: "names.zip", entry: nil, detail: "the entries' names add up to more than "
+        let shared = scratch.input("shared.zip")
+        try ZipSpec.write((0..<20).map { .file(String(repeating: "t", count: 200) + "/\($0)") }, to: shared)
+        let summary = try Unpack.extract(archive: shared, name: "shared.zip", into: scratch.staging, stripComponents: 1,
+                                         limits: limits)
+        #expect(summary.files == 20)
+        let apart = scratch.input("apart.zip")
+        try FileManager.default.createDirectory(atPath: scratch.staging + "2", withIntermediateDirectories: true)
+        try ZipSpec.write((0..<20).map { .file(String(repeating: "t", count: 200) + "\($0)/\($0)") }, to: apart)
+        #expect(throws: ArchiveError.limit(archive: "apart.zip", entry: nil, detail: "the entries' names add up to more than "
                                             + "1000 bytes, which this archive's size does not need: it is built to fill memory")) {
-            try Unpack.extract(archive: archive, name: "names.zip", into: scratch.staging, stripComponents: 1, limits: limits)
+            try Unpack.extract(archive: apart, name: "apart.zip", into: scratch.staging + "2", stripComponents: 1, limits: limits)
         }
     }
 }
