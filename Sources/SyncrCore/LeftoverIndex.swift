@@ -23,6 +23,11 @@ final class LeftoverIndex: Sendable {
         var names: Set<String> = []
         /// The folder did not exist (`ENOENT`).
         var missing = false
+        /// The folder was listed: it is one, and nothing stops a file being made in it.
+        var listed = false
+        /// What keeps a folder that could not be listed from being made (`FolderObstacles`),
+        /// looked at with the listing, once per folder.
+        var obstacle: FolderObstacle?
     }
 
     /// Folder → what it held when it was first asked about.
@@ -48,11 +53,20 @@ final class LeftoverIndex: Sendable {
         listing(of: folder).missing
     }
 
+    /// What `folder` was when first listed (this run): missing (see `wasMissing`), a folder,
+    /// or neither; and what keeps it from being made, when it was not a folder. One look per
+    /// entry tells apply all it needs of the destination's folder.
+    func folderFacts(_ folder: String) -> (missing: Bool, listed: Bool, obstacle: FolderObstacle?) {
+        let listing = listing(of: folder)
+        return (listing.missing, listing.listed, listing.obstacle)
+    }
+
     private func listing(of folder: String) -> Listing {
         let key = PathKey(folder)
         if let listing = folders.withLock({ $0[key] }) { return listing }
         // Listed outside the lock: two entries of one folder may both list it, harmlessly.
-        let listing = Self.list(folder)
+        var listing = Self.list(folder)
+        if !listing.listed { listing.obstacle = FolderObstacles.look(folder) }
         folders.withLock { $0[key] = listing }
         return listing
     }
@@ -74,6 +88,6 @@ final class LeftoverIndex: Sendable {
             else { continue }
             names.insert(directoryEntryName(entry))
         }
-        return Listing(names: names)
+        return Listing(names: names, listed: true)
     }
 }

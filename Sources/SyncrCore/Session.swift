@@ -486,7 +486,11 @@ public final class Session: Sendable {
     /// Why the folder `download` goes into cannot be made, its path shown as in the manifest's
     /// folder; nil when it can, or when nobody looks (`obstacles` nil).
     private func folderBlocked(_ download: Download, _ obstacles: FolderObstacles?) -> String? {
-        guard let obstacle = obstacles?.obstacle(for: FS.parentFolder(download.destination)) else { return nil }
+        obstacles?.obstacle(for: FS.parentFolder(download.destination)).map(blockedText)
+    }
+
+    /// An obstacle as the plan names it, its path as in the manifest's folder.
+    private func blockedText(_ obstacle: FolderObstacle) -> String {
         let inside = manifest.directory.hasSuffix("/") ? manifest.directory : manifest.directory + "/"
         let path = obstacle.path.hasPrefix(inside) ? String(obstacle.path.dropFirst(inside.count)) : obstacle.path
         return "\(path): \(obstacle.what)"
@@ -512,15 +516,17 @@ public final class Session: Sendable {
         var facts = LocalFacts()
         facts.state = cache.loadState(key, stateFile: may.record)
         facts.dataSize = may.data ? FS.fileSize(cache.dataPath(key)) : nil
-        if leftovers?.wasMissing(FS.parentFolder(download.destination)) == true {
-            // Missing too; what stands above the folder is looked at once per folder.
-            facts.folderBlocked = folderBlocked(download, obstacles)
+        // Apply's listing of the folder says what it was, and what blocks it, in one look.
+        let folder = leftovers?.folderFacts(FS.parentFolder(download.destination))
+        if let folder, folder.missing {
+            facts.folderBlocked = folder.obstacle.map(blockedText)
             return facts
         }
         switch FS.kindAndFingerprint(download.destination) {
         case (.file, let fingerprint): facts.destination = fingerprint
         case (.directory, _), (.other, _): facts.destinationBlocked = true
-        case (.missing, _): facts.folderBlocked = folderBlocked(download, obstacles)
+        case (.missing, _):
+            facts.folderBlocked = folder.map { $0.listed ? nil : $0.obstacle.map(blockedText) } ?? folderBlocked(download, obstacles)
         }
         return facts
     }
