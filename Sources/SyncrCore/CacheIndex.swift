@@ -25,21 +25,31 @@ final class CacheIndex: Sendable {
     /// Whether the listing showed any `.data` file (true when the folder could not be listed):
     /// without one, no entry has a partial download to ask about.
     let mayHoldData: Bool
+    /// Whether the listing showed a name an upload's archive may have (`<key>.zip`, or a
+    /// hidden `.tmp`; true when the folder could not be listed): without one, apply need not
+    /// list the folder again for archives killed runs left (`Cache.removeLeftoverArchives`).
+    let mayHoldArchives: Bool
 
     /// Lists `directory` now. A folder that does not exist holds nothing.
     init(directory: String) {
         guard let dir = opendir(directory) else {
             found = errno == ENOENT ? Locked([:]) : nil
             mayHoldData = found == nil
+            mayHoldArchives = found == nil
             return
         }
         defer { closedir(dir) }
         var map: [CacheKey: Found] = [:]
         var data = false
+        var archives = false
         let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(dir) {
             let name = UnsafeRawPointer(entry) + offset
             let length = strlen(name.assumingMemoryBound(to: CChar.self))
+            // An archive's name (checked loosely: a false yes costs one more listing).
+            if !archives, length > 4, memcmp(name + length - 4, ".zip", 4) == 0 || memcmp(name + length - 4, ".tmp", 4) == 0 {
+                archives = true
+            }
             // `<32 hex>.state` or `<32 hex>.data`; every other name is not an entry's.
             guard length == 38 || length == 37 else { continue }
             let bytes = UnsafeRawBufferPointer(start: name, count: length)
@@ -58,6 +68,7 @@ final class CacheIndex: Sendable {
         }
         found = Locked(map)
         mayHoldData = data
+        mayHoldArchives = archives
     }
 
     /// What the disk may hold for `key`: false only where the listing showed nothing and no

@@ -569,12 +569,15 @@ public final class Session: Sendable {
             do throws(FileError) { try cache.prepare() } catch { return error }
             return nil
         }()
+        let index = cacheIndex()
         // Upload archives killed runs left (half built, or built and not sent), before this
         // run zips. Not left for the entry's own upload to replace: an entry that is up to date
         // (a killed `--force`) builds none, and one removed from the manifest none at all. Every
-        // apply looks (one listing of the cache folder), whatever its manifest uploads.
-        cache.removeLeftoverArchives(olderThan: CacheLock.isHeld(directory: cache.directory) ? nil : 600)
-        let index = cacheIndex()
+        // apply looks, whatever its manifest uploads: in the downloads' listing of the cache
+        // folder where there is one.
+        if index?.mayHoldArchives ?? true {
+            cache.removeLeftoverArchives(olderThan: CacheLock.isHeld(directory: cache.directory) ? nil : 600)
+        }
         let leftovers = LeftoverIndex()
         let obstacles = FolderObstacles()
         // Each worker takes a turn before its next entry and keeps it from one entry to the next

@@ -25,6 +25,21 @@ import Testing
         #expect(index.mayHave(Self.keyC) == (record: false, data: false))
     }
 
+    /// The listing says whether an upload's archive may be there, so that apply lists the
+    /// folder again for archives killed runs left only then.
+    @Test func tellsWhetherAnArchiveMayBeThere() throws {
+        let tmp = try TemporaryFolder()
+        let cache = Cache(directory: tmp.path)
+        #expect(FileManager.default.createFile(atPath: cache.statePath(Self.keyA), contents: Data("{}".utf8)))
+        #expect(!CacheIndex(directory: tmp.path).mayHoldArchives)
+        #expect(FileManager.default.createFile(atPath: tmp.path + "/" + Self.keyB + ".zip", contents: Data()))
+        #expect(CacheIndex(directory: tmp.path).mayHoldArchives)
+        try FileManager.default.removeItem(atPath: tmp.path + "/" + Self.keyB + ".zip")
+        #expect(FileManager.default.createFile(atPath: tmp.path + "/." + Self.keyB + ".zip.x1y2.tmp", contents: Data()))
+        #expect(CacheIndex(directory: tmp.path).mayHoldArchives)
+        #expect(CacheIndex(directory: tmp.path + "/missing").mayHoldArchives == false, "a missing folder holds none")
+    }
+
     /// Two entries with one URL share a key: the second may find what the first one wrote.
     @Test func aKeyAskedAgainIsLookedUpOnDisk() throws {
         let tmp = try TemporaryFolder()
