@@ -123,8 +123,9 @@ struct TransferBoard: Sendable {
         return startedCount
     }
 
-    /// Records bytes moved. Counts only go up: several connections of one file report their
-    /// own views, and a retry starts counting again.
+    /// Records bytes moved. Counts only go up: the library's events already do (`ProgressGate`:
+    /// a file's connections report their own views, a retry starts counting again); held here
+    /// too, so that the board never depends on it.
     mutating func progress(_ key: EntryKey, transferred: Int64, total: Int64?, now: Double) {
         guard let i = active.firstIndex(where: { $0.item.key == key }) else { return }
         if active[i].expected == nil, let total, total > 0 {

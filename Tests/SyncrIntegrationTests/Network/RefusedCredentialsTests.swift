@@ -90,19 +90,33 @@ struct RefusedCredentialsTests {
         #expect(!statuses.isEmpty && statuses.allSatisfy { $0 == 401 }, "\(statuses)")
     }
 
-    /// A redirect to another origin drops the entry's credentials (unless `trusted_redirects:
-    /// true`): the server there refused a request without them, and the hint says so rather
-    /// than that the header was refused.
-    @Test func aRedirectToAnotherOriginSaysTheCredentialsStayedBehind() async throws {
+    /// Two servers of one folder holding `file.bin`: the entry's answers `/moved.bin` with a
+    /// redirect to the other's `/file.bin`, which asks for Basic `bob:right-pw`. The caller
+    /// stops both.
+    static func redirectToAnotherOrigin() async throws -> (TemporaryDirectory, entry: FaultServer, other: FaultServer) {
         let folder = try TemporaryDirectory(prefix: "refused")
         let root = try folder.makeDirectory("root")
         try Data(repeating: 7, count: 20_000).write(to: root.appendingPathComponent("file.bin"))
         let entry = try await FaultServer.start(root: root)
-        defer { entry.stop() }
-        let other = try await FaultServer.start(root: root)
-        defer { other.stop() }
-        try await other.behave(path: "/file.bin", FaultBehaviour(requireBasic: "bob:right-pw"))
-        try await entry.behave(path: "/moved.bin", FaultBehaviour(redirectTo: other.url("/file.bin")))
+        let other: FaultServer
+        do { other = try await FaultServer.start(root: root) } catch { entry.stop(); throw error }
+        do {
+            try await other.behave(path: "/file.bin", FaultBehaviour(requireBasic: "bob:right-pw"))
+            try await entry.behave(path: "/moved.bin", FaultBehaviour(redirectTo: other.url("/file.bin")))
+        } catch {
+            entry.stop()
+            other.stop()
+            throw error
+        }
+        return (folder, entry, other)
+    }
+
+    /// A redirect to another origin drops the entry's credentials (unless `trusted_redirects:
+    /// true`): the server there refused a request without them, and the hint says so rather
+    /// than that the header was refused.
+    @Test func aRedirectToAnotherOriginSaysTheCredentialsStayedBehind() async throws {
+        let (folder, entry, other) = try await Self.redirectToAnotherOrigin()
+        defer { entry.stop(); other.stop(); withExtendedLifetime(folder) {} }  // its files are served
         let harness = try CLIHarness()
         for (trusted, hint) in [
             ("false", "(redirects took the request to another origin, where the entry's credentials are not sent: "
@@ -127,15 +141,8 @@ struct RefusedCredentialsTests {
     /// hint says what the file lacks.
     @Test(arguments: [true, false])
     func netrcIsWithheldByARedirectOnlyWhenItHadSomethingToSend(_ machineForTheHost: Bool) async throws {
-        let folder = try TemporaryDirectory(prefix: "refused")
-        let root = try folder.makeDirectory("root")
-        try Data(repeating: 7, count: 20_000).write(to: root.appendingPathComponent("file.bin"))
-        let entry = try await FaultServer.start(root: root)
-        defer { entry.stop() }
-        let other = try await FaultServer.start(root: root)
-        defer { other.stop() }
-        try await other.behave(path: "/file.bin", FaultBehaviour(requireBasic: "bob:right-pw"))
-        try await entry.behave(path: "/moved.bin", FaultBehaviour(redirectTo: other.url("/file.bin")))
+        let (folder, entry, other) = try await Self.redirectToAnotherOrigin()
+        defer { entry.stop(); other.stop() }
         let netrc = folder.appending("netrc").path
         let machine = machineForTheHost ? "127.0.0.1" : "other.example"
         try "machine \(machine) login bob password netrc-secret-pw\n".write(toFile: netrc, atomically: true, encoding: .utf8)
